@@ -1,0 +1,13 @@
+"""pbtools — pool-bias tools for IR test collections.
+
+Load TREC runs and qrels into long, Arrow-backed pandas frames (:mod:`pbtools.io`), score them with
+trec_eval-exact measures (:mod:`pbtools.measures`), simulate pools (:mod:`pbtools.pooling`), correct
+the scores of unpooled runs (:mod:`pbtools.corrections`) and compare estimators
+(:mod:`pbtools.stats`). See README.md.
+"""
+
+from pbtools.frames import TrecFormatError, TrecFormatWarning, judge, trec_order
+
+__version__ = "0.1.0"
+
+__all__ = ["TrecFormatError", "TrecFormatWarning", "judge", "trec_order", "__version__"]
