@@ -6,6 +6,7 @@ the scores of unpooled runs (:mod:`pbtools.corrections`) and compare estimators
 (:mod:`pbtools.stats`). See README.md.
 """
 
+from pbtools import accessor as _accessor  # noqa: F401  (registers DataFrame.pb)
 from pbtools.frames import TrecFormatError, TrecFormatWarning, judge, trec_order
 
 __version__ = "0.1.0"

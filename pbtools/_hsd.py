@@ -1,0 +1,176 @@
+"""Tukey's HSD for IR experiments (Carterette 2012), with a fast studentized-range tail.
+
+``scipy.stats.studentized_range.sf`` integrates numerically point by point (~10 ms per value, 7 s
+for the 703 pairs of 38 runs). :func:`studentized_range_sf` evaluates the same double integral for
+all q at once: the range tail on a fine grid, interpolated, then integrated over the distribution
+of the standard-error scale. It agrees with scipy to ~1e-9 absolute for df >= 2 (tested).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, special, stats
+from scipy.interpolate import CubicSpline
+
+from pbtools._scores import pair_indices, score_matrix
+
+_W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
+
+
+def _range_sf(w: np.ndarray, k: int, n_z: int = 401) -> np.ndarray:
+    """P(range of ``k`` iid N(0,1) > w) = k ∫ φ(z) [Φ(z)^(k-1) - (Φ(z) - Φ(z-w))^(k-1)] dz.
+
+    Trapezoid rule on z ∈ [-10, 12] (spectrally accurate for this smooth, decaying integrand);
+    the difference of powers is formed as ``-a^m expm1(m log1p(-b/a))`` to keep tail precision.
+    """
+    z = np.linspace(-10.0, 12.0, n_z)
+    h = z[1] - z[0]
+    a = special.ndtr(z)
+    b = special.ndtr(z[None, :] - w[:, None])
+    m = k - 1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = np.minimum(np.where(a > 0, b / a, 1.0), 1.0)
+        diff = -np.exp(m * np.log(a))[None, :] * np.expm1(m * np.log1p(-ratio))
+    diff = np.nan_to_num(diff, nan=0.0, posinf=0.0, neginf=0.0)
+    phi = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+    return np.clip(k * h * (diff @ phi), 0.0, 1.0)
+
+
+@lru_cache(maxsize=64)
+def _log_range_sf_spline(k: int) -> CubicSpline:
+    """log P(R_k > w) on w ∈ [0, 40] (step 0.02), as a cubic spline; built once per k."""
+    grid = np.arange(0.0, _W_MAX + 0.02, 0.02)
+    return CubicSpline(grid, np.log(np.maximum(_range_sf(grid, k), 1e-300)))
+
+
+@lru_cache(maxsize=64)
+def _scale_nodes(df: float) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes t = log s and normalised weights for S, df·S² ~ χ²_df (trapezoid over log s)."""
+    if not np.isfinite(df):
+        return np.zeros(1), np.ones(1)
+    lo = 0.5 * np.log(2.0 * special.gammaincinv(df / 2.0, 1e-16) / df)
+    hi = 0.5 * np.log(2.0 * special.gammainccinv(df / 2.0, 1e-16) / df)
+    n_s = int(np.clip(np.ceil((hi - lo) / 0.01), 81, 4001))
+    t = np.linspace(lo, hi, n_s)
+    s2 = np.exp(2.0 * t)
+    wt = np.exp(stats.chi2.logpdf(df * s2, df) + np.log(2.0 * df * s2))
+    return t, wt / wt.sum()
+
+
+def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
+    """Survival function of the studentized range Q(k, df), vectorised over ``q``.
+
+    sf(q) = ∫ f_S(s) P(R_k > q s) ds with df·S² ~ χ²_df; integrated over log s on a trapezoid
+    grid spanning the 1e-16 quantiles. Same quantity as
+    ``scipy.stats.studentized_range.sf(q, k, df)``.
+    """
+    q = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    if k < 2:
+        raise ValueError(f"studentized range needs k >= 2 groups, got {k}")
+    t, wt = _scale_nodes(float(df))
+    spline = _log_range_sf_spline(int(k))
+    out = np.full_like(q, np.nan)
+    ok = ~np.isnan(q)
+    w = np.minimum(np.abs(q[ok])[:, None] * np.exp(t)[None, :], _W_MAX)
+    vals = np.exp(spline(w))
+    vals[w >= _W_MAX] = 0.0
+    out[ok] = np.clip(vals @ wt, 0.0, 1.0)
+    return out
+
+
+@lru_cache(maxsize=256)
+def studentized_range_isf(alpha: float, k: int, df: float) -> float:
+    """The upper-``alpha`` critical value of Q(k, df), by root-finding on
+    :func:`studentized_range_sf` (``scipy.stats.studentized_range.isf``, but fast)."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return float(
+        optimize.brentq(
+            lambda x: studentized_range_sf(x, k, df)[0] - alpha, 0.0, _W_MAX, xtol=1e-12
+        )
+    )
+
+
+def tukey_hsd(
+    results: pd.DataFrame, measure: str | None = None, two_way: bool = True, alpha: float = 0.05
+) -> pd.DataFrame:
+    """Tukey's honestly significant difference test over all pairs of runs (Carterette 2012).
+
+    Two-way (default; topic as a blocking factor), as R's ``TukeyHSD(aov(score ~ run + topic))``:
+    with k runs, t topics, run means m_r, topic means m_q, grand mean m,
+    residuals e = x - m_r - m_q + m, MSE = Σe² / df, df = (k-1)(t-1).
+    One-way (``two_way=False``): MSE = Σ(x - m_r)² / df, df = N - k (N = k·t), as
+    ``statsmodels.stats.multicomp.pairwise_tukeyhsd``.
+    For each pair: diff = m_a - m_b, q = |diff| / sqrt(MSE / t),
+    p = P(Q(k, df) > q) (studentized range), reject = p < alpha,
+    lower/upper = diff ∓ q_crit·sqrt(MSE / t) with q_crit the 1-alpha quantile.
+
+    Input: per-topic results with columns ``name``, ``qid``, ``value`` (and ``measure``; filtered
+    on ``measure`` if given). Runs must share their topics (ValueError naming the gaps otherwise).
+    Output: one row per pair, ``name_a < name_b`` (string order): ``name_a``, ``name_b``,
+    ``diff``, ``p_value``, ``reject``, ``q``, ``lower``, ``upper``; ``df.attrs`` holds ``mse``,
+    ``df_resid``, ``k``, ``n_topics``, ``alpha``, ``two_way``.
+    """
+    sm = score_matrix(results, measure)
+    x, k, t = sm.values, sm.k, sm.t
+    run_means = x.mean(axis=1)
+    if two_way:
+        if t < 2:
+            raise ValueError("two-way Tukey HSD needs at least 2 topics")
+        resid = x - run_means[:, None] - x.mean(axis=0)[None, :] + x.mean()
+        df_resid = (k - 1) * (t - 1)
+    else:
+        resid = x - run_means[:, None]
+        df_resid = k * t - k
+    if df_resid < 1:
+        raise ValueError(f"no residual degrees of freedom (k={k} runs, t={t} topics)")
+    mse = float(np.square(resid).sum() / df_resid)
+    se = np.sqrt(mse / t)
+    a, b = pair_indices(k)
+    diff = run_means[a] - run_means[b]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.abs(diff) / se
+    q = np.where(diff == 0, 0.0, q)
+    p = studentized_range_sf(q, k, df_resid)
+    crit = studentized_range_isf(alpha, k, df_resid) * se
+    out = pd.DataFrame(
+        {
+            "name_a": pd.array(sm.names[a], dtype="str"),
+            "name_b": pd.array(sm.names[b], dtype="str"),
+            "diff": diff,
+            "p_value": p,
+            "reject": p < alpha,
+            "q": q,
+            "lower": diff - crit,
+            "upper": diff + crit,
+        }
+    )
+    out.attrs.update(mse=mse, df_resid=df_resid, k=k, n_topics=t, alpha=alpha, two_way=two_way)
+    return out
+
+
+def tukey_hsd_by(
+    results: pd.DataFrame,
+    by: list[str],
+    measure: str | None = None,
+    two_way: bool = True,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """:func:`tukey_hsd` within each group of the key columns ``by`` (e.g. ``["track", "n"]``).
+
+    Output: the keys followed by :func:`tukey_hsd`'s columns; ready to pass as ``significance`` to
+    :func:`pbtools.stats.sre_star`.
+    """
+    if not by:
+        return tukey_hsd(results, measure, two_way, alpha)
+    parts = []
+    for key, grp in results.groupby(list(by), sort=True, observed=True):
+        res = tukey_hsd(grp, measure, two_way, alpha)
+        key = key if isinstance(key, tuple) else (key,)
+        for col, val in zip(reversed(by), reversed(key), strict=True):
+            res.insert(0, col, val)
+        parts.append(res)
+    return pd.concat(parts, ignore_index=True)

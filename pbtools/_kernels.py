@@ -1,0 +1,246 @@
+"""Vectorised per-topic kernels behind :mod:`pbtools.measures`.
+
+A *view* is a judged ranking flattened to numpy arrays, sorted by group (one group = one
+(keys, run, topic)) and, inside a group, in trec_eval order. Every measure is a sum over the
+rows of a group up to a rank cut-off, so each kernel builds one weight per row and sums it per
+group with :func:`segment_sums` (``np.add.reduceat`` over ``[start, start + min(n, len))``).
+Running counts inside a group (relevant so far, judged non-relevant so far, cumulative gain) are
+integer cumulative sums, hence exact; the only floating-point sums are the final per-group
+reductions, which start afresh in every group. No Python loop runs over documents or topics.
+
+Relevance convention (``frames``): a label ``>= rel`` is relevant, ``0 <= label < rel`` judged
+non-relevant, a missing or negative label unjudged (trec_eval's ``RELVALUE_NONPOOL`` and
+``RELVALUE_UNJUDGED``, ``te_form_res_rels.c``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+UNJUDGED = -1  # label code of unjudged rows (missing or negative qrels label)
+
+
+def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Per segment, ``x[start:start + length].sum()`` (0 for empty segments), vectorised."""
+    out = np.zeros(len(start), dtype=np.float64)
+    ne = length > 0
+    if not ne.any():
+        return out
+    s = start[ne]
+    idx = np.empty(2 * len(s), dtype=np.int64)
+    idx[0::2] = s
+    idx[1::2] = s + length[ne]
+    ext = np.concatenate([np.asarray(x, dtype=np.float64), [0.0]])
+    out[ne] = np.add.reduceat(ext, idx)[0::2]
+    return out
+
+
+def starts_of(g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(start, length)`` of every group 0..n_groups-1 in rows sorted by group id ``g``."""
+    length = np.bincount(g, minlength=n_groups).astype(np.int64)
+    start = np.cumsum(length) - length
+    return start, length
+
+
+class View:
+    """Rows of judged rankings: group id ``g`` (sorted), 1-based rank ``r``, ``label``.
+
+    ``label`` is an int64 array with :data:`UNJUDGED` (-1) for unjudged rows. Derived arrays
+    (relevance masks, running counts) are cached per relevance threshold.
+    """
+
+    def __init__(self, g: np.ndarray, r: np.ndarray, label: np.ndarray, n_groups: int):
+        self.g, self.r, self.label, self.G = g, r.astype(np.int64), label, n_groups
+        self.start, self.length = starts_of(g, n_groups)
+        self._cache: dict = {}
+
+    def condensed(self) -> View:
+        """The condensed list (Sakai 2008 §3): unjudged rows removed, ranks renumbered."""
+        if "condensed" not in self._cache:
+            keep = self.label >= 0
+            g = self.g[keep]
+            start, length = starts_of(g, self.G)
+            r = np.arange(len(g), dtype=np.int64) - np.repeat(start, length) + 1
+            self._cache["condensed"] = View(g, r, self.label[keep], self.G)
+        return self._cache["condensed"]
+
+    def cum(self, x: np.ndarray) -> np.ndarray:
+        """Inclusive running sum of the integer array ``x`` inside each group (exact)."""
+        cs = np.cumsum(x, dtype=np.int64)
+        base = np.zeros(self.G, dtype=np.int64)
+        ne = self.length > 0
+        base[ne] = cs[self.start[ne]] - x[self.start[ne]]
+        return cs - base[self.g]
+
+    def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
+        """Per group, the sum of ``x`` over ranks ``<= n`` (every rank when ``n`` is None)."""
+        length = self.length if n is None else np.minimum(self.length, n)
+        return segment_sums(x, self.start, length)
+
+    def count(self, n: int | None) -> np.ndarray:
+        """Per group, ``min(n, len)``: the number of retrieved documents within the cut-off."""
+        return (self.length if n is None else np.minimum(self.length, n)).astype(np.float64)
+
+    def rel(self, rel: int) -> np.ndarray:
+        """Boolean mask of relevant rows (label >= rel)."""
+        key = ("rel", rel)
+        if key not in self._cache:
+            self._cache[key] = self.label >= rel
+        return self._cache[key]
+
+    def nonrel(self, rel: int) -> np.ndarray:
+        """Boolean mask of judged non-relevant rows (0 <= label < rel)."""
+        key = ("nonrel", rel)
+        if key not in self._cache:
+            self._cache[key] = (self.label >= 0) & (self.label < rel)
+        return self._cache[key]
+
+    def gain(self, rel: int) -> np.ndarray:
+        """Gain of each row: its label when relevant (label >= rel), else 0 (trec_eval ndcg)."""
+        key = ("gain", rel)
+        if key not in self._cache:
+            self._cache[key] = np.where(self.rel(rel), self.label, 0).astype(np.int64)
+        return self._cache[key]
+
+    def rel_so_far(self, rel: int) -> np.ndarray:
+        key = ("crel", rel)
+        if key not in self._cache:
+            self._cache[key] = self.cum(self.rel(rel).astype(np.int64))
+        return self._cache[key]
+
+    def first_rel_rank(self, rel: int) -> np.ndarray:
+        """Rank of the first relevant row per group (``inf`` when there is none)."""
+        key = ("first", rel)
+        if key not in self._cache:
+            m = self.rel(rel)
+            gr, rr = self.g[m], self.r[m]
+            first = np.ones(len(gr), dtype=bool)
+            first[1:] = gr[1:] != gr[:-1]
+            out = np.full(self.G, np.inf)
+            out[gr[first]] = rr[first]
+            self._cache[key] = out
+        return self._cache[key]
+
+
+class Topics:
+    """Relevance sets of the qrels: topic index ``t`` (0..T-1) and ``label`` per qrels row."""
+
+    def __init__(self, t: np.ndarray, label: np.ndarray, n_topics: int):
+        self.t, self.label, self.T = t, label.astype(np.int64), n_topics
+        self._cache: dict = {}
+
+    def num_rel(self, rel: int) -> np.ndarray:
+        """R: relevant documents per topic (label >= rel), as float."""
+        key = ("R", rel)
+        if key not in self._cache:
+            self._cache[key] = np.bincount(self.t, weights=self.label >= rel, minlength=self.T)
+        return self._cache[key]
+
+    def num_nonrel(self, rel: int) -> np.ndarray:
+        """N: judged non-relevant documents per topic (0 <= label < rel), as float."""
+        m = (self.label >= 0) & (self.label < rel)
+        return np.bincount(self.t, weights=m, minlength=self.T)
+
+    def ideal(self, rel: int):
+        """Ideal ranking per topic: relevant gains sorted descending.
+
+        Returns ``(start, length, gains, cum)``: per topic the segment of ``gains`` (float) and
+        ``cum``, the exact integer cumulative gain with a leading 0 per position (``cum[start+k]``
+        minus ``cum[start]`` is cg*(k)).
+        """
+        key = ("ideal", rel)
+        if key not in self._cache:
+            m = self.label >= rel
+            tt, gg = self.t[m], self.label[m]
+            order = np.lexsort((-gg, tt))
+            tt, gg = tt[order], gg[order]
+            start, length = starts_of(tt, self.T)
+            cum = np.concatenate([[0], np.cumsum(gg, dtype=np.int64)])
+            self._cache[key] = (start, length, gg, cum)
+        return self._cache[key]
+
+    def ideal_dcg(self, rel: int, n: int | None) -> np.ndarray:
+        """IDCG@n per topic: Σ_{k ≤ min(n, R)} g*_k / log2(k + 1) (trec_eval ``m_ndcg_cut.c``)."""
+        start, length, gg, _ = self.ideal(rel)
+        pos = np.arange(len(gg), dtype=np.int64) - np.repeat(start, length) + 1
+        w = gg / np.log2(pos + 1.0)
+        return segment_sums(w, start, length if n is None else np.minimum(length, n))
+
+    def ideal_cg(self, rel: int, t: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """cg*(k) for topic ``t``: ideal cumulative gain at rank k (total gain for k > R)."""
+        start, length, _, cum = self.ideal(rel)
+        k = np.minimum(k, length[t])
+        return (cum[start[t] + k] - cum[start[t]]).astype(np.float64)
+
+
+def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(np.broadcast(a, b).shape)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
+
+
+def kernel(base: str, v: View, topics: Topics, gt: np.ndarray, *, n: int | None, rel: int,
+           p: float | None = None, beta: float | None = None):
+    """Per-group values of one measure (and its residual for RBP, else None).
+
+    ``gt`` maps each group to its qrels topic. See :mod:`pbtools.measures` for the formulas.
+    """
+    R = topics.num_rel(rel)[gt]
+    if base == "NumRet":
+        return v.count(n), None
+    if base == "NumRel":
+        return R, None
+    if base in ("P", "R", "NumRelRet"):
+        hits = v.upto(v.rel(rel), n)
+        if base == "P":
+            return hits / n, None
+        return (hits, None) if base == "NumRelRet" else (_safe_div(hits, R), None)
+    if base == "AntiP":
+        return v.upto(v.nonrel(rel), n) / n, None
+    if base == "Unjudged":
+        judged = v.upto(v.label >= 0, n)
+        return (n - judged) / n, None
+    if base == "Judged":
+        return _safe_div(v.upto(v.label >= 0, n), v.count(n)), None
+    if base == "AP":
+        m = v.rel(rel)
+        w = np.where(m, v.rel_so_far(rel) / v.r, 0.0)
+        return _safe_div(v.upto(w, n), R), None
+    if base == "RR":
+        first = v.first_rel_rank(rel)
+        hit = first <= (np.inf if n is None else n)
+        return np.where(hit, 1.0 / first, 0.0), None
+    if base == "Success":
+        return (v.first_rel_rank(rel) <= n).astype(np.float64), None
+    if base == "Rprec":
+        m = v.rel(rel) & (v.r <= R[v.g])
+        return _safe_div(v.upto(m, None), R), None
+    if base == "Bpref":
+        N = topics.num_nonrel(rel)[gt]
+        m = v.rel(rel)
+        above = v.cum(v.nonrel(rel).astype(np.int64))[m].astype(np.float64)
+        gm = v.g[m]
+        denom = np.minimum(N, R)[gm]
+        frac = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, R[gm]), denom), 1.0)
+        w = np.zeros(len(v.g))
+        w[m] = frac
+        return _safe_div(v.upto(w, None), R), None
+    if base == "nDCG":
+        w = v.gain(rel) / np.log2(v.r + 1.0)
+        return _safe_div(v.upto(w, n), topics.ideal_dcg(rel, n)[gt]), None
+    if base == "RBP":
+        weight = p ** (v.r - 1.0)
+        value = (1 - p) * v.upto(np.where(v.rel(rel), weight, 0.0), n)
+        unj = (1 - p) * v.upto(np.where(v.label < 0, weight, 0.0), n)
+        tail = p ** v.count(n) - (0.0 if n is None else p**n)
+        return value, unj + tail
+    if base == "Q":
+        m = v.rel(rel)
+        cg = v.cum(v.gain(rel))[m].astype(np.float64)
+        count = v.rel_so_far(rel)[m].astype(np.float64)
+        rm = v.r[m]
+        cg_star = topics.ideal_cg(rel, gt[v.g[m]], rm)
+        w = np.zeros(len(v.g))
+        w[m] = (beta * cg + count) / (beta * cg_star + rm)
+        return _safe_div(v.upto(w, n), R), None
+    raise ValueError(f"no kernel for measure {base!r}")

@@ -1,0 +1,96 @@
+"""Per-topic results → a dense runs × topics score matrix, shared by the statistics in
+:mod:`pbtools.stats`.
+
+Every paired statistic (Tukey HSD, bootstrap/t/randomisation tests, G-theory) needs the same
+balanced design: each run scored on the same topics. :func:`score_matrix` builds it with one
+scatter into a numpy array and fails loudly on anything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pbtools.frames import require_columns
+
+RESULT_COLUMNS = ("name", "qid", "value")
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """A balanced runs × topics design: ``values[i, j]`` is run ``names[i]`` on ``qids[j]``."""
+
+    names: np.ndarray
+    qids: np.ndarray
+    values: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def t(self) -> int:
+        return self.values.shape[1]
+
+
+def select_measure(results: pd.DataFrame, measure: str | None) -> pd.DataFrame:
+    """Filter a tidy per-topic frame to one measure; ``measure=None`` needs a single measure."""
+    require_columns(results, RESULT_COLUMNS, "per-topic results")
+    if "measure" not in results.columns:
+        if measure is not None:
+            raise ValueError(f"measure={measure!r} given but the results have no 'measure' column")
+        return results
+    present = pd.unique(results["measure"].astype(str))
+    if measure is None:
+        if len(present) > 1:
+            raise ValueError(f"results hold several measures {sorted(present)}; pass measure=")
+        return results
+    out = results[results["measure"].astype(str) == str(measure)]
+    if out.empty:
+        raise ValueError(f"measure {measure!r} not in results (it has {sorted(present)})")
+    return out
+
+
+def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatrix:
+    """Pivot ``name``, ``qid``, ``value`` (optionally filtered on ``measure``) to a dense matrix.
+
+    Runs and topics are sorted as strings. Raises ``ValueError`` for fewer than 2 runs, duplicate
+    (name, qid) rows, missing values, or an unbalanced design (the message names the runs and the
+    topics they lack).
+    """
+    df = select_measure(results, measure)
+    name_codes, names = pd.factorize(df["name"].astype(str), sort=True)
+    qid_codes, qids = pd.factorize(df["qid"].astype(str), sort=True)
+    k, t = len(names), len(qids)
+    if k < 2:
+        raise ValueError(f"need at least 2 runs, got {k}: {list(names)}")
+    values = df["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(values).any():
+        bad = df.loc[np.isnan(values), ["name", "qid"]].head(5).to_records(index=False).tolist()
+        raise ValueError(f"missing values for (name, qid) such as {bad}")
+    flat = name_codes.astype(np.int64) * t + qid_codes
+    counts = np.bincount(flat, minlength=k * t)
+    if (counts > 1).any():
+        dup = np.flatnonzero(counts > 1)[:5]
+        pairs = [(names[i // t], qids[i % t]) for i in dup]
+        raise ValueError(f"duplicate (name, qid) rows, e.g. {pairs}")
+    if (counts == 0).any():
+        missing = (counts == 0).reshape(k, t)
+        bad_runs = np.flatnonzero(missing.any(axis=1))
+        detail = "; ".join(f"{names[i]} lacks {list(qids[missing[i]][:10])}" for i in bad_runs[:5])
+        raise ValueError(
+            f"unbalanced design: runs must be scored on the same topics (aligned on qid); "
+            f"{len(bad_runs)} run(s) lack topics: {detail}"
+        )
+    mat = np.empty(k * t, dtype=np.float64)
+    mat[flat] = values
+    return ScoreMatrix(
+        np.asarray(names, dtype=object), np.asarray(qids, dtype=object), mat.reshape(k, t)
+    )
+
+
+def pair_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """All unordered pairs ``(a, b)``, ``a < b``, of ``k`` runs: ``k(k-1)/2`` index pairs."""
+    return np.triu_indices(k, 1)

@@ -1,0 +1,98 @@
+"""Rank correlation between two system rankings: Kendall's τ-b and Yilmaz et al.'s τ_AP."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from pbtools.frames import require_columns
+
+
+def _aligned(x, y) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(x, pd.Series) and isinstance(y, pd.Series):
+        for s, label in ((x, "x"), (y, "y")):
+            if s.index.has_duplicates:
+                dup = s.index[s.index.duplicated()].unique().tolist()[:5]
+                raise ValueError(f"{label} has duplicate run names {dup}")
+        only_x = x.index.difference(y.index).tolist()
+        only_y = y.index.difference(x.index).tolist()
+        if only_x or only_y:
+            raise ValueError(
+                "rankings must cover the same runs: "
+                f"only in x {only_x[:10]}, only in y {only_y[:10]}"
+            )
+        y = y.reindex(x.index)
+    a = np.asarray(x, dtype=np.float64)
+    b = np.asarray(y, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"x and y must be 1-d and of equal length, got {a.shape} and {b.shape}")
+    if len(a) < 2:
+        raise ValueError(f"need at least 2 runs to correlate rankings, got {len(a)}")
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise ValueError("rankings contain missing values")
+    return a, b
+
+
+def kendall_tau(x, y, variant: str = "b") -> float:
+    """Rank correlation of two system rankings (scores: higher is better).
+
+    ``variant="b"``: Kendall's τ-b = (C - D) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1/n2 the
+    pairs tied in x/y (equal to ``scipy.stats.kendalltau``; NaN when a ranking is all ties).
+    ``variant="ap"``: τ_AP (Yilmaz, Aslam & Robertson, SIGIR 2008), top-weighted and asymmetric:
+    x is the truth. Sort runs by x descending (ties: stable, input order);
+    τ_AP = 2/(N-1) Σ_{i=2..N} C(i)/(i-1) - 1, C(i) = #{runs above i in x's ranking that y also
+    scores above i}, a tie in y counting ½.
+
+    x, y: ``pd.Series`` indexed by run name (aligned on the index; differing run sets raise
+    ValueError) or equal-length array-likes.
+    """
+    a, b = _aligned(x, y)
+    if variant == "b":
+        iu = np.triu_indices(len(a), 1)
+        dx = np.sign(a[:, None] - a[None, :])[iu]
+        dy = np.sign(b[:, None] - b[None, :])[iu]
+        n0 = dx.size
+        denom = np.sqrt(float(n0 - np.sum(dx == 0)) * float(n0 - np.sum(dy == 0)))
+        return float(np.sum(dx * dy) / denom) if denom > 0 else float("nan")
+    if variant == "ap":
+        order = np.argsort(-a, kind="stable")
+        yb = b[order]
+        n = len(yb)
+        # above[i, j]: j precedes i in the truth ranking (j < i); credit y_j > y_i, ½ for ties
+        above = np.tri(n, n, -1, dtype=bool)
+        credit = (yb[None, :] > yb[:, None]) + 0.5 * (yb[None, :] == yb[:, None])
+        c = np.sum(credit * above, axis=1)[1:]
+        return float(2.0 / (n - 1) * np.sum(c / np.arange(1, n)) - 1.0)
+    raise ValueError(f"variant must be 'b' or 'ap', got {variant!r}")
+
+
+def kendall_tau_by(
+    frame: pd.DataFrame,
+    x: str = "true",
+    y: str = "estimate",
+    by: Sequence[str] | None = None,
+    variant: str = "b",
+) -> pd.DataFrame:
+    """:func:`kendall_tau` between columns ``x`` and ``y`` within each group of ``by``.
+
+    Input: ``name``, ``x``, ``y`` + keys (default keys: every other column except ``qid``;
+    per-topic frames with ``qid`` are first averaged per run). Output: keys + ``tau``.
+    """
+    require_columns(frame, ("name", x, y), "rank-correlation frame")
+    if by is None:
+        by = [c for c in frame.columns if c not in ("name", x, y, "qid")]
+    by = [by] if isinstance(by, str) else list(by)
+    df = frame
+    if "qid" in df.columns:
+        df = df.groupby([*by, "name"], sort=False, observed=True)[[x, y]].mean().reset_index()
+    if not by:
+        s = df.set_index("name")
+        return pd.DataFrame({"tau": [kendall_tau(s[x], s[y], variant)]})
+    rows = []
+    for key, grp in df.groupby(by, sort=False, observed=True):
+        s = grp.set_index("name")
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(by, key, strict=True)), "tau": kendall_tau(s[x], s[y], variant)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,113 @@
+"""The ``.pb`` pandas accessor, for method chaining in notebooks.
+
+>>> import pbtools.accessor  # registers ``DataFrame.pb`` (``import pbtools`` does it too)
+>>> runs.pb.judge(qrels).pb.measure(["P@10", "AP"])            # averages per run
+>>> runs.pb.judge(qrels).pb.measure("P@10", per_topic=True)     # per-topic values
+>>> runs.pb.evaluate(qrels, ["nDCG@10"])                         # judge + measure in one call
+>>> runs.pb.trec_order().pb.top(10)                               # the top 10 of every ranking
+
+``judge`` remembers the qrels it used (in ``df.attrs["pbtools_qrels"]``, shared, never copied),
+so ``measure`` needs no second argument; pass ``qrels=`` to override. Every method returns a new
+DataFrame in the schemas of :mod:`pbtools.frames`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from pbtools import frames
+
+_QRELS_KEY = "pbtools_qrels"
+
+
+class _Shared:
+    """Holds a frame in ``attrs`` without pandas deep-copying it on every operation."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: pd.DataFrame):
+        self.frame = frame
+
+    def __deepcopy__(self, memo):  # attrs are deep-copied by pandas' __finalize__
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __repr__(self) -> str:
+        return f"<qrels: {len(self.frame)} judgments>"
+
+
+@pd.api.extensions.register_dataframe_accessor("pb")
+class PbAccessor:
+    """``DataFrame.pb``: pbtools operations on run, qrels and result frames."""
+
+    def __init__(self, df: pd.DataFrame):
+        self._df = df
+
+    # ---------------------------------------------------------------- runs
+    def trec_order(self) -> pd.DataFrame:
+        """The runs in trec_eval order with ranks 1..n (:func:`pbtools.frames.trec_order`)."""
+        return frames.trec_order(frames.as_run(self._df, order=False))
+
+    def top(self, n: int) -> pd.DataFrame:
+        """The first ``n`` documents of every (name, qid) ranking, in trec_eval order."""
+        df = self._df if frames.is_trec_ordered(self._df) else self.trec_order()
+        return df[df["rank"] <= n].reset_index(drop=True)
+
+    def judge(self, qrels: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
+        """Attach ``label`` from ``qrels`` (:func:`pbtools.frames.judge`); remembers the qrels."""
+        runs = self._df
+        if "rank" not in runs.columns or not frames.is_trec_ordered(runs):
+            runs = frames.as_run(runs)
+        qrels = frames.as_qrels(qrels)
+        out = frames.judge(runs, qrels, keys=keys)
+        out.attrs[_QRELS_KEY] = _Shared(qrels)
+        return out
+
+    def measure(self, measures: str | Sequence[str], qrels: pd.DataFrame | None = None, *,
+                per_topic: bool = False, all_topics: bool = False) -> pd.DataFrame:
+        """Measures of a judged frame: averages (``name``, ``measure``, ``value``) or per topic.
+
+        ``qrels`` defaults to the ones :meth:`judge` used. See :func:`pbtools.measures.compute`.
+        """
+        from pbtools import measures as m
+
+        if qrels is None:
+            shared = self._df.attrs.get(_QRELS_KEY)
+            if shared is None:
+                raise ValueError("measure() needs qrels: call .pb.judge(qrels) first or pass qrels=")
+            qrels = shared.frame
+        if "label" not in self._df.columns:
+            raise ValueError("measure() needs a judged frame (a 'label' column): call .pb.judge")
+        names = [measures] if isinstance(measures, str) else list(measures)
+        keys = [c for c in qrels.columns if c not in frames.QRELS_COLUMNS]
+        per = m.compute(self._df, qrels, names, keys=keys)
+        if per_topic:
+            return per
+        return m.aggregate(per, qrels=qrels, all_topics=all_topics)
+
+    def evaluate(self, qrels: pd.DataFrame, measures: str | Sequence[str], *,
+                 per_topic: bool = False, all_topics: bool = False) -> pd.DataFrame:
+        """``judge(qrels)`` then ``measure(measures)`` in one call."""
+        judged = self.judge(qrels)
+        return judged.pb.measure(measures, per_topic=per_topic, all_topics=all_topics)
+
+    # ------------------------------------------------------------- results
+    def wide(self) -> pd.DataFrame:
+        """Results in PyTerrier's wide layout: one row per run (and qid), one column per measure."""
+        df = self._df
+        frames.require_columns(df, ("name", "measure", "value"), "results")
+        index = [c for c in df.columns if c not in ("measure", "value", "residual")]
+        out = df.pivot_table(index=index, columns="measure", values="value", observed=True,
+                             sort=False)
+        out.columns.name = None
+        return out.reset_index()
+
+    def to_parquet(self, path, metadata: dict | None = None) -> None:
+        """Write the frame with :func:`pbtools.io.write_parquet` (exact round trip)."""
+        from pbtools import io
+
+        io.write_parquet(self._df, path, metadata=metadata)

@@ -1,0 +1,176 @@
+"""The ``pbtools`` command line.
+
+Sub-commands (``pbtools COMMAND --help`` for each):
+
+* ``evaluate QRELS RUN_OR_DIR... -m P@10 -m AP`` — trec_eval-exact measures;
+* ``pool TRACK_DIR`` — collection properties, inferred pool, reduced qrels, unique contributions;
+* ``correct QRELS RUNS_DIR NEW_RUN -m P@10`` — every estimator's score for a new run;
+* ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample).
+
+Bad input exits with status 2 and a ``file:line: problem`` message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from pbtools.frames import TrecFormatError, TrecFormatWarning
+
+FORMATS = ("table", "tsv", "parquet")
+
+
+# ------------------------------------------------------------------------------ output helpers
+def emit(df: pd.DataFrame, fmt: str, out: str | None, metadata: dict | None = None) -> None:
+    """Write ``df`` as an aligned table, TSV or Parquet to ``out`` (default: standard output)."""
+    if fmt == "parquet":
+        if not out:
+            raise SystemExit("pbtools: error: --format parquet needs -o FILE")
+        from pbtools import io
+
+        io.write_parquet(df, out, metadata=metadata)
+        print(f"wrote {len(df)} rows to {out}", file=sys.stderr)
+        return
+    if fmt == "tsv":
+        text = df.to_csv(sep="\t", index=False, float_format="%.4f")
+    else:
+        text = df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n"
+    if out:
+        Path(out).write_text(text)
+        print(f"wrote {len(df)} rows to {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def trec_lines(results: pd.DataFrame) -> str:
+    """Format results like trec_eval: ``measure<TAB>qid<TAB>value``, ``%-22s`` and 4 decimals.
+
+    Counting measures (``num_ret``, ``num_rel``, ``num_rel_ret``) print as integers, as in
+    trec_eval. With several runs the run name is prefixed as a first column.
+    """
+    from pbtools import measures as m
+
+    many = results["name"].nunique() > 1
+    out = []
+    has_qid = "qid" in results.columns
+    for row in results.itertuples(index=False):
+        meas = m.parse(str(row.measure))
+        tname = getattr(meas, "trec_name", None) or str(row.measure)
+        value = row.value
+        text = f"{int(round(value))}" if getattr(meas, "is_count", False) else f"{value:.4f}"
+        qid = str(row.qid) if has_qid else "all"
+        line = f"{tname:<22s}\t{qid}\t{text}"
+        out.append(f"{row.name}\t{line}" if many else line)
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------ sub-commands
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from pbtools import io
+    from pbtools import measures as m
+
+    qrels = io.read_qrels(args.qrels, lenient=args.lenient)
+    runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32,
+                        run_id=args.run_id)
+    names = args.measure or ["P@10", "AP", "nDCG", "Bpref"]
+    per = m.evaluate(runs, qrels, names, per_topic=True, all_topics=args.all_topics)
+    avg = m.aggregate(per, qrels=qrels, all_topics=args.all_topics)
+    if args.trec:
+        text = ""
+        if args.per_topic:
+            text += trec_lines(per)
+        text += trec_lines(avg)
+        if args.output:
+            Path(args.output).write_text(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+    if args.per_topic:
+        emit(per, args.format, args.output, {"command": "evaluate", "measures": names})
+    else:
+        wide = avg.pb.wide() if args.format == "table" else avg
+        emit(wide, args.format, args.output, {"command": "evaluate", "measures": names})
+    return 0
+
+
+def _add_io_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lenient", action="store_true",
+                   help="repair dirty TREC files (short lines, extra columns, duplicate "
+                        "documents) and report every repair, instead of stopping at the first")
+    p.add_argument("--float32", action="store_true",
+                   help="read scores as 32-bit floats (trec_eval 9 / pytrec_eval ties)")
+    p.add_argument("--run-id", choices=("tag", "file"), default="tag",
+                   help="name runs by the tag in column 6 (default) or by file name")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``pbtools`` command (one sub-parser per command)."""
+    parser = argparse.ArgumentParser(
+        prog="pbtools", description="Pool-bias tools for IR test collections.")
+    parser.add_argument("--version", action="version",
+                        version=f"pbtools {__import__('pbtools').__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ev = sub.add_parser("evaluate", help="trec_eval-exact measures of runs",
+                        description="Evaluate runs against qrels; averages like trec_eval.")
+    ev.add_argument("qrels", help="qrels file (qid iter docno label)")
+    ev.add_argument("runs", nargs="+", help="run files, directories of runs, or globs")
+    ev.add_argument("-m", "--measure", action="append",
+                    help="measure name, e.g. P@10, AP, nDCG@10, RBP(p=0.8)@10 (repeatable; "
+                         "default P@10, AP, nDCG, Bpref)")
+    ev.add_argument("--per-topic", "-q", action="store_true", help="per-topic values too")
+    ev.add_argument("--all-topics", "-c", action="store_true",
+                    help="average over all qrels topics, missing ones scoring 0 (trec_eval -c)")
+    ev.add_argument("--trec", action="store_true", help="print like trec_eval")
+    ev.add_argument("--format", choices=FORMATS, default="table")
+    ev.add_argument("-o", "--output", help="output file (default: standard output)")
+    _add_io_options(ev)
+    ev.set_defaults(func=cmd_evaluate)
+
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``pbtools`` console script."""
+    import pbtools.accessor  # noqa: F401  (registers .pb)
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", TrecFormatWarning)
+            return int(args.func(args) or 0)
+    except TrecFormatError as err:
+        print(f"pbtools: error: {err}", file=sys.stderr)
+        if not getattr(args, "lenient", True):
+            print("pbtools: hint: --lenient repairs dirty TREC files and reports each repair",
+                  file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
+        print(f"pbtools: error: {err}", file=sys.stderr)
+        return 2
+    except ValueError as err:
+        print(f"pbtools: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    return str(o)
+
+
+def dumps(obj) -> str:
+    """JSON text of ``obj`` with numpy/pandas scalars converted."""
+    return json.dumps(obj, indent=2, default=_json_default)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

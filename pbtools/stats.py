@@ -1,0 +1,54 @@
+"""Statistics for pool-bias experiments: the public API of pbtools' statistics.
+
+Each statistic is one function over tidy frames that returns a tidy frame (pingouin style). The
+implementations live in one private module per idea; import them from here.
+
+Error of estimated scores against a ground truth (Lipani et al. 2015 §5.1, PROTOCOL items 15-17)
+    :func:`mae`, :func:`sre`, :func:`sre_star`, :func:`error_table` — input ``name``, ``true``,
+    ``estimate`` [, ``qid``] + key columns; output keys + ``mae`` / ``sre`` / ``sre_star``.
+    SRE* counts, for each run i, the runs j with min(t_i, e_i) < t_j <= max(t_i, e_i) whose pair
+    with i is significant in the truth (so SRE* = SRE when all pairs are significant).
+Significance of run pairs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
+    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way), :func:`tukey_hsd_by`;
+    :func:`discriminative_power` (Sakai 2006/2008 §6: paired bootstrap, t or randomisation
+    test), :func:`discriminative_power_summary`, :func:`misses_false_alarms`.
+Rank correlation
+    :func:`kendall_tau` (τ-b, or τ_AP of Yilmaz et al. 2008), :func:`kendall_tau_by`.
+Reliability (Lipani §5.2; Urbano et al. 2013)
+    :func:`generalizability` — variance components, Eρ², Φ.
+Tables
+    :func:`table2` (Lipani Table 2 layout), :func:`to_markdown`, :func:`to_latex`.
+"""
+
+from __future__ import annotations
+
+from pbtools._gtheory import generalizability
+from pbtools._hsd import studentized_range_isf, studentized_range_sf, tukey_hsd, tukey_hsd_by
+from pbtools._power import (
+    discriminative_power,
+    discriminative_power_summary,
+    misses_false_alarms,
+)
+from pbtools._rank_error import error_table, mae, sre, sre_star
+from pbtools._table2 import table2, to_latex, to_markdown
+from pbtools._tau import kendall_tau, kendall_tau_by
+
+__all__ = [
+    "discriminative_power",
+    "discriminative_power_summary",
+    "error_table",
+    "generalizability",
+    "kendall_tau",
+    "kendall_tau_by",
+    "mae",
+    "misses_false_alarms",
+    "sre",
+    "sre_star",
+    "studentized_range_isf",
+    "studentized_range_sf",
+    "table2",
+    "to_latex",
+    "to_markdown",
+    "tukey_hsd",
+    "tukey_hsd_by",
+]
