@@ -179,8 +179,17 @@ def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def kernel(base: str, v: View, topics: Topics, gt: np.ndarray, *, n: int | None, rel: int,
-           p: float | None = None, beta: float | None = None):
+def kernel(
+    base: str,
+    v: View,
+    topics: Topics,
+    gt: np.ndarray,
+    *,
+    n: int | None,
+    rel: int,
+    p: float | None = None,
+    beta: float | None = None,
+):
     """Per-group values of one measure (and its residual for RBP, else None).
 
     ``gt`` maps each group to its qrels topic. See :mod:`pbtools.measures` for the formulas.

@@ -1,0 +1,549 @@
+"""Evaluation measures, parsed from names, computed per topic in one vectorised pass.
+
+Names follow ir_measures' grammar ``BASE(param=value, ...)@cutoff``; trec_eval names are
+accepted on input (:func:`parse`). Per-topic values match trec_eval 9/10 (``m_*.c`` in
+usnistgov/trec_eval) to the last bit where trec_eval has the measure.
+
+Relevance: a label ``>= rel`` is relevant (``rel=1`` by default: trec_eval's ``label > 0``;
+``(rel=2)`` is trec_eval ``-l2``), ``0 <= label < rel`` judged non-relevant, and a missing or
+negative label unjudged. Gains (nDCG, Q) are the labels of the relevant documents.
+``r`` is the 1-based rank in trec_eval order, ``rel_r`` ∈ {0, 1}, ``R`` the number of relevant
+documents of the topic in the qrels, ``len`` the length of the ranking, ``n`` the cut-off.
+
+=================  ===========================================================================
+measure            per-topic value (source)
+=================  ===========================================================================
+``P@n``            Σ_{r≤n} rel_r / n — short runs still divide by n (``m_P.c``)
+``R@n``            Σ_{r≤n} rel_r / R (``m_recall.c``)
+``AP``, ``AP@n``   Σ_{r≤n, rel_r} P@r / R (``m_map.c``, ``m_map_cut.c``)
+``nDCG[@n]``       Σ_{r≤n} g_r / log2(r+1) ÷ the same sum over the labels of the qrels sorted
+                   descending (``m_ndcg.c``, ``m_ndcg_cut.c``); 0 when the ideal is 0
+``Bpref``          (1/R) Σ_{rel_r} (1 − min(nonrel above r, R) / min(N, R)), N = judged
+                   non-relevant in the qrels; unjudged documents skipped (``m_bpref.c``)
+``Rprec``          Σ_{r≤R} rel_r / R (``m_Rprec.c``)
+``RR[@n]``         1 / rank of the first relevant document (0 if none within n)
+                   (``m_recip_rank.c``)
+``Success@n``      1 if a relevant document is within the top n (``m_success.c``)
+``NumRet[@n]``     min(n, len); ``NumRel`` R; ``NumRelRet[@n]`` Σ_{r≤n} rel_r
+``AntiP@n``        P̄@n = Σ_{r≤n} [0 ≤ label_r < rel] / n: the share of the top n judged
+                   non-relevant (Lipani et al. 2015 §3)
+``Unjudged@n``     k̄@n = 1 − P@n − P̄@n: the share of the top n unjudged, where ranks past the
+                   end of a short run count as unjudged, so P + P̄ + k̄ = 1 with n as every
+                   denominator (Lipani et al. 2015 §3). trec_eval's ``unj_n`` instead counts
+                   them as judged non-relevant.
+``Judged@n``       judged documents in the top min(n, len) ÷ min(n, len) (ir_measures'
+                   convention: a short run is not penalised; 0 for an empty ranking)
+``RBP(p=…)[@n]``   (1 − p) Σ_{r≤n} rel_r p^{r−1} (Moffat & Zobel 2008, binary relevance);
+                   ``residual`` = (1 − p) Σ_{r≤min(n,len), unjudged} p^{r−1} +
+                   (p^{min(n,len)} − p^n), i.e. the weight of unjudged ranks and of ranks past
+                   the end of the run up to n (to infinity without @n: the p^len tail)
+``Q(beta=β)[@n]``  (1/R) Σ_{r≤n, rel_r} (β·cg(r) + count(r)) / (β·cg*(r) + r), cg the
+                   cumulative gain of the run, cg* of the ideal ranking, count(r) = Σ_{i≤r}
+                   rel_i (Sakai 2008 §3, β = 1 by default)
+=================  ===========================================================================
+
+``(judged_only=True)`` (alias: a trailing ``'`` as in ``AP'``, or ``condensed=True``) evaluates
+the *condensed list* — unjudged documents removed before ranking (Sakai 2008 §3; trec_eval
+``-J``) — for any measure but Judged/Unjudged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pbtools import _kernels as K
+from pbtools.frames import (
+    ID_COLUMNS,
+    _composite,
+    _trec_sort,
+    codes,
+    encode,
+    group_starts,
+    judge,
+    ranks_from_starts,
+    require_columns,
+    unify,
+)
+
+__all__ = ["Measure", "parse", "compute", "evaluate", "aggregate", "MEASURES"]
+
+# base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
+_COMMON = ("rel", "judged_only")
+MEASURES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "P": ("required", _COMMON),
+    "R": ("required", _COMMON),
+    "AP": ("optional", _COMMON),
+    "nDCG": ("optional", _COMMON),
+    "RR": ("optional", _COMMON),
+    "Success": ("required", _COMMON),
+    "Rprec": ("none", _COMMON),
+    "Bpref": ("none", _COMMON),
+    "NumRet": ("optional", ("judged_only",)),
+    "NumRel": ("none", ("rel",)),
+    "NumRelRet": ("optional", _COMMON),
+    "AntiP": ("required", _COMMON),
+    "Unjudged": ("required", ()),
+    "Judged": ("required", ()),
+    "RBP": ("optional", ("p", *_COMMON)),
+    "Q": ("optional", ("beta", *_COMMON)),
+}
+_SUMMED = frozenset({"NumRet", "NumRel", "NumRelRet"})  # trec_eval sums these in `all`
+_ALIASES = {
+    **{b.lower(): b for b in MEASURES},
+    "map": "AP",
+    "mrr": "RR",
+    "ndcg": "nDCG",
+    "recall": "R",
+    "prec": "P",
+    "success": "Success",
+    "rprec": "Rprec",
+    "antiprec": "AntiP",
+    "antip": "AntiP",
+    "unj": "Unjudged",
+    "numrelret": "NumRelRet",
+    "numret": "NumRet",
+    "numrel": "NumRel",
+    "judged": "Judged",
+}
+_TREC_EVAL = [  # trec_eval name patterns -> (base, params)
+    (r"P_(\d+)", "P", {}),
+    (r"recall_(\d+)", "R", {}),
+    (r"map", "AP", {}),
+    (r"map_cut_(\d+)", "AP", {}),
+    (r"ndcg", "nDCG", {}),
+    (r"ndcg_cut_(\d+)", "nDCG", {}),
+    (r"bpref", "Bpref", {}),
+    (r"Rprec", "Rprec", {}),
+    (r"recip_rank", "RR", {}),
+    (r"success_(\d+)", "Success", {}),
+    (r"num_ret", "NumRet", {}),
+    (r"num_rel", "NumRel", {}),
+    (r"num_rel_ret", "NumRelRet", {}),
+    (r"rbp", "RBP", {"p": 0.9}),
+]
+_GRAMMAR = re.compile(r"^\s*([A-Za-z]+)\s*(')?\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A parsed measure: ``base`` name, optional ``cutoff``, relevance threshold ``rel``,
+    ``judged_only`` (condensed list) and the RBP persistence ``p`` / Q's ``beta``.
+
+    ``str(m)`` is the canonical name: ``BASE(params)@cutoff`` with only non-default parameters
+    (RBP always shows ``p``: ir_measures defaults to 0.8, trec_eval to 0.9).
+    """
+
+    base: str
+    cutoff: int | None = None
+    rel: int = 1
+    judged_only: bool = False
+    p: float | None = None
+    beta: float | None = None
+
+    def __str__(self) -> str:
+        params = []
+        if self.base == "RBP":
+            params.append(f"p={self.p:g}")
+        if self.base == "Q" and self.beta != 1.0:
+            params.append(f"beta={self.beta:g}")
+        if self.rel != 1:
+            params.append(f"rel={self.rel}")
+        if self.judged_only:
+            params.append("judged_only=True")
+        s = self.base + (f"({','.join(params)})" if params else "")
+        return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    @property
+    def summed(self) -> bool:
+        """True for the counts that trec_eval sums rather than averages over topics."""
+        return self.base in _SUMMED
+
+
+def _valid_names() -> str:
+    return (
+        ", ".join(MEASURES) + " (trec_eval: P_n, recall_n, map, map_cut_n, ndcg, "
+        "ndcg_cut_n, bpref, Rprec, recip_rank, success_n, num_ret, num_rel, num_rel_ret, rbp)"
+    )
+
+
+def _bool(v: str, name: str) -> bool:
+    if v.lower() in ("true", "1", "yes"):
+        return True
+    if v.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(f"measure {name!r}: {v!r} is not a boolean")
+
+
+def parse(name: str | Measure) -> Measure:
+    """Parse a measure name into a :class:`Measure` (ir_measures grammar + trec_eval names).
+
+    ``BASE[']( param=value, ... )@cutoff`` with BASE one of :data:`MEASURES` (case-insensitive,
+    plus aliases such as ``MAP``, ``MRR``, ``ndcg``); parameters ``rel`` (int ≥ 1), ``p``
+    (0 < p < 1, RBP; default 0.8), ``beta`` (≥ 0, Q; default 1), ``judged_only``/``condensed``
+    (bool), ``cutoff``. trec_eval names: ``P_10``, ``recall_100``, ``map``, ``map_cut_10``,
+    ``ndcg``, ``ndcg_cut_10``, ``bpref``, ``Rprec``, ``recip_rank``, ``success_10``,
+    ``num_ret``, ``num_rel``, ``num_rel_ret``, ``rbp`` (= ``RBP(p=0.9)``).
+
+    Raises ``ValueError`` naming the measure and listing the valid ones.
+    """
+    if isinstance(name, Measure):
+        return name
+    text = str(name)
+    for pattern, base, fixed in _TREC_EVAL:
+        m = re.fullmatch(pattern, text.strip())
+        if m:
+            cut = int(m.group(1)) if m.groups() else None
+            return _build(text, base, cut, dict(fixed), False)
+    m = _GRAMMAR.match(text)
+    base = _ALIASES.get(m.group(1).lower()) if m else None
+    if base is None:
+        raise ValueError(f"unknown measure {text!r}; valid measures: {_valid_names()}")
+    params: dict[str, object] = {}
+    for part in filter(None, (s.strip() for s in (m.group(3) or "").split(","))):
+        key, sep, value = (s.strip() for s in part.partition("="))
+        if not sep:
+            raise ValueError(f"measure {text!r}: parameter {part!r} is not key=value")
+        params[key] = value
+    cut = int(m.group(4)) if m.group(4) else None
+    if "cutoff" in params:
+        cut = int(params.pop("cutoff"))
+    return _build(text, base, cut, params, bool(m.group(2)))
+
+
+def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> Measure:
+    cut_rule, allowed = MEASURES[base]
+    if "condensed" in params:
+        params["judged_only"] = params.pop("condensed")
+    if prime:
+        params["judged_only"] = "True"
+    bad = sorted(set(params) - set(allowed))
+    if bad:
+        raise ValueError(
+            f"measure {text!r}: unknown parameter(s) {bad}; {base} accepts "
+            f"{list(allowed) + (['cutoff'] if cut_rule != 'none' else [])}"
+        )
+    if cut_rule == "required" and cut is None:
+        raise ValueError(f"measure {text!r}: {base} needs a cut-off, e.g. {base}@10")
+    if cut_rule == "none" and cut is not None:
+        raise ValueError(f"measure {text!r}: {base} takes no cut-off")
+    if cut is not None and cut < 1:
+        raise ValueError(f"measure {text!r}: the cut-off must be ≥ 1")
+    rel = int(params.get("rel", 1))
+    if rel < 1:
+        raise ValueError(f"measure {text!r}: rel must be ≥ 1 (labels ≥ rel are relevant)")
+    jo = params.get("judged_only", False)
+    jo = _bool(jo, text) if isinstance(jo, str) else bool(jo)
+    p = float(params.get("p", 0.8)) if base == "RBP" else None
+    if p is not None and not 0 < p < 1:
+        raise ValueError(f"measure {text!r}: RBP needs 0 < p < 1")
+    beta = float(params.get("beta", 1.0)) if base == "Q" else None
+    if beta is not None and beta < 0:
+        raise ValueError(f"measure {text!r}: Q needs beta ≥ 0")
+    return Measure(base, cut, rel, jo, p, beta)
+
+
+def _parse_all(measures) -> list[Measure]:
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    out: list[Measure] = []
+    for m in measures:
+        pm = parse(m)
+        if pm not in out:
+            out.append(pm)
+    if not out:
+        raise ValueError("no measures given")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# grouping helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """Integer codes of two key columns over one sorted dictionary, and that dictionary."""
+    if a.name in ID_COLUMNS or isinstance(a.dtype, pd.CategoricalDtype) or a.dtype == "str":
+        x, y = unify(a, b)
+        return x.cat.codes.to_numpy(), y.cat.codes.to_numpy(), x.cat.categories
+    ca, uniq = pd.factorize(pd.concat([a, b], ignore_index=True), sort=True)
+    return ca[: len(a)], ca[len(a) :], pd.Index(uniq)
+
+
+def _decode(cats: pd.Index, c: np.ndarray, col: str) -> pd.Series:
+    if isinstance(cats.dtype, pd.StringDtype) or cats.dtype == "str" or col in ID_COLUMNS:
+        return pd.Series(pd.Categorical.from_codes(c, dtype=pd.CategoricalDtype(cats)))
+    return pd.Series(cats.take(c)).reset_index(drop=True)
+
+
+class _Setup:
+    """Everything computed once per (judged, qrels): groups, topics, the sorted rows."""
+
+    def __init__(self, judged: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str]):
+        require_columns(judged, ("name", "qid", "docno", "score", "label", *keys), "judged run")
+        require_columns(qrels, ("qid", "docno", "label", *keys), "qrels")
+        kj, kq, self.key_cats, sizes = [], [], [], []
+        for k in keys:
+            a, b, cats = _joint_codes(judged[k], qrels[k])
+            kj.append(a)
+            kq.append(b)
+            self.key_cats.append(cats)
+            sizes.append(max(len(cats), 1))
+        jq, qq = unify(judged["qid"], qrels["qid"])
+        self.qid_cats = jq.cat.categories
+        nq = max(len(self.qid_cats), 1)
+        name = encode(judged["name"])
+        self.name_cats = name.cat.categories
+        nc = name.cat.codes.to_numpy()
+        jqc = jq.cat.codes.to_numpy()
+        # qrels topics (keys..., qid)
+        qtid = _composite([*kq, qq.cat.codes.to_numpy()], [*sizes, nq])
+        qorder = np.argsort(qtid, kind="stable")
+        qsorted = qtid[qorder]
+        tstart = group_starts(qsorted)
+        self.tids = qsorted[tstart]
+        t_of_row = np.cumsum(tstart) - 1
+        qlab = qrels["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)[qorder]
+        self.topics = K.Topics(t_of_row, qlab, len(self.tids))
+        self.sizes, self.nq = sizes, nq
+        # judged rows: order by group, trec order inside
+        score = judged["score"].to_numpy(dtype=np.float64)
+        doc = codes(judged["docno"]).astype(np.int64)
+        gid = _composite([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
+        perm = None if self._ordered(gid, score, doc) else _trec_sort([*kj, nc, jqc], score, doc)
+        if perm is not None:
+            gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
+        label = judged["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)
+        label = np.where(label < 0, K.UNJUDGED, label)
+        if perm is not None:
+            label = label[perm]
+        start = group_starts(gid)
+        rank = ranks_from_starts(start)
+        g = np.cumsum(start) - 1
+        # group table and its qrels topic; groups without qrels topic are not evaluated
+        first = np.flatnonzero(start)
+        gkeys = [k[first] for k in kj]
+        gname, gqid = nc[first], jqc[first]
+        gtid = _composite([*gkeys, gqid], [*sizes, nq]) if len(first) else np.zeros(0, np.int64)
+        pos = np.searchsorted(self.tids, gtid)
+        ok = (
+            (pos < len(self.tids)) & (self.tids[np.minimum(pos, len(self.tids) - 1)] == gtid)
+            if len(self.tids)
+            else np.zeros(len(gtid), bool)
+        )
+        self.run_table = pd.DataFrame(
+            {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
+        ).drop_duplicates()
+        new_index = np.cumsum(ok) - 1
+        keep_rows = ok[g] if len(g) else np.zeros(0, bool)
+        self.groups = {
+            "keys": [k[ok] for k in gkeys],
+            "name": gname[ok],
+            "qid": gqid[ok],
+            "topic": pos[ok],
+        }
+        self.rows = (new_index[g[keep_rows]], rank[keep_rows], label[keep_rows])
+
+    @staticmethod
+    def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
+        """Groups contiguous and trec-ordered inside (then no sort is needed)."""
+        if len(gid) < 2:
+            return True
+        start = group_starts(gid)
+        heads = gid[start]
+        if len(np.unique(heads)) != len(heads):
+            return False
+        same = ~start[1:]
+        ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] < doc[:-1]))
+        return bool(np.all(ok[same]))
+
+    def add_missing_topics(self) -> None:
+        """trec_eval ``-c``: add every qrels topic a (keys, run) lacks, as an empty ranking."""
+        grp = self.groups
+        have = pd.DataFrame(
+            {
+                **{f"k{i}": k for i, k in enumerate(grp["keys"])},
+                "name": grp["name"],
+                "topic": grp["topic"],
+            }
+        )
+        runs = self.run_table
+        tid = self.tids
+        qc = tid % self.nq
+        rest = tid // self.nq
+        kcols = {}
+        for i, size in reversed(list(enumerate(self.sizes))):
+            kcols[f"k{i}"] = rest % size
+            rest = rest // size
+        topics = pd.DataFrame({**kcols, "qid": qc, "topic": np.arange(len(tid))})
+        on = [f"k{i}" for i in range(len(self.sizes))]
+        full = runs.merge(topics, on=on) if on else runs.merge(topics, how="cross")
+        full = full.merge(have, on=[*on, "name", "topic"], how="left", indicator=True)
+        miss = full[full["_merge"] == "left_only"]
+        if len(miss):
+            grp["keys"] = [
+                np.concatenate([k, miss[c].to_numpy()])
+                for k, c in zip(grp["keys"], on, strict=True)
+            ]
+            grp["name"] = np.concatenate([grp["name"], miss["name"].to_numpy()])
+            grp["qid"] = np.concatenate([grp["qid"], miss["qid"].to_numpy()])
+            grp["topic"] = np.concatenate([grp["topic"], miss["topic"].to_numpy()])
+
+    def scores(self, measures: list[Measure]):
+        """Value (and residual) matrix, one row per group, one column per measure."""
+        G = len(self.groups["name"])
+        view = K.View(*self.rows, G)
+        gt = self.groups["topic"].astype(np.int64)
+        values = np.zeros((G, len(measures)))
+        resid = np.full((G, len(measures)), np.nan)
+        for j, m in enumerate(measures):
+            v = view.condensed() if m.judged_only else view
+            val, res = K.kernel(
+                m.base, v, self.topics, gt, n=m.cutoff, rel=m.rel, p=m.p, beta=m.beta
+            )
+            values[:, j] = val
+            if res is not None:
+                resid[:, j] = res
+        return values, resid
+
+
+def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid):
+    grp = setup.groups
+    order = np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
+    G, M = len(order), len(measures)
+    rep = np.repeat(order, M)
+    out = {}
+    for k, cats, c in zip(keys, setup.key_cats, grp["keys"], strict=True):
+        out[k] = _decode(cats, c[rep], k)
+    out["name"] = _decode(setup.name_cats, grp["name"][rep], "name")
+    out["qid"] = _decode(setup.qid_cats, grp["qid"][rep], "qid")
+    names = [str(m) for m in measures]
+    out["measure"] = encode(pd.Series(np.tile(np.array(names, dtype=object), G), dtype="str"))
+    out["value"] = values[order].ravel()
+    df = pd.DataFrame(
+        {c: s.reset_index(drop=True) if isinstance(s, pd.Series) else s for c, s in out.items()}
+    )
+    if any(m.base == "RBP" for m in measures):
+        df["residual"] = resid[order].ravel()
+    return df
+
+
+def compute(
+    judged: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measures,
+    keys: Sequence[str] = (),
+    *,
+    all_topics: bool = False,
+) -> pd.DataFrame:
+    """Per-topic values of ``measures`` for an already judged frame (:func:`frames.judge`).
+
+    ``judged`` needs ``name``, ``qid``, ``docno``, ``score``, ``label`` (NA = unjudged) and the
+    ``keys`` columns; ``qrels`` needs ``qid``, ``docno``, ``label`` and the ``keys`` columns
+    (one relevance set per key value, e.g. ``left_out``). Rows are grouped by (keys, name, qid)
+    and ranked in trec_eval order (score desc, docno desc; sorted here unless already so).
+
+    As trec_eval, only topics present in both the ranking and the qrels (of the same key values)
+    are evaluated; a qrels topic with no relevant document is evaluated (AP, nDCG, … are 0).
+    ``all_topics=True`` (trec_eval ``-c``) adds every qrels topic a run lacks as an empty ranking.
+
+    Returns ``keys…``, ``name``, ``qid``, ``measure`` (canonical names, :func:`parse`),
+    ``value`` (float64) and, when an RBP measure is asked, ``residual`` (NaN for the others);
+    ids dictionary-encoded; rows ordered by keys, name, qid, then the measures as requested.
+    """
+    ms = _parse_all(measures)
+    keys = list(keys)
+    setup = _Setup(judged, qrels, keys)
+    if all_topics:
+        setup.add_missing_topics()
+    values, resid = setup.scores(ms)
+    return _frame(setup, keys, ms, values, resid)
+
+
+def evaluate(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measures,
+    *,
+    keys: Sequence[str] = (),
+    per_topic: bool = False,
+    all_topics: bool = False,
+) -> pd.DataFrame:
+    """Judge ``runs`` with ``qrels`` (:func:`frames.judge`) and :func:`compute` ``measures``.
+
+    Returns the per-topic frame when ``per_topic``, else the :func:`aggregate` averages.
+    ``all_topics`` is trec_eval's ``-c`` (qrels topics missing from a run score as an empty
+    ranking: 0 for every measure but NumRel, Unjudged (1) and the RBP residual).
+    """
+    keys = list(keys)
+    judged = judge(runs, qrels, keys=keys)
+    pt = compute(judged, qrels, measures, keys, all_topics=all_topics)
+    return pt if per_topic else aggregate(pt)
+
+
+def aggregate(
+    per_topic: pd.DataFrame, *, qrels: pd.DataFrame | None = None, all_topics: bool = False
+) -> pd.DataFrame:
+    """trec_eval's ``all`` line: the mean over the topics evaluated (``meas_avg.c``).
+
+    ``NumRet``, ``NumRel`` and ``NumRelRet`` (any parameters) are summed, as trec_eval does.
+    With ``all_topics=True`` and ``qrels`` (trec_eval ``-c``) every qrels topic of the key values
+    counts: topics missing from ``per_topic`` contribute the value of an empty ranking.
+    Input: the :func:`compute` frame (any extra columns but ``qid``/``value``/``residual`` are
+    keys). Returns ``keys…``, ``name``, ``measure``, ``value`` (+ ``residual`` if present).
+    """
+    require_columns(per_topic, ("name", "qid", "measure", "value"), "per-topic results")
+    keys = [
+        c for c in per_topic.columns if c not in ("name", "qid", "measure", "value", "residual")
+    ]
+    pt = per_topic
+    if all_topics:
+        if qrels is None:
+            raise ValueError("aggregate(all_topics=True) needs the qrels")
+        pt = _fill_missing(per_topic, qrels, keys)
+    by = [*keys, "name", "measure"]
+    cols = ["value"] + (["residual"] if "residual" in pt.columns else [])
+    grouped = pt.groupby(by, observed=True, sort=False)[cols]
+    mean, total = grouped.mean(), grouped.sum()
+    meas = mean.index.get_level_values("measure").astype(str)
+    summed = np.array([parse(m).summed for m in meas], dtype=bool)
+    out = mean.copy()
+    out.loc[summed, "value"] = total.loc[summed, "value"]
+    out = out.reset_index()
+    for c in ("name", "measure", *[k for k in keys if k in ID_COLUMNS]):
+        out[c] = encode(out[c].astype(str))
+    return out[[*by, *cols]]
+
+
+def _fill_missing(per_topic: pd.DataFrame, qrels: pd.DataFrame, keys: list[str]):
+    measures = list(dict.fromkeys(per_topic["measure"].astype(str)))
+    runs = per_topic[[*keys, "name"]].drop_duplicates()
+    fake = runs.reset_index(drop=True).assign(qid="", docno="", score=0.0)
+    fake["label"] = pd.array([pd.NA] * len(fake), dtype="Int16")
+    setup = _Setup(fake, qrels, keys)
+    setup.add_missing_topics()
+    values, resid = setup.scores([parse(m) for m in measures])
+    empty = _frame(setup, keys, [parse(m) for m in measures], values, resid)
+    have = per_topic[[*keys, "name", "qid"]].drop_duplicates().astype(str)
+    ek = empty[[*keys, "name", "qid"]].astype(str)
+    merged = ek.merge(have.assign(_have=True), how="left", on=[*keys, "name", "qid"])
+    add = empty[merged["_have"].isna().to_numpy()]
+    add = add.assign(measure=add["measure"].astype(str).map({str(parse(m)): m for m in measures}))
+    cols = list(per_topic.columns)
+    both = pd.concat(
+        [
+            per_topic.astype({c: str for c in ("name", "qid", "measure")}),
+            add[cols].astype({c: str for c in ("name", "qid", "measure")}),
+        ],
+        ignore_index=True,
+    )
+    return both
+
+
+def measure_names(measures: Iterable) -> list[str]:
+    """Canonical names of ``measures`` (deduplicated, in the order given)."""
+    return [str(m) for m in _parse_all(measures)]
