@@ -1,0 +1,84 @@
+"""Shared fixtures: the ../shared data (skipped when absent) and a tiny hand-made track."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared`` next to the repository; skips the test when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is absent")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def trec2_dir(shared_dir: Path) -> Path:
+    """The TREC-2 ad hoc track: ``TREC-2/Adhoc/{QRels/,Runs/,desc.xml}`` (38 gzipped runs)."""
+    path = shared_dir / "data" / "trec" / "TREC-2" / "Adhoc"
+    if not path.is_dir():
+        pytest.skip("../shared/data/trec/TREC-2/Adhoc is absent")
+    return path
+
+
+@pytest.fixture(scope="session")
+def toy_dir(shared_dir: Path) -> Path:
+    """The 5-run TOY track in ``../shared/data/trec/TOY``."""
+    path = shared_dir / "data" / "trec" / "TOY"
+    if not path.is_dir():
+        pytest.skip("../shared/data/trec/TOY is absent")
+    return path
+
+
+TINY_RUNS = {
+    # run a: plain text, a tie on topic 1 (d2/d3 at 2.0 → docno descending: d3 first)
+    "input.a": [
+        "1 Q0 d1 1 3.0 a",
+        "1 Q0 d2 2 2.0 a",
+        "1 Q0 d3 3 2.0 a",
+        "2 Q0 d4 1 1.5 a",
+        "2 Q0 d1 2 0.5 a",
+    ],
+    # run b: gzipped, tabs and runs of spaces, written in the wrong rank order
+    "input.b.gz": [
+        "1\tQ0\td4\t1\t0.1\tb",
+        "1  Q0  d1   2  0.9   b",
+        "2 Q0 d2 1 0.7 b",
+    ],
+}
+TINY_QRELS = ["1 0 d1 1", "1 0 d2 0", "1 0 d4 2", "2 0 d1 1", "2 0 d4 -1"]
+TINY_DESC = """<set>
+    <runs>
+        <tag>a</tag>
+        <organization>Org A</organization>
+    </runs>
+    <runs>
+        <tag>b</tag>
+        <organization>Org B</organization>
+    </runs>
+</set>
+"""
+
+
+@pytest.fixture
+def tiny_collection(tmp_path: Path) -> Path:
+    """A hand-made ``TRACK/{QRels/,Runs/,desc.xml}`` with two runs (one gzipped, one with tabs
+    and runs of spaces), 2 topics, 5 judgments (one −1). Returns the track directory."""
+    track = tmp_path / "TINY"
+    (track / "Runs").mkdir(parents=True)
+    (track / "QRels").mkdir()
+    for name, lines in TINY_RUNS.items():
+        data = ("\n".join(lines) + "\n").encode()
+        if name.endswith(".gz"):
+            data = gzip.compress(data)
+        (track / "Runs" / name).write_bytes(data)
+    (track / "QRels" / "qrels").write_text("\n".join(TINY_QRELS) + "\n")
+    (track / "desc.xml").write_text(TINY_DESC)
+    return track
