@@ -60,9 +60,9 @@ def trec_lines(results: pd.DataFrame) -> str:
     has_qid = "qid" in results.columns
     for row in results.itertuples(index=False):
         meas = m.parse(str(row.measure))
-        tname = getattr(meas, "trec_name", None) or str(row.measure)
         value = row.value
-        text = f"{int(round(value))}" if getattr(meas, "is_count", False) else f"{value:.4f}"
+        text = f"{int(round(value))}" if meas.summed else f"{value:.4f}"
+        tname = meas.trec_name
         qid = str(row.qid) if has_qid else "all"
         line = f"{tname:<22s}\t{qid}\t{text}"
         out.append(f"{row.name}\t{line}" if many else line)
@@ -96,6 +96,56 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         wide = avg.pb.wide() if args.format == "table" else avg
         emit(wide, args.format, args.output, {"command": "evaluate", "measures": names})
     return 0
+
+
+def _collection(args: argparse.Namespace):
+    from pbtools import io
+
+    return io.load_collection(args.paths, desc=args.desc, lenient=args.lenient,
+                              float32=args.float32, run_id=args.run_id)
+
+
+def cmd_pool(args: argparse.Namespace) -> int:
+    from pbtools import pooling
+
+    col = _collection(args)
+    info = pooling.describe(col, policy=args.policy, tolerance=args.tolerance)
+    if args.json:
+        print(dumps(info))
+    else:
+        print(f"collection  {col.name}  ({col.path})")
+        for key in ("|R|", "|O|", "|R_p|", "d", "|T|"):
+            print(f"  {key:6s} {info[key]}")
+        if info["|R| files"] != info["|R|"]:
+            print(f"  run files: {info['|R| files']} (several files share a run tag)")
+        print(f"  pooled runs ({info['policy']} policy): {', '.join(info['pooled_runs'])}")
+        if info["unpooled_runs"]:
+            print(f"  not pooled: {', '.join(info['unpooled_runs'])}")
+        if info["unmapped"]:
+            print(f"  runs without an organization: {', '.join(info['unmapped'])}")
+    if args.leave_out:
+        if not args.output:
+            raise SystemExit("pbtools: error: --leave-out needs -o FILE.parquet")
+        reduced = pooling.leave_one_out(col.qrels, col.runs, info["depth"], by=args.leave_out,
+                                        orgs=col.orgs, pooled=info["pooled_runs"])
+        emit(reduced, "parquet", args.output,
+             {"command": "pool", "leave_out": args.leave_out, "depth": info["depth"],
+              "pooled_runs": info["pooled_runs"], "collection": col.name})
+    if args.unique:
+        report = pooling.unique_contributions(col.runs, col.qrels, col.orgs, info["depth"],
+                                              measures=args.measure or ["AP", "P@10"],
+                                              pooled=info["pooled_runs"])
+        print()
+        print("unique contributions per organization (Buckley et al. 2007; Sakai 2008 Table 2)")
+        emit(report, "table", None)
+    return 0
+
+
+def _add_collection_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="TRACK_DIR | QRELS RUNS",
+                   help="a track directory TRACK/{QRels/,Runs/,desc.xml}, or a qrels file "
+                        "followed by run files or a runs directory")
+    p.add_argument("--desc", help="desc.xml mapping run tags to organizations")
 
 
 def _add_io_options(p: argparse.ArgumentParser) -> None:
@@ -132,6 +182,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_io_options(ev)
     ev.set_defaults(func=cmd_evaluate)
 
+    po = sub.add_parser("pool", help="collection properties, inferred pool, reduced qrels",
+                        description="Infer the pool depth and pooled runs from the qrels; "
+                                    "optionally write leave-one-out reduced qrels and the "
+                                    "unique-contribution report.")
+    _add_collection_args(po)
+    po.add_argument("--json", action="store_true", help="print the properties as JSON")
+    po.add_argument("--policy", choices=("lipani2015", "per_run"), default="lipani2015",
+                    help="pool-depth inference policy (see pbtools.inference.infer_pool)")
+    po.add_argument("--tolerance", type=float, default=None,
+                    help="share of d of unjudged documents a pooled run may step over")
+    po.add_argument("--leave-out", choices=("run", "org"),
+                    help="write the reduced qrels of every run or organization (-o)")
+    po.add_argument("--unique", action="store_true",
+                    help="per-organization unique (relevant) contributions and their effect")
+    po.add_argument("-m", "--measure", action="append",
+                    help="measures for --unique (default AP, P@10)")
+    po.add_argument("-o", "--output", help="Parquet file for --leave-out")
+    _add_io_options(po)
+    po.set_defaults(func=cmd_pool)
+
     return parser
 
 
@@ -144,7 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default", TrecFormatWarning)
+            warnings.showwarning = _show_warning
             return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `pbtools ... | head`
+        sys.stderr.close()
+        return 0
     except TrecFormatError as err:
         print(f"pbtools: error: {err}", file=sys.stderr)
         if not getattr(args, "lenient", True):
@@ -157,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"pbtools: error: {err}", file=sys.stderr)
         return 2
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one ``pbtools: warning: ...`` line (no source line of pbtools' own code)."""
+    print(f"pbtools: warning: {message}", file=sys.stderr)
 
 
 def _json_default(o):

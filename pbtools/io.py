@@ -37,7 +37,7 @@ import glob as _glob
 import json
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,13 +240,20 @@ class Collection:
                 f"{len(self.repairs)} repairs, unmapped={self.unmapped})")
 
 
-def read_collection(track_dir: PathLike, *, lenient: bool = False, float32: bool = False,
-                    run_id: str = "tag", name: str | None = None) -> Collection:
+def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
+                    float32: bool = False, run_id: str = "tag", name: str | None = None,
+                    qrels: PathLike | None = None, runs: Source | None = None,
+                    desc: PathLike | None = None) -> Collection:
     """Read a track laid out as ``TRACK/{QRels/,Runs/,desc.xml}`` (``../shared/data/trec``).
 
     ``QRels/``: every file is read and concatenated (:func:`read_qrels`); ``Runs/``: its
     ``input.*`` files (:func:`read_runs`); ``desc.xml``: :func:`read_orgs`. ``name`` defaults to
     the directory's name. Options as in :func:`read_runs`.
+
+    The parts can also be named one by one, for collections not in the TRACK layout:
+    ``read_collection(qrels="qrels.txt", runs="runs/", desc="desc.xml")`` (``desc`` optional:
+    without it every run is its own organization, each run named as its own org). Explicit parts
+    override the track directory's.
 
     Returns a :class:`Collection`. Raises :class:`TrecFormatError` for any strict-mode format
     error of the files, and (strict) for a run whose name ``desc.xml`` lacks, naming desc.xml
@@ -254,20 +261,34 @@ def read_collection(track_dir: PathLike, *, lenient: bool = False, float32: bool
     missing ``desc.xml`` is an error (strict) or leaves every run unmapped (lenient).
     """
     _parse.check_run_id(run_id)
-    root = Path(track_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"no such track directory: {track_dir}")
+    if track_dir is not None:
+        root = Path(track_dir)
+        if not root.is_dir():
+            raise FileNotFoundError(f"no such track directory: {track_dir}")
+        qrels_src = qrels if qrels is not None else root / "QRels"
+        runs_src = runs if runs is not None else root / "Runs"
+        desc = Path(desc) if desc is not None else root / "desc.xml"
+        implicit_orgs = False
+    else:
+        if qrels is None or runs is None:
+            raise ValueError("read_collection needs a track directory, or both qrels= and runs=")
+        qrels_src, runs_src = qrels, runs
+        root = Path(runs if not isinstance(runs, list | tuple) else runs[0])
+        implicit_orgs = desc is None
+        desc = Path(desc) if desc is not None else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrecFormatWarning)
-        qrels = read_qrels(root / "QRels", lenient=lenient)
-        runs, files, repairs = _parse.load_runs(run_files(root / "Runs"), lenient=lenient,
+        qrels = read_qrels(qrels_src, lenient=lenient)
+        runs, files, repairs = _parse.load_runs(run_files(runs_src), lenient=lenient,
                                                 float32=float32, run_id=run_id)
     rep = Repairs()
     rep.parts.append(repairs)
     if "repairs" in qrels.attrs:
         rep.parts.insert(0, qrels.attrs["repairs"])
-    desc = root / "desc.xml"
-    if desc.is_file():
+    if implicit_orgs:
+        tags = pd.Series(runs["name"].cat.categories, dtype="str")
+        orgs = pd.DataFrame({"name": encode(tags), "org": encode(tags)})
+    elif desc.is_file():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrecFormatWarning)
             orgs = read_orgs(desc, lenient=lenient)
@@ -296,6 +317,21 @@ def read_collection(track_dir: PathLike, *, lenient: bool = False, float32: bool
         _parse.warn(rep_frame)
     return Collection(runs=runs, qrels=qrels, orgs=orgs, files=files, repairs=rep_frame,
                       unmapped=unmapped, path=root, name=name or root.name)
+
+
+def load_collection(paths: Sequence[PathLike], *, desc: PathLike | None = None,
+                    **options) -> Collection:
+    """A collection from command-line style arguments: ``[TRACK_DIR]`` or ``[QRELS, RUNS...]``.
+
+    One path that is a directory: :func:`read_collection` of that track (``desc`` overrides its
+    ``desc.xml``). Two or more: a qrels file followed by run files, directories or globs.
+    """
+    paths = [Path(p) for p in paths]
+    if len(paths) == 1 and paths[0].is_dir():
+        return read_collection(paths[0], desc=desc, **options)
+    if len(paths) < 2:
+        raise ValueError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
+    return read_collection(qrels=paths[0], runs=[str(p) for p in paths[1:]], desc=desc, **options)
 
 
 # --------------------------------------------------------------------------------------------

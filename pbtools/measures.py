@@ -159,9 +159,35 @@ class Measure:
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     @property
+    def trec_name(self) -> str:
+        """trec_eval's name for this measure (``P_10``, ``map``, ``ndcg_cut_10``, ...).
+
+        Measures trec_eval does not have (AntiP, Unjudged, Q, condensed lists, ...) keep their
+        pbtools name. A non-default relevance threshold corresponds to trec_eval's ``-l``, which
+        is not part of its measure names, so it is not shown either.
+        """
+        if self.judged_only or self.base not in _TREC_NAMES:
+            return str(self)
+        plain, cut = _TREC_NAMES[self.base]
+        if self.base == "RBP":
+            return "rbp" if self.p == 0.9 and self.cutoff is None else str(self)
+        if self.cutoff is None:
+            return plain if plain else str(self)
+        return f"{cut}_{self.cutoff}" if cut else str(self)
+
+    @property
     def summed(self) -> bool:
         """True for the counts that trec_eval sums rather than averages over topics."""
         return self.base in _SUMMED
+
+
+#: base → (trec_eval name without cut-off, trec_eval name prefix with a cut-off)
+_TREC_NAMES = {
+    "P": (None, "P"), "R": (None, "recall"), "AP": ("map", "map_cut"),
+    "nDCG": ("ndcg", "ndcg_cut"), "Bpref": ("bpref", None), "Rprec": ("Rprec", None),
+    "RR": ("recip_rank", None), "Success": (None, "success"), "NumRet": ("num_ret", None),
+    "NumRel": ("num_rel", None), "NumRelRet": ("num_rel_ret", None), "RBP": ("rbp", None),
+}
 
 
 def _valid_names() -> str:

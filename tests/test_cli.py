@@ -1,0 +1,110 @@
+"""The ``pbtools`` command line: output formats, trec_eval layout, errors as messages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from pbtools import io
+from pbtools.cli import main
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def conformance(shared_dir):
+    d = shared_dir / "data" / "trec_eval_conformance"
+    if not d.is_dir():
+        pytest.skip("../shared/data/trec_eval_conformance is absent")
+    return d
+
+
+def test_trec_layout_matches_trec_eval_lines(capsys, conformance):
+    """``--trec --per-topic`` prints byte-identical lines to trec_eval's ``-q`` output."""
+    code, out, _ = run_cli(capsys, "evaluate", conformance / "qrels.test",
+                           conformance / "results.test", "-m", "map", "-m", "P_5",
+                           "-m", "num_ret", "-m", "ndcg_cut_10", "--trec", "--per-topic")
+    assert code == 0
+    expected = [ln for ln in (conformance / "out.test.aq").read_text().splitlines()
+                if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10"}]
+    assert sorted(out.splitlines()) == sorted(expected)
+
+
+def test_table_tsv_and_parquet_outputs(capsys, tmp_path, toy_dir):
+    qrels = toy_dir / "QRels" / "qrels"
+    code, out, _ = run_cli(capsys, "evaluate", qrels, toy_dir / "Runs", "-m", "P@5", "-m", "AP")
+    assert code == 0
+    header = out.splitlines()[0].split()
+    assert header == ["name", "P@5", "AP"]
+    assert len(out.splitlines()) == 1 + 5  # five runs
+
+    tsv = tmp_path / "r.tsv"
+    code, _, _ = run_cli(capsys, "evaluate", qrels, toy_dir / "Runs", "-m", "P@5",
+                         "--per-topic", "--format", "tsv", "-o", tsv)
+    assert code == 0
+    df = pd.read_csv(tsv, sep="\t")
+    assert list(df.columns) == ["name", "qid", "measure", "value"]
+    assert df["measure"].unique().tolist() == ["P@5"]
+
+    pq = tmp_path / "r.parquet"
+    code, _, _ = run_cli(capsys, "evaluate", qrels, toy_dir / "Runs", "-m", "AP",
+                         "--format", "parquet", "-o", pq)
+    assert code == 0
+    back = io.read_parquet(pq)
+    assert list(back.columns) == ["name", "measure", "value"]
+    assert back.attrs["metadata"]["measures"] == ["AP"]
+
+
+def test_bad_input_is_a_message_not_a_traceback(capsys, tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n")
+    run = tmp_path / "input.x"
+    run.write_text("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 oops x\n")
+    code, out, err = run_cli(capsys, "evaluate", qrels, run, "-m", "P@5")
+    assert code == 2
+    assert f"{run}:2:" in err and "score" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_measure_is_reported(capsys, tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n")
+    run = tmp_path / "input.x"
+    run.write_text("1 Q0 d1 1 2.0 x\n")
+    code, _, err = run_cli(capsys, "evaluate", qrels, run, "-m", "Pfoo@5")
+    assert code == 2 and "Pfoo@5" in err
+
+
+def test_lenient_flag_repairs_and_warns(capsys, tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
+    run = tmp_path / "input.x.gz"
+    with gzip.open(run, "wt") as fh:
+        fh.write("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 1.0 x extra\n1 Q0 short\n")
+    code, _, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2")
+    assert code == 2
+    with pytest.warns(Warning):
+        code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2", "-m", "NumRet",
+                               "--lenient", "--format", "tsv")
+    assert code == 0
+    df = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
+    assert df.set_index("measure")["value"].to_dict() == {"P@2": 0.5, "NumRet": 2.0}
+
+
+def test_console_script_entry_point(tmp_path):
+    """``python -m pbtools`` and the parser's --help work as a separate process."""
+    proc = subprocess.run([sys.executable, "-m", "pbtools", "--help"], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0
+    for command in ("evaluate", "pool", "correct", "analyze"):
+        assert command in proc.stdout
+    assert json.loads(json.dumps({"ok": True}))["ok"]
