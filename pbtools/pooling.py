@@ -1,0 +1,587 @@
+"""Depth-d pools, contributions and reduced qrels (leave-out, take-teams, shallow, subsets).
+
+A *depth-d pool* of a set of runs is the set of (qid, docno) that at least one run ranks in its
+top d on that topic (trec_eval order, :func:`pbtools.frames.trec_order`). A *unit* is what an
+experiment withdraws from the pool: a run (``by="run"``) or an organisation (``by="org"``, the
+runs mapped to it by an orgs frame ``name``, ``org``). Every reduction here is derived from one
+*contributions* table — the unique (unit, qid, docno) triples of the pooled runs' top d with the
+number of units that pooled each document — and is computed for all units at once with integer
+codes and numpy masks, never by rebuilding qrels per unit.
+
+Conventions shared by every function:
+
+* ``runs`` are the *pooled* runs unless a ``pooled`` argument (list of run names) restricts them;
+  pool inference (:func:`infer_pool`) tells which runs of a collection were pooled and to which
+  depth.
+* Runs whose name the orgs frame does not list form an organisation of their own, named after the
+  run (TREC-2 by tag: the merged ``prceo1`` run of ``input.prc1``/``input.prc2``).
+* Reduced qrels keep the qrels schema plus one key column — ``left_out`` (leave-outs), ``kept``
+  (take-teams, subsets) or ``depth`` (shallow pools) — so that
+  ``frames.judge(runs, reduced)`` scores every run against every reduction in one join.
+* ``repool=False`` (default) keeps qrels documents that no pooled run placed in its top d (they
+  were judged for some other reason, e.g. an unpooled run or a deeper pool); ``repool=True``
+  drops them, which is the re-pooled semantic of PROTOCOL-lipani2015 items 7-8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from math import comb
+
+import numpy as np
+import pandas as pd
+
+from pbtools.frames import (
+    encode,
+    group_starts,
+    id_dtype,
+    is_trec_ordered,
+    ranks_from_starts,
+    require_columns,
+    trec_order,
+)
+from pbtools.inference import PoolInfo, _mapped, _used, infer_pool
+
+__all__ = [
+    "pool",
+    "repool",
+    "contributions",
+    "leave_one_out",
+    "take_teams",
+    "shallow",
+    "subset_pool",
+    "top_fraction",
+    "unit_map",
+    "unique_contributions",
+    "describe",
+    "infer_pool",
+    "PoolInfo",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# internals: top-d rows, units, shared integer keys
+# --------------------------------------------------------------------------------------------
+
+
+def _ordered(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` in trec order with ranks 1..n (sorted only when it is not already)."""
+    require_columns(runs, ("name", "qid", "docno", "score", "rank"), "run")
+    return runs if is_trec_ordered(runs) else trec_order(runs)
+
+
+def _top(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None) -> pd.DataFrame:
+    """Rows of ``runs`` ranked 1..depth (of the ``pooled`` runs only, when given)."""
+    if depth is None or int(depth) < 0:
+        raise ValueError(f"pool depth must be a non-negative integer, got {depth!r}")
+    runs = _ordered(runs)
+    mask = runs["rank"].to_numpy() <= int(depth)
+    if pooled is not None:
+        name = encode(runs["name"])
+        chosen = name.cat.categories.isin(pd.Index(list(map(str, pooled)), dtype="str"))
+        mask &= chosen[name.cat.codes.to_numpy()]
+    return runs.loc[mask]
+
+
+def unit_map(names: Iterable[str], by: str = "run", orgs: pd.DataFrame | None = None,
+             ) -> pd.Series:
+    """The unit of each run name: the name itself (``by="run"``) or its organisation.
+
+    ``orgs`` (columns ``name``, ``org``) is required for ``by="org"``; a run it does not list is
+    an organisation of its own, named after the run. Returns a ``str`` Series indexed by name.
+    """
+    names = pd.Index(pd.unique(np.asarray(list(map(str, names)), dtype=object)), dtype="str")
+    if by == "run":
+        return pd.Series(names, index=names, dtype="str")
+    if by != "org":
+        raise ValueError(f"by must be 'run' or 'org', got {by!r}")
+    if orgs is None:
+        raise ValueError("by='org' needs an orgs frame (columns name, org)")
+    require_columns(orgs, ("name", "org"), "orgs")
+    m = pd.Series(orgs["org"].astype("str").to_numpy(),
+                  index=pd.Index(orgs["name"].astype("str").to_numpy(), dtype="str"))
+    m = m[~m.index.duplicated(keep="first")]
+    out = pd.Series(m.reindex(names).to_numpy(), index=names, dtype="str")
+    return out.fillna(pd.Series(names, index=names, dtype="str"))
+
+
+@dataclass
+class _Contrib:
+    """Unique (unit, document) pairs of a pool in integer codes, with a shared id dictionary."""
+
+    units: pd.Index  # unit names, sorted (unit code = position)
+    qcats: pd.Index  # qid dictionary shared with the qrels passed in (if any)
+    dcats: pd.Index  # docno dictionary shared with the qrels passed in (if any)
+    keys: np.ndarray  # sorted unique document keys q * nd + d (int64)
+    row_doc: np.ndarray  # index into ``keys`` of each top-d row
+    pair_unit: np.ndarray  # unit code of each unique (unit, doc) pair
+    pair_doc: np.ndarray  # index into ``keys`` of each pair
+    n_units: np.ndarray  # units per document (aligned with ``keys``)
+    owner: np.ndarray  # unit code of the only contributor, -1 when n_units > 1
+    q_key: np.ndarray | None = field(default=None)  # qrels document keys (when qrels given)
+
+
+def _contrib(top: pd.DataFrame, by: str, orgs: pd.DataFrame | None,
+             qrels: pd.DataFrame | None = None) -> _Contrib:
+    """Build the contributions of the top-d rows ``top``; optionally key ``qrels`` alike.
+
+    Ids are re-coded over the (sorted) dictionaries of the ids the top-d rows use, so the work
+    is proportional to the pool, not to the runs' or qrels' dictionaries.
+    """
+    name_code, names = _used(top["name"])  # only the runs that have top-d rows
+    umap = unit_map(names, by, orgs)
+    units = pd.Index(sorted(set(umap.tolist())), dtype="str")
+    cat_unit = units.get_indexer(umap.to_numpy()).astype(np.int64)
+    row_unit = cat_unit[name_code] if len(top) else np.zeros(0, np.int64)
+    tq, qcats = _used(top["qid"])
+    td, dcats = _used(top["docno"])
+    nd = np.int64(max(len(dcats), 1))
+    keys, kidx = np.unique(tq * nd + td, return_inverse=True)
+    kidx = kidx.ravel().astype(np.int64)
+    nk = np.int64(max(len(keys), 1))
+    pair = np.unique(row_unit * nk + kidx)
+    pair_unit, pair_doc = pair // nk, pair % nk
+    n_units = np.bincount(pair_doc, minlength=len(keys)).astype(np.int32)
+    owner = np.full(len(keys), -1, dtype=np.int64)
+    single = n_units[pair_doc] == 1
+    owner[pair_doc[single]] = pair_unit[single]
+    q_key = None
+    if qrels is not None:
+        qq, qd = _mapped(qrels["qid"], qcats), _mapped(qrels["docno"], dcats)
+        q_key = np.where((qq >= 0) & (qd >= 0), qq * nd + qd, -1)
+    return _Contrib(units, qcats, dcats, keys, kidx, pair_unit, pair_doc, n_units, owner, q_key)
+
+
+def _locate(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Index of each ``query`` value in the sorted unique ``keys``; -1 where absent."""
+    if len(keys) == 0:
+        return np.full(len(query), -1, dtype=np.int64)
+    pos = np.searchsorted(keys, query)
+    pos_c = np.minimum(pos, len(keys) - 1)
+    return np.where(keys[pos_c] == query, pos_c, -1)
+
+
+def _qrels_owner(c: _Contrib) -> np.ndarray:
+    """Per qrels row: the only contributing unit's code, -1 if several, -2 if none."""
+    loc = _locate(c.keys, c.q_key)
+    return np.where(loc >= 0, c.owner[np.maximum(loc, 0)], -2)
+
+
+def _keyed(qrels: pd.DataFrame, rows: np.ndarray, column: str, values: pd.Series | np.ndarray,
+           ) -> pd.DataFrame:
+    """``qrels`` rows ``rows`` (reindexed) with the key column ``column`` appended."""
+    base = [c for c in qrels.columns if c != column]
+    out = qrels[base].iloc[rows].reset_index(drop=True)
+    out[column] = values
+    return out
+
+
+def _unit_column(labels: Sequence[str], idx: np.ndarray) -> pd.Categorical:
+    """A dictionary-encoded column taking ``labels[idx]`` (categories sorted)."""
+    dtype = id_dtype(labels)
+    remap = dtype.categories.get_indexer(pd.Index(list(labels), dtype="str"))
+    return pd.Categorical.from_codes(remap[idx], dtype=dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# pools and contributions
+# --------------------------------------------------------------------------------------------
+
+
+def pool(runs: pd.DataFrame, depth: int, keys: Sequence[str] = ()) -> pd.DataFrame:
+    """The depth-d pool: every (qid, docno) some run ranks in its top ``depth`` (Lipani §5).
+
+    ``runs``: run columns (``name``, ``qid``, ``docno``, ``score``, ``rank``; reordered into trec
+    order when they are not) + optional ``keys`` columns (e.g. ``left_out``) that make several
+    pools at once, one per key value. Returns ``keys`` + ``qid``, ``docno`` (ids), unique rows
+    sorted by (keys, qid, docno).
+    """
+    cols = [*keys, "qid", "docno"]
+    if keys:  # rank within (keys, name, qid): the same run may appear under several keys
+        ranked = trec_order(runs, by=(*keys, "name", "qid"))
+        top = ranked.loc[ranked["rank"].to_numpy() <= int(depth), cols]
+        return top.drop_duplicates().sort_values(cols).reset_index(drop=True)
+    c = _contrib(_top(runs, depth), "run", None)
+    nd = max(len(c.dcats), 1)
+    q, d = c.keys // nd, c.keys % nd
+    return pd.DataFrame({
+        "qid": pd.Categorical.from_codes(q, dtype=pd.CategoricalDtype(c.qcats)),
+        "docno": pd.Categorical.from_codes(d, dtype=pd.CategoricalDtype(c.dcats)),
+    })
+
+
+def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """Qrels restricted to the depth-d pool of ``runs`` (PROTOCOL-lipani2015 item 7).
+
+    Per topic, only the original judgments of documents in the top ``depth`` of at least one of
+    ``runs`` survive. ``qrels``: ``qid``, ``docno``, ``label`` (+ any extra columns, kept);
+    ``runs``: run columns. Returns the surviving qrels rows in their original order, schema and
+    dtypes unchanged (fresh RangeIndex).
+    """
+    require_columns(qrels, ("qid", "docno", "label"), "qrels")
+    c = _contrib(_top(runs, depth), "run", None, qrels)
+    keep = _locate(c.keys, c.q_key) >= 0
+    return qrels.loc[keep].reset_index(drop=True)
+
+
+def contributions(runs: pd.DataFrame, depth: int, by: str = "run",
+                  orgs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Who pooled what: for each pooled (qid, docno), the units that ranked it in their top d.
+
+    Buckley et al. §1 (unique relevant documents), Sakai §4 (leave-one-team-out). ``runs``: the
+    pooled runs (run columns); ``by``: ``"run"`` (unit = run name) or ``"org"`` (unit = the
+    run's organisation from ``orgs`` columns ``name``, ``org``; unlisted runs are their own
+    organisation). Returns ``qid``, ``docno``, ``unit`` (ids) and ``n_units`` (int32: how many
+    units pooled the document), one row per unique (qid, docno, unit), sorted by qid, docno,
+    unit. A document with ``n_units == 1`` is *unique* to its unit: leaving that unit out makes it
+    unjudged.
+    """
+    c = _contrib(_top(runs, depth), by, orgs)
+    nd = max(len(c.dcats), 1)
+    order = np.lexsort((c.pair_unit, c.pair_doc))
+    doc = c.keys[c.pair_doc[order]]
+    return pd.DataFrame({
+        "qid": pd.Categorical.from_codes(doc // nd, dtype=pd.CategoricalDtype(c.qcats)),
+        "docno": pd.Categorical.from_codes(doc % nd, dtype=pd.CategoricalDtype(c.dcats)),
+        "unit": pd.Categorical.from_codes(c.pair_unit[order], dtype=pd.CategoricalDtype(c.units)),
+        "n_units": c.n_units[c.pair_doc[order]],
+    })
+
+
+# --------------------------------------------------------------------------------------------
+# leave-one-out
+# --------------------------------------------------------------------------------------------
+
+
+def leave_one_out(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, by: str = "run",
+                  orgs: pd.DataFrame | None = None, units: Iterable[str] | None = None, *,
+                  pooled: Iterable[str] | None = None, repool: bool = False) -> pd.DataFrame:
+    """Reduced qrels for leaving each unit out of the pool, all units at once.
+
+    Lipani §5 / PROTOCOL item 8 (leave-one-organization-out), Sakai §4 (leave-one-team-out),
+    Webber §3 (leave-one-run-out). For unit u, the documents that *only* u's runs placed in
+    their top ``depth`` become unjudged (their rows are dropped); every other judgment is kept.
+    Qrels documents that no pooled run placed in its top d are kept (``repool=False``, default)
+    or dropped (``repool=True``: then the reduced qrels of u equal ``repool(qrels, runs without
+    u, depth)``, PROTOCOL items 7-8).
+
+    Inputs: ``qrels`` (``qid``, ``docno``, ``label`` + extra columns kept), ``runs`` (run
+    columns; the pooled runs, or restrict them with ``pooled``: run names), ``by`` ``"run"`` or
+    ``"org"`` (with ``orgs``: ``name``, ``org``), ``units``: the units to leave out (default:
+    every unit of the pooled runs; a unit without pooled runs leaves the qrels unreduced).
+
+    Returns the qrels columns + ``left_out`` (id; sorted categories = the units), one block per
+    unit in unit order, qrels order within a block. Join with ``frames.judge(runs, reduced)``.
+    """
+    require_columns(qrels, ("qid", "docno", "label"), "qrels")
+    c = _contrib(_top(runs, depth, pooled), by, orgs, qrels)
+    owner = _qrels_owner(c)
+    labels = list(c.units) if units is None else list(dict.fromkeys(map(str, units)))
+    ucode = c.units.get_indexer(pd.Index(labels, dtype="str")).astype(np.int64)
+    ucode[ucode < 0] = -3  # a unit with no pooled run removes nothing
+    keep = owner[None, :] != ucode[:, None]
+    if repool:
+        keep &= (owner != -2)[None, :]
+    return _blocks(qrels, keep, labels, "left_out")
+
+
+def _blocks(qrels: pd.DataFrame, keep: np.ndarray, labels: Sequence, column: str,
+            ) -> pd.DataFrame:
+    """Stack the qrels rows kept by each row of the (blocks x qrels) mask, keyed by ``column``."""
+    flat = np.flatnonzero(keep.ravel())
+    n = len(qrels)
+    block, rows = (flat // n, flat % n) if n else (flat, flat)
+    if column == "depth":
+        values = np.asarray(labels, dtype=np.int32)[block]
+    else:
+        values = _unit_column([str(v) for v in labels], block)
+    return _keyed(qrels, rows, column, values)
+
+
+# --------------------------------------------------------------------------------------------
+# take-k-teams, pool widths, shallow pools
+# --------------------------------------------------------------------------------------------
+
+SEP = "+"  #: joins the units of a ``kept`` combination label, e.g. ``"orgA+orgB+orgC"``
+
+
+def _combos(n: int, k: int, sample: int | None, seed: int) -> np.ndarray:
+    """All C(n, k) index combinations (lexicographic), or ``sample`` distinct ones drawn at random.
+
+    Random draws: each combination is a uniform k-subset (seeded ``numpy.random.default_rng``);
+    duplicates are dropped and redrawn, and the result is sorted lexicographically.
+    """
+    if not 0 <= k <= n:
+        raise ValueError(f"cannot take {k} of {n} units")
+    total = comb(n, k)
+    if sample is None or sample >= total:
+        if total > 5_000_000:
+            raise ValueError(f"C({n}, {k}) = {total} combinations: pass sample=")
+        return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(total, k)
+    rng = np.random.default_rng(seed)
+    got = np.zeros((0, k), dtype=np.int64)
+    while len(got) < sample:
+        draw = np.sort(np.argsort(rng.random((2 * sample, n)), axis=1)[:, :k], axis=1)
+        got = np.unique(np.vstack([got, draw]), axis=0)
+        if len(got) > sample:  # keep a uniform subset of the distinct draws
+            got = got[np.sort(rng.choice(len(got), sample, replace=False))]
+    return got
+
+
+def _take(qrels: pd.DataFrame, c: _Contrib, member: np.ndarray, labels: Sequence[str],
+          ) -> pd.DataFrame:
+    """Qrels rows pooled by at least one unit of each combination (``member``: combos x units).
+
+    Each document's contributing units are a bitset (uint64 words), each combination too; a qrels
+    row is kept for a combination when the two bitsets intersect. Combinations are processed in
+    chunks of ~4M (combination, row) cells.
+    """
+    n_units = len(c.units)
+    words = max((n_units + 63) // 64, 1)
+    doc_bits = np.zeros((len(c.keys), words), dtype=np.uint64)
+    combo_bits = np.zeros((len(member), words), dtype=np.uint64)
+    for w in range(words):  # a handful of 64-unit words
+        sel = (c.pair_unit // 64) == w
+        np.bitwise_or.at(doc_bits[:, w], c.pair_doc[sel],
+                         np.left_shift(np.uint64(1), (c.pair_unit[sel] % 64).astype(np.uint64)))
+        cols = np.arange(w * 64, min((w + 1) * 64, n_units))
+        shifts = np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64))
+        combo_bits[:, w] = np.bitwise_or.reduce(
+            np.where(member[:, cols], shifts[None, :], np.uint64(0)), axis=1)
+    loc = _locate(c.keys, c.q_key)
+    rows = np.flatnonzero(loc >= 0)  # never-contributed rows are never kept
+    qbits = doc_bits[loc[rows]]
+    step = max(1, 4_000_000 // max(len(rows), 1))
+    parts = []
+    for start in range(0, len(member), step):  # chunks of combinations, not a loop per unit
+        cb = combo_bits[start:start + step]
+        hit = np.zeros((len(cb), len(rows)), dtype=bool)
+        for w in range(words):
+            hit |= (cb[:, w][:, None] & qbits[None, :, w]) != 0
+        b, r = np.nonzero(hit)
+        parts.append((b + start, rows[r]))
+    block = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    rws = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    return _keyed(qrels, rws, "kept", _unit_column(list(labels), block))
+
+
+def take_teams(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, k: int = 1,
+               by: str = "org", orgs: pd.DataFrame | None = None, *,
+               teams: Iterable[str] | None = None,
+               combos: Iterable[Iterable[str]] | None = None, sample: int | None = None,
+               seed: int = 0, pooled: Iterable[str] | None = None) -> pd.DataFrame:
+    """Take-one-team / take-k-teams relevance data: only documents the chosen teams pooled.
+
+    Sakai §4 and §6: J is replaced by D_t (take-one-team, ``k=1``) or by the union of D_t over a
+    set T of teams (take-three-teams, ``k=3``). The combinations are all C(n, k) of ``teams``
+    (default: every unit of the pooled runs), or ``sample`` of them drawn at random (seeded), or
+    the explicit list ``combos`` (e.g. Sakai's three "ordinary" teams). Qrels documents that no
+    team of the combination placed in its top ``depth`` are dropped (this includes documents
+    never contributed by any pooled run). ``by="run"`` takes runs instead of teams.
+
+    Inputs as :func:`leave_one_out`. Returns the qrels columns + ``kept`` (id: the combination's
+    units in sorted order joined by ``"+"``), one block per combination.
+    """
+    require_columns(qrels, ("qid", "docno", "label"), "qrels")
+    c = _contrib(_top(runs, depth, pooled), by, orgs, qrels)
+    if combos is not None:
+        chosen = [sorted(set(map(str, combo))) for combo in combos]
+    else:
+        pick = list(c.units) if teams is None else sorted(set(map(str, teams)))
+        idx = _combos(len(pick), k, sample, seed)
+        chosen = [[pick[i] for i in row] for row in idx]
+    member = np.zeros((len(chosen), len(c.units)), dtype=bool)
+    for i, combo in enumerate(chosen):  # one row per combination: builds the membership matrix
+        codes_ = c.units.get_indexer(pd.Index(combo, dtype="str"))
+        member[i, codes_[codes_ >= 0]] = True
+    labels = [SEP.join(combo) for combo in chosen]
+    return _take(qrels, c, member, labels)
+
+
+def subset_pool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, size: int | Iterable[int],
+                n: int = 10, *, seed: int = 0, pooled: Iterable[str] | None = None,
+                by: str = "run", orgs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Pools of random subsets of the pooled runs (Webber & Park §3: pool width experiments).
+
+    For each ``size`` w, ``n`` distinct random w-subsets of the pooled runs (units with
+    ``by="org"``) are drawn (seeded ``numpy.random.default_rng(seed)``, all C(N, w) when there
+    are fewer); each subset's reduced qrels are the qrels documents some run of the subset placed
+    in its top ``depth``. Returns the qrels columns + ``kept`` (the subset's runs joined by
+    ``"+"``).
+    """
+    require_columns(qrels, ("qid", "docno", "label"), "qrels")
+    sizes = [size] if isinstance(size, (int, np.integer)) else list(size)
+    c = _contrib(_top(runs, depth, pooled), by, orgs, qrels)
+    units = list(c.units)
+    idx = [_combos(len(units), int(w), n, seed + i) for i, w in enumerate(sizes)]
+    member = np.zeros((sum(len(x) for x in idx), len(units)), dtype=bool)
+    labels, row = [], 0
+    for block in idx:  # one block per subset size
+        for combo in block:
+            member[row, combo] = True
+            labels.append(SEP.join(units[j] for j in combo))
+            row += 1
+    return _take(qrels, c, member, labels)
+
+
+def shallow(qrels: pd.DataFrame, runs: pd.DataFrame, depths: int | Iterable[int] = (50, 10, 1),
+            *, pooled: Iterable[str] | None = None) -> pd.DataFrame:
+    """Shallow-pool relevance data: re-pool at depths pd (< d) from the pooled runs (Sakai §7).
+
+    For every ``pd`` in ``depths`` the reduced qrels are ``repool(qrels, runs, pd)``: the qrels
+    documents that some pooled run ranks in its top pd. All depths come from one pass: the best
+    rank any pooled run gives each document. Returns the qrels columns + ``depth`` (int32).
+    """
+    require_columns(qrels, ("qid", "docno", "label"), "qrels")
+    depths = [int(depths)] if isinstance(depths, (int, np.integer)) else [int(x) for x in depths]
+    top = _top(runs, max(depths, default=0), pooled)
+    c = _contrib(top, "run", None, qrels)
+    best = np.full(len(c.keys), np.iinfo(np.int32).max, dtype=np.int64)
+    np.minimum.at(best, c.row_doc, top["rank"].to_numpy().astype(np.int64))
+    loc = _locate(c.keys, c.q_key)
+    qbest = np.where(loc >= 0, best[np.maximum(loc, 0)], np.iinfo(np.int64).max)
+    keep = qbest[None, :] <= np.asarray(depths, dtype=np.int64)[:, None]
+    return _blocks(qrels, keep, depths, "depth")
+
+
+# --------------------------------------------------------------------------------------------
+# top fraction of runs
+# --------------------------------------------------------------------------------------------
+
+
+def top_fraction(scores: pd.DataFrame, frac: float = 0.75, round: int | None = 4,
+                 ) -> pd.DataFrame:
+    """The best ``frac`` of the runs per measure (Lipani §5; PROTOCOL-lipani2015 item 9).
+
+    ``scores``: averages (``name``, ``measure``, ``value``), e.g. every pooled run scored on the
+    full re-pooled qrels. Per measure the values are rounded half-up to ``round`` decimals (None:
+    no rounding), sorted descending with a *stable* sort (equal rounded scores keep the input
+    order), and the first ⌊frac·N⌋ runs are kept (N = 36, frac = 0.75 → 27). Returns the kept rows
+    (``name``, ``measure``, ``value`` unrounded, + other columns) in that order, with ``rank``
+    (int32, 1 = best) added.
+    """
+    require_columns(scores, ("name", "measure", "value"), "scores")
+    v = scores["value"].to_numpy(dtype=np.float64)
+    if round is not None:
+        v = np.floor(v * 10.0**round + 0.5) / 10.0**round
+    meas = encode(scores["measure"])
+    m = meas.cat.codes.to_numpy().astype(np.int64)
+    order = np.lexsort((np.arange(len(v)), -v, m))
+    ms = m[order]
+    rank = ranks_from_starts(group_starts(ms))
+    count = np.bincount(ms, minlength=len(meas.cat.categories))[ms]
+    keep = rank <= np.floor(frac * count + 1e-9)
+    out = scores.iloc[order[keep]].reset_index(drop=True)
+    out["rank"] = rank[keep].astype(np.int32)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# unique contributions (Buckley; Sakai Table 2)
+# --------------------------------------------------------------------------------------------
+
+
+def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataFrame | None,
+                         depth: int, measures: Sequence[str] = ("AP",), *, by: str = "org",
+                         pooled: Iterable[str] | None = None) -> pd.DataFrame:
+    """Per organisation: unique (relevant) pool contributions and what they are worth to its runs.
+
+    Buckley et al. §1 (score a group's runs with and without its unique relevant documents) and
+    Sakai §4, Table 2 (#unique contributions and #unique relevant documents per topic). U_t are
+    the documents only organisation t placed in the top ``depth`` of its pooled runs (the
+    contributions with ``n_units == 1``), U_t^rel those with label > 0 in ``qrels``. Each pooled
+    run of t is scored (``pbtools.measures.evaluate``) on ``qrels`` and on ``qrels`` without
+    U_t^rel (rows removed: unjudged), in one join keyed by ``left_out``.
+
+    Inputs: ``runs`` (run columns; the pooled runs, or restrict with ``pooled``), ``qrels``
+    (``qid``, ``docno``, ``label``), ``orgs`` (``name``, ``org``; ``by="run"`` treats every run
+    as its own organisation), ``measures`` (names as in :mod:`pbtools.measures`).
+
+    Returns one row per (org, measure): ``org``, ``runs`` (pooled runs of the org), ``unique``
+    and ``unique_rel`` (|U_t| and |U_t^rel| per topic, averaged over the pool's topics),
+    ``measure``, ``mean_diff`` and ``max_diff`` (mean and maximum over the org's runs of the
+    percentage drop 100·(full − without)/full; runs with a zero full score are skipped, NaN when
+    all are).
+    """
+    from pbtools import measures as _measures
+
+    require_columns(qrels, ("qid", "docno", "label"), "qrels")
+    top = _top(runs, depth, pooled)
+    c = _contrib(top, by, orgs, qrels)
+    owner = _qrels_owner(c)
+    n_topics = max(len(np.unique(c.keys // max(len(c.dcats), 1))), 1)
+    single = c.owner[c.owner >= 0]
+    uniq = np.bincount(single, minlength=len(c.units)) / n_topics
+    rel = qrels["label"].to_numpy() > 0
+    uniq_rel = np.bincount(owner[(owner >= 0) & rel], minlength=len(c.units)) / n_topics
+    labels = list(c.units)
+    keep = ~((owner[None, :] == np.arange(len(labels))[:, None]) & rel[None, :])
+    reduced = _blocks(qrels, keep, labels, "left_out")
+    pooled_runs = top["name"].astype("str").unique()
+    umap = unit_map(pooled_runs, by, orgs)
+    scored = runs.loc[encode(runs["name"]).astype("str").isin(pooled_runs).to_numpy()]
+    scored = scored.assign(left_out=encode(scored["name"].astype("str").map(umap)))
+    full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures))
+    without = _measures.evaluate(scored, reduced, list(measures), keys=["left_out"])
+    both = full[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}).merge(
+        without[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}),
+        on=["name", "measure"], suffixes=("_full", "_without"))
+    both["org"] = both["name"].map(umap)
+    f, w = both["value_full"].to_numpy(), both["value_without"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        both["diff"] = np.where(f > 0, 100.0 * (f - w) / f, np.nan)
+    agg = both.groupby(["org", "measure"], sort=True).agg(
+        mean_diff=("diff", "mean"), max_diff=("diff", "max")).reset_index()
+    n_runs = pd.Series(umap.to_numpy()).value_counts()
+    base = pd.DataFrame({"org": labels, "runs": n_runs.reindex(labels).fillna(0).astype(int)
+                         .to_numpy(), "unique": uniq, "unique_rel": uniq_rel})
+    out = base.merge(agg, on="org", how="left")
+    out["org"] = encode(out["org"])
+    return out[["org", "runs", "unique", "unique_rel", "measure", "mean_diff", "max_diff"]]
+
+
+# --------------------------------------------------------------------------------------------
+# collection summary (CLI: ``pbtools pool``)
+# --------------------------------------------------------------------------------------------
+
+
+def describe(collection, *, policy: str = "lipani2015", tolerance: float | None = None,
+             ) -> dict:
+    """Summarise a collection's pool: the figures of Lipani Table 2's first columns.
+
+    ``collection``: a :class:`pbtools.io.Collection` (``runs``, ``qrels``, ``orgs``; ``files``
+    when present). Pool inference by :func:`pbtools.inference.infer_pool` (``policy``,
+    ``tolerance``). Returns a JSON-ready dict: ``runs``, ``orgs``, ``pooled_runs``,
+    ``unpooled_runs``, ``unmapped`` (runs the orgs do not list; each is its own organisation),
+    ``depth``, ``topics``, ``policy``, and the counts ``|R|`` (run ids), ``|O|``
+    (organisations of the runs), ``|R_p|``, ``d``, ``|T|`` (qrels topics), plus ``|R| files`` and
+    ``|R_p| files`` counting run *files* (differ from ``|R|``, ``|R_p|`` when files share a tag,
+    as TREC-2's ``input.prc1``/``input.prc2`` do with ``prceo1``).
+    """
+    runs, qrels, orgs = collection.runs, collection.qrels, getattr(collection, "orgs", None)
+    info = infer_pool(runs, qrels, policy, tolerance=tolerance)
+    names = sorted(encode(runs["name"]).cat.categories.astype(str).tolist())
+    if orgs is not None and len(orgs):
+        umap = unit_map(names, "org", orgs)
+        listed = set(orgs["name"].astype("str"))
+    else:
+        umap, listed = unit_map(names, "run"), set(names)
+    org_names = sorted(set(umap.tolist()))
+    topics = sorted(encode(qrels["qid"]).cat.categories.astype(str).tolist())
+    files = getattr(collection, "files", None)
+    if files is not None and len(files):
+        per_name = files["name"].astype("str").value_counts()
+        r_files = int(per_name.sum())
+        rp_files = int(per_name.reindex(info.pooled_runs).fillna(1).sum())
+    else:
+        r_files, rp_files = len(names), len(info.pooled_runs)
+    return {
+        "runs": names, "orgs": org_names, "pooled_runs": info.pooled_runs,
+        "unpooled_runs": info.unpooled_runs,
+        "unmapped": [n for n in names if n not in listed], "depth": info.depth,
+        "topics": topics, "policy": info.policy,
+        "|R|": len(names), "|O|": len(org_names), "|R_p|": len(info.pooled_runs),
+        "d": info.depth, "|T|": len(topics), "|R| files": r_files, "|R_p| files": rp_files,
+    }
