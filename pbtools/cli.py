@@ -114,10 +114,12 @@ def cmd_pool(args: argparse.Namespace) -> int:
         print(dumps(info))
     else:
         print(f"collection  {col.name}  ({col.path})")
+        shared = info["|R| files"] != info["|R|"]
         for key in ("|R|", "|O|", "|R_p|", "d", "|T|"):
-            print(f"  {key:6s} {info[key]}")
-        if info["|R| files"] != info["|R|"]:
-            print(f"  run files: {info['|R| files']} (several files share a run tag)")
+            value = f"{info[key]}"
+            if shared and key in ("|R|", "|R_p|"):
+                value = f"{info[key + ' files']} run files ({info[key]} distinct run tags)"
+            print(f"  {key:6s} {value}")
         print(f"  pooled runs ({info['policy']} policy): {', '.join(info['pooled_runs'])}")
         if info["unpooled_runs"]:
             print(f"  not pooled: {', '.join(info['unpooled_runs'])}")

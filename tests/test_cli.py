@@ -92,10 +92,10 @@ def test_lenient_flag_repairs_and_warns(capsys, tmp_path):
         fh.write("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 1.0 x extra\n1 Q0 short\n")
     code, _, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2")
     assert code == 2
-    with pytest.warns(Warning):
-        code, out, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2", "-m", "NumRet",
-                               "--lenient", "--format", "tsv")
+    code, out, err = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2", "-m", "NumRet",
+                             "--lenient", "--format", "tsv")
     assert code == 0
+    assert "pbtools: warning:" in err and "input.x.gz" in err
     df = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
     assert df.set_index("measure")["value"].to_dict() == {"P@2": 0.5, "NumRet": 2.0}
 
@@ -108,3 +108,45 @@ def test_console_script_entry_point(tmp_path):
     for command in ("evaluate", "pool", "correct", "analyze"):
         assert command in proc.stdout
     assert json.loads(json.dumps({"ok": True}))["ok"]
+
+
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+def test_pool_json_on_bundled_sample(capsys):
+    code, out, _ = run_cli(capsys, "pool", SAMPLE, "--json")
+    assert code == 0
+    info = json.loads(out)
+    for key in ("runs", "orgs", "pooled_runs", "depth", "topics"):
+        assert key in info
+    assert isinstance(info["depth"], int) and info["depth"] == 20
+    assert len(info["runs"]) == 12 and len(info["pooled_runs"]) == 10
+    assert set(info["pooled_runs"]) <= set(info["runs"])
+
+
+def test_pool_leave_out_writes_reduced_qrels(capsys, tmp_path):
+    out_file = tmp_path / "lo.parquet"
+    code, _, _ = run_cli(capsys, "pool", SAMPLE, "--leave-out", "org", "-o", out_file)
+    assert code == 0
+    reduced = io.read_parquet(out_file)
+    assert list(reduced.columns[:3]) == ["qid", "docno", "label"]
+    full = io.read_qrels(SAMPLE / "QRels")
+    sizes = reduced.groupby("left_out", observed=True).size()
+    assert len(sizes) == 6 and (sizes <= len(full)).all() and (sizes < len(full)).any()
+    assert reduced.attrs["metadata"]["depth"] == 20
+
+
+def test_pool_qrels_runs_desc_form(capsys):
+    code, out, _ = run_cli(capsys, "pool", SAMPLE / "QRels" / "qrels", SAMPLE / "Runs",
+                           "--desc", SAMPLE / "desc.xml", "--json")
+    assert code == 0
+    assert json.loads(out)["depth"] == 20
+
+
+def test_pool_trec2_matches_lipani_table2(capsys, trec2_dir):
+    code, out, _ = run_cli(capsys, "pool", trec2_dir, "--lenient", "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert info["depth"] == 100 and len(info["topics"]) == 50
+    assert info["|R| files"] == 38 and info["|R_p| files"] == 36 and info["|O|"] == 22
+    assert sorted(set(info["runs"]) - set(info["pooled_runs"])) == ["rutfmed", "uicah"]
