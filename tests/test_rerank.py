@@ -1,0 +1,157 @@
+"""Tests of the merge operator r_p ∘ r_u and the δ/Δ/λ indicators (Lipani 2015 §3)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbtools.frames import judge
+from pbtools.rerank import (
+    deltas,
+    fires,
+    indicators,
+    merge,
+    precision_at,
+    round_half_up,
+    run_means,
+)
+
+
+def run(name, docs, qid="1"):
+    return pd.DataFrame({"name": name, "qid": qid, "docno": list(docs),
+                         "score": np.arange(len(docs), 0, -1, dtype=float)})
+
+
+def order(m):
+    return "".join(m.sort_values("rank")["docno"].astype(str))
+
+
+P = run("p", "abcdef")
+U = run("u", "xeyb")
+
+
+def test_merge_alpha_one_hand_computed():
+    # μ: a1 b4 c3 d4 e2 f6 → a e c (d b: tie at 4, exclusive first) f
+    m = merge(P, U)
+    assert order(m) == "aecdbf"
+    assert m.set_index("docno").loc["b", "u_rank"] == 4
+    assert m.set_index("docno").loc["c", "u_rank"] == 0
+
+
+def test_merge_alpha_half_and_ties():
+    # μ: a1 b3 c3 d4 e3.5 f6 → a c b e d f (c exclusive before b at 3)
+    assert order(merge(P, U, alpha=0.5)) == "acbedf"
+
+
+def test_merge_tie_rule_lipani2015_moved_up_goes_first():
+    p = run("p", "abcd")
+    u = run("u", "qrd")  # d: ρ_p 4 → ρ_u 3, ties with exclusive c at 3
+    assert order(merge(p, u, tie="exclusive_first")) == "abcd"
+    assert order(merge(p, u, tie="lipani2015")) == "abdc"
+    # moved down: b 2 → 4 ties with exclusive d at 4: exclusive first in both rules
+    u2 = run("u", "qrsb")
+    assert order(merge(p, u2, tie="lipani2015")) == "acdb"
+    assert order(merge(p, u2)) == "acdb"
+
+
+def test_merge_disjoint_and_identical_and_alpha_zero():
+    p = run("p", "abcde")
+    assert order(merge(p, run("u", "vwxyz"))) == "abcde"
+    assert order(merge(p, run("u", "abcde"))) == "abcde"
+    assert order(merge(p, run("u", "edcba"), alpha=0.0)) == "abcde"
+    assert order(merge(p, run("u", "edcba"))) == "edcba"
+
+
+def test_merge_depth_and_topics_of_unpooled_only():
+    p = pd.concat([run("p", "abcdef", "1"), run("p", "ghi", "2")])
+    u = run("u", "fedcba", "1")
+    m = merge(p, u, depth=3)
+    assert set(m["qid"].astype(str)) == {"1"}
+    assert order(m) == "fed"
+    full = merge(p, u)
+    assert order(full[full["rank"] <= 3]) == "fed"
+
+
+def test_merge_many_pairs_one_frame():
+    ps = pd.concat([run("p1", "abcd"), run("p2", "dcba")])
+    us = pd.concat([run("u1", "dc"), run("u2", "ab")])
+    m = merge(ps, us)
+    got = {(u, p): order(g) for (u, p), g in m.groupby(["unpooled", "name"], observed=True)}
+    assert got == {("u1", "p1"): order(merge(run("p1", "abcd"), run("u1", "dc"))),
+                   ("u1", "p2"): order(merge(run("p2", "dcba"), run("u1", "dc"))),
+                   ("u2", "p1"): order(merge(run("p1", "abcd"), run("u2", "ab"))),
+                   ("u2", "p2"): order(merge(run("p2", "dcba"), run("u2", "ab")))}
+
+
+def test_round_half_up():
+    assert round_half_up(0.00125, 4) == 0.0013
+    assert round_half_up(0.12345, 4) == 0.1235
+    assert round_half_up(-0.00125, 4) == -0.0013
+    assert np.isnan(round_half_up(np.nan, 4))
+
+
+def test_precision_and_indicators_hand_computed():
+    qrels = pd.DataFrame({"qid": "1", "docno": list("abce"), "label": [1, 0, 1, 0]})
+    pj = judge(P.assign(rank=range(1, 7)), qrels, keys=[])
+    per = precision_at(pj, [2, 4])
+    row = per.set_index("n")
+    assert row.loc[2, "P"] == 0.5 and row.loc[2, "AntiP"] == 0.5 and row.loc[2, "k"] == 0.0
+    assert row.loc[4, "P"] == 0.5 and row.loc[4, "AntiP"] == 0.25
+    m = merge(P, U)  # a e c d b f
+    mj = judge(m, qrels, keys=[])
+    mm = run_means(precision_at(mj, [2, 4], keys=["unpooled"]), keys=["unpooled"])
+    pm = run_means(per)
+    d = deltas(mm, pm)
+    d2 = d.set_index("n")
+    # top2 of r' = a e → P .5 P̄ .5 ; r_p top2 = a b → same → δ = 0
+    assert d2.loc[2, "dP"] == 0 and d2.loc[2, "dAntiP"] == 0
+    # top4 of r' = a e c d → P .5, P̄ .25 ; r_p top4 = a b c d → P .5, P̄ .25
+    assert d2.loc[4, "dk"] == 0
+    uj = judge(U.assign(rank=range(1, 5)), qrels, keys=[])
+    own = run_means(precision_at(uj, [2, 4]))
+    ind = indicators(own, d)
+    assert list(ind["n_pooled"]) == [1, 1]
+    k = 1 - ind["P"] - ind["AntiP"]
+    assert np.allclose(ind["lam"], k * (ind["dP"] * ind["AntiP"] - ind["dAntiP"] * ind["P"]))
+    assert list(fires(ind, "always")) == [True, True]
+    with pytest.raises(ValueError):
+        fires(ind, "nope")
+
+
+docs = st.lists(st.sampled_from(list("abcdefghijkl")), min_size=1, max_size=12, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs, docs, st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.sampled_from(["exclusive_first",
+                                                                             "lipani2015"]))
+def test_properties_merge(dp, du, alpha, tie):
+    p, u = run("p", dp), run("u", du)
+    m = merge(p, u, alpha=alpha, tie=tie)
+    assert sorted(m["docno"].astype(str)) == sorted(dp)  # only r_p's documents
+    assert sorted(m["rank"]) == list(range(1, len(dp) + 1))
+    if alpha == 0.0:
+        assert order(m) == "".join(dp)
+    assert order(merge(p, run("u", dp), alpha=alpha, tie=tie)) == "".join(dp)
+    # depth-bounded merge agrees with the full merge on the top n
+    n = 3
+    assert order(merge(p, u, alpha=alpha, tie=tie, depth=n)) == order(m[m["rank"] <= n])
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs, docs, st.lists(st.integers(0, 1), min_size=12, max_size=12))
+def test_properties_dk_nonnegative_when_judged_to_depth(dp, du, labels):
+    # r_p judged to depth m ≥ n (deeper documents unjudged): δk ≥ 0 for every n ≤ m
+    m_ = max(1, len(dp) // 2)
+    qrels = pd.DataFrame({"qid": "1", "docno": list(dp[:m_]), "label": labels[:m_]})
+    p, u = run("p", dp), run("u", du)
+    ns = list(range(1, m_ + 1))
+    pm = run_means(precision_at(judge(p.assign(rank=range(1, len(dp) + 1)), qrels, keys=[]),
+                                ns))
+    mj = judge(merge(p, u), qrels, keys=[])
+    mm = run_means(precision_at(mj, ns, keys=["unpooled"]), keys=["unpooled"])
+    d = deltas(mm, pm)
+    assert (d["dk"] >= -1e-12).all()
+    same = deltas(run_means(precision_at(judge(merge(p, run("u", dp)), qrels, keys=[]), ns,
+                                         keys=["unpooled"]), keys=["unpooled"]), pm)
+    assert np.allclose(same[["dP", "dAntiP", "dk"]].to_numpy(), 0.0)
