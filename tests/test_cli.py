@@ -150,3 +150,33 @@ def test_pool_trec2_matches_lipani_table2(capsys, trec2_dir):
     assert info["depth"] == 100 and len(info["topics"]) == 50
     assert info["|R| files"] == 38 and info["|R_p| files"] == 36 and info["|O|"] == 22
     assert sorted(set(info["runs"]) - set(info["pooled_runs"])) == ["rutfmed", "uicah"]
+
+
+def test_correct_leave_out_reports_true_and_bounds(capsys, tmp_path):
+    out_file = tmp_path / "c.parquet"
+    code, _, _ = run_cli(capsys, "correct", SAMPLE / "QRels" / "qrels", SAMPLE / "Runs",
+                         SAMPLE / "Runs" / "input.o01r1", "--desc", SAMPLE / "desc.xml",
+                         "-m", "P@10", "-m", "RBP(p=0.8)@10", "--leave-out", "org",
+                         "--format", "parquet", "-o", out_file)
+    assert code == 0
+    res = io.read_parquet(out_file)
+    assert list(res.columns[:4]) == ["name", "measure", "estimator", "value"]
+    p10 = res[res["measure"] == "P@10"].set_index("estimator")
+    assert set(p10.index) == {"true", "reduced", "webber", "lipani", "condensed"}
+    # Lipani's correction stays in [P@n, P@n + k]
+    lip, red = p10.loc["lipani"], p10.loc["reduced"]
+    assert red["value"] <= lip["value"] <= red["value"] + red["k"] + 1e-12
+    # leaving the run's organisation out can only lower the reduced-pool score
+    assert red["value"] <= p10.loc["true", "value"]
+    rbp = res[res["measure"] == "RBP(p=0.8)@10"]
+    assert "lipani" not in set(rbp["estimator"])  # Lipani is defined for P@n only
+
+
+def test_correct_unpooled_run(capsys):
+    code, out, err = run_cli(capsys, "correct", SAMPLE / "QRels" / "qrels", SAMPLE / "Runs",
+                             SAMPLE / "Runs" / "input.o03r1", "--desc", SAMPLE / "desc.xml",
+                             "--format", "tsv")
+    assert code == 0
+    df = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
+    assert set(df["estimator"]) == {"reduced", "webber", "lipani", "condensed"}
+    assert (df["name"] == "o03r1").all()
