@@ -1,0 +1,91 @@
+"""``pbtools analyze`` / :func:`pbtools.analysis.analyze` on the bundled sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pbtools import io, stats
+from pbtools.analysis import SAMPLE, analyze
+from pbtools.cli import main
+
+
+@pytest.fixture(scope="module")
+def result():
+    return analyze(SAMPLE, cutoffs=(5, 10, 20), progress=False)
+
+
+def test_properties_of_the_sample(result):
+    p = result.properties.iloc[0]
+    assert (p["R"], p["O"], p["R_p"], p["d"], p["T"]) == (12, 6, 10, 20, 20)
+
+
+def test_every_configuration_and_estimator_is_there(result):
+    e = result.errors
+    assert list(e.columns) == ["by", "runs", "n", "estimator", "mae", "sre", "sre_star", "tau"]
+    assert len(e) == 2 * 2 * 3 * 3  # by × run set × cut-off × estimator
+    assert set(e["estimator"]) == {"reduced", "webber", "lipani"}
+    assert (e["mae"] >= 0).all() and (e["sre_star"] <= e["sre"]).all()
+    assert e["tau"].between(-1, 1).all()
+
+
+def test_scores_obey_the_estimators_bounds(result):
+    s = result.scores
+    wide = s.pivot_table(index=["by", "runs", "n", "name"], columns="estimator",
+                         values="estimate", observed=True)
+    k = s[s["estimator"] == "reduced"].set_index(["by", "runs", "n", "name"])["k"]
+    # reduced ≤ Lipani ≤ reduced + k̄ (Algorithm 1) and the reduced pool never beats the truth
+    assert (wide["lipani"] >= wide["reduced"] - 1e-12).all()
+    assert (wide["lipani"] <= wide["reduced"] + k.reindex(wide.index) + 1e-12).all()
+    truth = s[s["estimator"] == "reduced"]
+    assert (truth["estimate"] <= truth["true"] + 1e-12).all()
+
+
+def test_errors_agree_with_stats_on_the_scores(result):
+    s = result.scores
+    sel = s[(s["by"] == "org") & (s["runs"] == "all") & (s["n"] == 10)
+            & (s["estimator"] == "lipani")]
+    row = result.errors.query("by == 'org' and runs == 'all' and n == 10 "
+                              "and estimator == 'lipani'").iloc[0]
+    assert row["mae"] == pytest.approx(np.mean(np.abs(sel["true"] - sel["estimate"])))
+    frame = sel[["name", "true", "estimate"]]
+    assert row["sre"] == stats.sre(frame, by=[])["sre"].iloc[0]
+    assert row["tau"] == pytest.approx(stats.kendall_tau(sel.set_index("name")["true"],
+                                                         sel.set_index("name")["estimate"]))
+
+
+def test_truth_is_balanced_and_matches_scores(result):
+    t = result.truth
+    counts = t.groupby(["runs", "n", "name"]).size()
+    assert counts.nunique() == 1  # every run has every topic (missing topics score 0)
+    means = t.groupby(["runs", "n", "name"])["value"].mean()
+    s = result.scores[(result.scores["by"] == "org") & (result.scores["estimator"] == "reduced")]
+    true = s.set_index(["runs", "n", "name"])["true"]
+    pd.testing.assert_series_equal(means.reindex(true.index), true, check_names=False)
+
+
+def test_write_parquet_with_parameters(result, tmp_path):
+    paths = result.write(tmp_path)
+    assert {p.name for p in paths} == {f"{t}.parquet" for t in result.TABLES}
+    back = io.read_parquet(tmp_path / "errors.parquet")
+    pd.testing.assert_frame_equal(back, result.errors, check_like=False)
+    assert back.attrs["metadata"]["cutoffs"] == [5, 10, 20]
+    assert back.attrs["metadata"]["depth"] == 20
+
+
+def test_cli_main_job_on_the_sample(capsys, tmp_path):
+    code = main(["analyze", "-m", "P@10", "--run-sets", "all", "--no-progress",
+                 "-o", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "|R| = 12" in out and "leave-one-organization-out" in out
+    assert "× the parse time" in out
+    assert (tmp_path / "scores.parquet").is_file()
+
+
+def test_jobs_give_identical_results():
+    a = analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), progress=False, jobs=1)
+    b = analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), progress=False, jobs=2)
+    pd.testing.assert_frame_equal(a.errors, b.errors)
+    pd.testing.assert_frame_equal(a.scores, b.scores)
