@@ -132,7 +132,8 @@ def _read(source, *, protocol, lenient, float32, run_id, desc):
         return runs, qrels, orgs, None
     if protocol is not None:  # the preset decides how runs are read (PROTOCOL items 1-2)
         runs, qrels, orgs = experiments.load(source, protocol=protocol)
-        return runs, qrels, orgs, None
+        desc_file = Path(desc) if desc is not None else Path(source) / "desc.xml"
+        return runs, qrels, orgs, io.read_orgs(desc_file) if desc_file.is_file() else None
     paths = [source] if not isinstance(source, list | tuple) else list(source)
     col = io.load_collection(paths, desc=desc, lenient=lenient, float32=float32, run_id=run_id)
     runs, qrels = col.runs, col.qrels
@@ -141,9 +142,15 @@ def _read(source, *, protocol, lenient, float32, run_id, desc):
 
 
 def _properties(name, runs, qrels, orgs, info, col) -> pd.DataFrame:
+    """|R|, |O|, |R_p|, d, |T| (Lipani Table 2). |O| counts the organizations of the runs, a run
+    that desc.xml does not list being its own; under a protocol preset (``col`` is then the
+    desc.xml frame) it counts desc.xml's organizations, as the paper does."""
     names = sorted(encode(runs["name"]).cat.categories.astype(str))
     org_of = dict(zip(orgs["name"].astype(str), orgs["org"].astype(str), strict=True))
-    n_orgs = len({org_of.get(n, n) for n in names})
+    if isinstance(col, pd.DataFrame):
+        n_orgs, col = int(col["org"].nunique()), None
+    else:
+        n_orgs = len({org_of.get(n, n) for n in names})
     files = col.files if col is not None else None
     if files is not None and len(files):
         per_name = files["name"].astype(str).value_counts()
@@ -227,8 +234,12 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     info = infer_pool(runs, qrels, policy=policy)
-    name = col.name if col is not None else (Path(source).name if not isinstance(
-        source, tuple) else "collection")
+    if isinstance(source, tuple):
+        name = "collection"
+    elif col is not None and not isinstance(col, pd.DataFrame):
+        name = col.name
+    else:
+        name = Path(source).name
     props = _properties(name, runs, qrels, orgs, info, col)
     cutoffs = sorted({int(n) for n in cutoffs})
     configs = product(by=list(leave_out), runs=list(run_sets))
