@@ -319,6 +319,24 @@ def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
                       unmapped=unmapped, path=root, name=name or root.name)
 
 
+def find_tracks(root: PathLike) -> list[Path]:
+    """Track directories under ``root``: ``root`` itself when it holds ``QRels/`` and ``Runs/``,
+    else every ``root/*/`` or ``root/*/*/`` that does (``ROOT/<TREC-N>/<Track>/``, the layout
+    of ``../shared/data/trec``), sorted. Raises ``FileNotFoundError`` when there is none."""
+    root = Path(root)
+
+    def is_track(p: Path) -> bool:
+        return (p / "QRels").is_dir() and (p / "Runs").is_dir()
+
+    if is_track(root):
+        return [root]
+    found = sorted(p for p in root.glob("*") if p.is_dir() and is_track(p))
+    found += sorted(p for p in root.glob("*/*") if p.is_dir() and is_track(p))
+    if not found:
+        raise FileNotFoundError(f"no track (a directory with QRels/ and Runs/) under {root}")
+    return found
+
+
 def load_collection(paths: Sequence[PathLike], *, desc: PathLike | None = None,
                     **options) -> Collection:
     """A collection from command-line style arguments: ``[TRACK_DIR]`` or ``[QRELS, RUNS...]``.
