@@ -58,6 +58,8 @@ class Analysis:
     errors: pd.DataFrame
     params: dict
     timings: dict = field(default_factory=dict)
+    #: the ``(runs, qrels, orgs)`` frames analysed (not written), for follow-up experiments
+    frames: tuple | None = field(default=None, repr=False)
 
     TABLES = ("properties", "scores", "truth", "significance", "errors")
 
@@ -206,7 +208,8 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
             estimators: Sequence[str] = ESTIMATORS, protocol: str | None = None,
             lenient: bool = False, float32: bool = False, run_id: str = "tag",
             desc=None, fraction: float = 0.75, policy: str = "lipani2015",
-            jobs: int = 1, progress: bool | None = None, alpha: float = 0.05) -> Analysis:
+            jobs: int = 1, dask=None, progress: bool | None = None,
+            alpha: float = 0.05) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
     ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
@@ -216,7 +219,8 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
     follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
-    configurations in parallel processes (:func:`pbtools.grid.run_grid`).
+    configurations in parallel processes, ``dask`` (an address or a ``distributed.Client``) on a
+    Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
 
     Returns an :class:`Analysis` (columns in the module docstring); ``timings`` holds the parse
     time of the collection and the time of everything after it.
@@ -244,7 +248,7 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     cutoffs = sorted({int(n) for n in cutoffs})
     configs = product(by=list(leave_out), runs=list(run_sets))
     results = run_grid(
-        _one_config, configs, jobs=jobs, progress=progress, desc="leave-one-out",
+        _one_config, configs, jobs=jobs, dask=dask, progress=progress, desc="leave-one-out",
         shared={"frames": (runs, qrels, orgs), "cutoffs": cutoffs,
                 "estimators": tuple(estimators), "protocol": protocol,
                 "pooled": list(info.pooled_runs), "depth": int(info.depth),
@@ -270,7 +274,8 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
               "depth": int(info.depth), "pooled_runs": list(info.pooled_runs)}
     return Analysis(properties=props, scores=scores, truth=truth, significance=significance,
                     errors=errors, params=params,
-                    timings={"parse": t_parse, "analysis": t_analysis})
+                    timings={"parse": t_parse, "analysis": t_analysis},
+                    frames=(runs, qrels, orgs))
 
 
 def _one_config(by, runs, frames, cutoffs, estimators, protocol, pooled, depth, fraction):
