@@ -188,7 +188,7 @@ def plot(res: dict, out: Path) -> None:
             ax.set_xlabel("P@n")
             ax.set_ylabel(label)
         axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"Figure {fig_no}: {label} against n, leave-one-organization-out "
+        fig.suptitle(f"Figure {fig_no}: {label} against n, leave-one-organization-out\n"
                      "(solid: all runs, dashed: top 75%)", fontsize=9)
         fig.tight_layout()
         fig.savefig(out / f"figure{fig_no}.png", dpi=110)
@@ -207,7 +207,7 @@ def plot(res: dict, out: Path) -> None:
         ax.set_xlabel("residual (true − reduced P@10)")
         ax.set_title(tr)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("Figure 1: indicators against the residual, leave-one-organization-out",
+    fig.suptitle("Figure 1: indicators against the residual,\nleave-one-organization-out",
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "figure1.png", dpi=110)
