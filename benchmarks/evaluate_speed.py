@@ -23,6 +23,7 @@ import argparse
 import gzip
 import sys
 import time
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -32,6 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 from parse_floor import parse_floor  # noqa: E402
 
 from pbtools import io, measures  # noqa: E402
+from pbtools.frames import TrecFormatWarning  # noqa: E402
 
 CUTOFFS = (5, 10, 15, 20, 30, 100)
 PB_MEASURES = [f"P@{n}" for n in CUTOFFS] + ["AP", "nDCG", "Bpref"]
@@ -84,6 +86,7 @@ def pytrec_evaluate(qrel, runs):
 
 
 def main(argv=None) -> int:
+    warnings.simplefilter("ignore", TrecFormatWarning)  # the lenient repairs are known
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--track", type=Path, default=DEFAULT_TRACK)
     ap.add_argument("--repeat", type=int, default=3)
