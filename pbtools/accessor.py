@@ -54,7 +54,8 @@ class PbAccessor:
 
     def top(self, n: int) -> pd.DataFrame:
         """The first ``n`` documents of every (name, qid) ranking, in trec_eval order."""
-        df = self._df if frames.is_trec_ordered(self._df) else self.trec_order()
+        ordered = "rank" in self._df.columns and frames.is_trec_ordered(self._df)
+        df = self._df if ordered else self.trec_order()
         return df[df["rank"] <= n].reset_index(drop=True)
 
     def judge(self, qrels: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
@@ -78,7 +79,8 @@ class PbAccessor:
         if qrels is None:
             shared = self._df.attrs.get(_QRELS_KEY)
             if shared is None:
-                raise ValueError("measure() needs qrels: call .pb.judge(qrels) first or pass qrels=")
+                raise ValueError("measure() needs qrels: call .pb.judge(qrels) first, "
+                                 "or pass qrels=")
             qrels = shared.frame
         if "label" not in self._df.columns:
             raise ValueError("measure() needs a judged frame (a 'label' column): call .pb.judge")
