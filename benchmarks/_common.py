@@ -1,4 +1,5 @@
-"""What the paper-reproduction scripts share: finding and loading tracks, the synthetic stand-in.
+"""What the paper-reproduction scripts share: finding and loading tracks, the synthetic stand-in,
+running over every track, writing the outputs and the command-line boilerplate.
 
 Each script reproduces a paper "over any directory of TREC tracks": ``ROOT`` is a track
 (``TRACK/{QRels/,Runs/,desc.xml}``), or a directory of them (``ROOT/<TREC-N>/<Track>/``, as in
@@ -8,8 +9,12 @@ judgments.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from pbtools import inference, io  # noqa: E402
+from pbtools import grid, inference, io  # noqa: E402
 from pbtools.frames import TrecFormatWarning  # noqa: E402
 
 #: the synthetic collection the scripts use with ``--synthetic`` (pbtools.synth.generate)
@@ -45,8 +50,8 @@ def load_tracks(root=None, *, synthetic: bool = False, lenient: bool = True, see
 
     Real tracks are read leniently by default (TREC archives are dirty; the number of repairs is
     printed unless ``quiet``) and their pool is inferred (:func:`pbtools.inference.infer_pool`)
-    when ``infer``. The track name is its path below ``root``, or ``<parent>/<track>`` when ``root`` is the
-    track (``TREC-2/Adhoc`` either way).
+    when ``infer``. The track name is its path below ``root``, or ``<parent>/<track>`` when
+    ``root`` is the track (``TREC-2/Adhoc`` either way).
     """
     if synthetic:
         from pbtools import synth
@@ -74,3 +79,124 @@ def load_tracks(root=None, *, synthetic: bool = False, lenient: bool = True, see
                 else f"{root_p.resolve().parent.name}/{root_p.resolve().name}")
         out.append(Track(name, col.runs, col.qrels, col.orgs, pooled, depth))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# running a script over every track, and its outputs
+# --------------------------------------------------------------------------------------------
+
+
+def resolve_params(defaults: dict, params: dict) -> dict:
+    """``defaults`` updated by ``params``; ``TypeError`` for a parameter ``defaults`` lacks."""
+    p = {**defaults, **params}
+    unknown = set(p) - set(defaults)
+    if unknown:
+        raise TypeError(f"unknown parameters {sorted(unknown)}")
+    return p
+
+
+def run_tracks(script: str, root, out, defaults: dict, params: dict,
+               per_track: Callable[[Track, dict, int], dict[str, pd.DataFrame]], *,
+               jobs: int | None = None, plot: Callable | None = None, infer: bool = True,
+               quiet: bool = False) -> dict[str, pd.DataFrame]:
+    """The ``run`` of a paper script: ``per_track(track, params, jobs)`` on every track of
+    :func:`load_tracks` (``root``; ``synthetic``, ``lenient`` and ``seed`` from the parameters),
+    its frames concatenated by name and written to ``out`` (:func:`write_outputs`; None: write
+    nothing).
+
+    ``params`` are checked against ``defaults`` (:func:`resolve_params`) and must include
+    ``synthetic``, ``lenient`` and ``seed``; ``jobs`` None or 0 is
+    :func:`pbtools.grid.default_jobs`. ``plot(result, out)`` draws the figures.
+    """
+    p = resolve_params(defaults, params)
+    jobs = grid.default_jobs() if not jobs else jobs
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for track in load_tracks(root, synthetic=p["synthetic"], lenient=p["lenient"],
+                             seed=p["seed"], infer=infer, quiet=quiet):
+        for k, v in per_track(track, p, jobs).items():
+            frames.setdefault(k, []).append(v)
+    result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
+    if out is not None:
+        write_outputs(result, Path(out), metadata(script, root, p), plot)
+    return result
+
+
+def metadata(script: str, root, params: dict) -> dict:
+    """The Parquet metadata of a script's outputs: its name, ``root`` and the parameters
+    (tuples as lists)."""
+    return {"script": script, "root": None if root is None else str(root),
+            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}}
+
+
+def write_outputs(result: dict[str, pd.DataFrame], out: Path, meta: dict,
+                  plot: Callable | None = None) -> None:
+    """``<name>.parquet`` for every frame (:func:`pbtools.io.write_parquet` with ``meta``), then
+    ``plot(result, out)``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, df in result.items():
+        io.write_parquet(df.reset_index(drop=True), out / f"{name}.parquet", metadata=meta)
+    if plot is not None:
+        plot(result, out)
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the non-interactive Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_suffix(frame: pd.DataFrame, track: str) -> str:
+    """Plot file-name suffix of ``track``: empty when ``frame`` has one track, else
+    ``_<track>`` with ``/`` as ``_``."""
+    return "" if frame["track"].nunique() == 1 else "_" + track.replace("/", "_")
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------
+
+
+def parser(doc: str, out: str, seed: int, seed_help: str | None = None,
+           ) -> argparse.ArgumentParser:
+    """The arguments every script takes: ``ROOT``, ``--synthetic``, ``-o/--out`` (default
+    ``out``), ``--jobs``, ``--dask``, ``--seed`` (default ``seed``), ``--strict``,
+    ``--no-progress``. The description is the first paragraph of ``doc``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("root", nargs="?", help="a track dir or a directory of tracks")
+    ap.add_argument("--synthetic", action="store_true", help="use a pbtools.synth collection")
+    ap.add_argument("-o", "--out", default=out, help="output directory")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes")
+    ap.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
+    ap.add_argument("--seed", type=int, default=seed, help=seed_help)
+    ap.add_argument("--strict", action="store_true", help="fail on malformed TREC input")
+    ap.add_argument("--no-progress", action="store_true")
+    return ap
+
+
+def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; an error unless ``ROOT`` or ``--synthetic`` is given."""
+    a = ap.parse_args(argv)
+    if not a.synthetic and not a.root:
+        ap.error("give ROOT or --synthetic")
+    return a
+
+
+def common_params(a: argparse.Namespace) -> dict:
+    """``run`` keywords of the common arguments: ``jobs``, ``dask``, ``progress``, ``seed``,
+    ``lenient``, ``synthetic``."""
+    return dict(jobs=a.jobs, dask=a.dask, progress=False if a.no_progress else None,
+                seed=a.seed, lenient=not a.strict, synthetic=a.synthetic)
+
+
+def finish(result: dict[str, pd.DataFrame], report: Callable, out, t0: float) -> int:
+    """Print ``report(result)`` and what was written to ``out`` since ``t0``; exit status 0."""
+    print(report(result))
+    print(f"\nwrote {len(result)} Parquet files and plots to {out} "
+          f"in {time.perf_counter() - t0:.1f} s")
+    return 0

@@ -28,9 +28,10 @@ Outputs in ``-o DIR`` (default ``out/buckley2006/``):
     ``track``, ``depth``, ``org``, ``runs`` (pooled runs), ``unique``, ``unique_rel`` (|U_t|,
     |U_t^rel| per topic), ``measure``, ``mean_diff``, ``max_diff`` (% drop without U_t^rel).
 ``summary.parquet``
-    ``track``, ``depth``, ``measure``, ``n_runs``, ``mean_change_pct`` (mean over pooled runs),
-    ``max_change_pct``, ``max_org`` (the organisation of the run with the largest change),
-    ``unique_rel_share`` (share of the relevant documents that are unique to one organisation).
+    ``track``, ``depth``, ``measure``, ``n_runs`` (pooled runs with a non-zero full score),
+    ``mean_change_pct`` (mean over those runs), ``max_change_pct``, ``max_org`` and ``max_run``
+    (the run with the largest change and its organisation), ``unique_rel_share`` (share of
+    the relevant documents that are unique to one organisation).
 
 Plots: ``unique_rel.png`` (|U_t^rel| per organisation and its MAP drop), ``depth.png``
 (mean / max % change against pool depth).
@@ -38,66 +39,23 @@ Plots: ``unique_rel.png`` (|U_t^rel| per organisation and its MAP drop), ``depth
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
-from pbtools import grid, inference, io, pooling  # noqa: E402
-from pbtools.frames import TrecFormatWarning  # noqa: E402
+import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
+
+from pbtools import grid, pooling  # noqa: E402
 
 DEFAULTS = dict(depths=(None, 50, 20, 10), measures=("AP", "Bpref"), lenient=True,
                 synthetic=False, seed=2006)
-
-
-def find_tracks(root: str | os.PathLike) -> list[Path]:
-    """Track directories under ``root`` (itself, ``root/*/`` or ``root/*/*/`` with ``QRels/``
-    and ``Runs/``)."""
-    root = Path(root)
-
-    def is_track(p: Path) -> bool:
-        return (p / "QRels").is_dir() and (p / "Runs").is_dir()
-
-    if is_track(root):
-        return [root]
-    found = sorted(p for p in root.glob("*") if p.is_dir() and is_track(p))
-    found += sorted(p for p in root.glob("*/*") if p.is_dir() and is_track(p))
-    if not found:
-        raise FileNotFoundError(f"no track (a directory with QRels/ and Runs/) under {root}")
-    return found
-
-
-def load_collections(root, synthetic: bool = False, lenient: bool = True, seed: int = 0):
-    """``[(track, runs, qrels, orgs, pooled, depth)]``; pooled/depth inferred for real tracks
-    (``pbtools.inference.infer_pool``), taken from ``pbtools.synth`` for ``synthetic``."""
-    if synthetic:
-        from pbtools import synth
-
-        col = synth.generate(topics=50, docs=1500, runs=30, orgs=15, run_length=500, depth=50,
-                             seed=seed)
-        return [("synthetic", col.runs, col.qrels, col.orgs, sorted(col.pooled), col.depth)]
-    root_p = Path(root)
-    out = []
-    for t in find_tracks(root_p):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrecFormatWarning)
-            col = io.read_collection(t, lenient=lenient)
-        for f in (col.runs, col.qrels, col.orgs):
-            f.attrs.clear()
-        info = inference.infer_pool(col.runs, col.qrels)
-        rel = t.relative_to(root_p.parent) if t != root_p else Path(root_p.name)
-        out.append((str(rel), col.runs, col.qrels, col.orgs,
-                    sorted(map(str, info.pooled_runs)), int(info.depth)))
-    return out
 
 
 def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -> dict:
@@ -105,28 +63,32 @@ def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -
     q = qrels
     if depth < full_depth:
         q = pooling.shallow(qrels, runs, [depth], pooled=pooled).drop(columns="depth")
-    per_org = pooling.unique_contributions(runs, q, orgs, depth, list(measures), by="org",
-                                           pooled=pooled)
+    args = (runs, q, orgs, depth, list(measures))
+    per_org = pooling.unique_contributions(*args, by="org", pooled=pooled)
     per_org = per_org.assign(depth=depth, org=per_org["org"].astype("str"),
                              measure=per_org["measure"].astype("str"))
+    per_run = pooling.unique_contributions(*args, by="org", pooled=pooled, per_run=True)
+    per_run = per_run.astype({"name": "str", "org": "str", "measure": "str"}).assign(depth=depth)
     n_rel = int((q["label"] > 0).sum())
     n_topics = q["qid"].nunique()
-    return {"orgs": per_org, "n_rel_per_topic": n_rel / max(n_topics, 1)}
+    return {"orgs": per_org, "runs": per_run, "n_rel_per_topic": n_rel / max(n_topics, 1)}
 
 
-def _summary(per_org: pd.DataFrame, rel_per_topic: dict) -> pd.DataFrame:
-    """Mean over pooled runs (org means weighted by run counts) and max of the % change."""
+def _summary(per_org: pd.DataFrame, per_run: pd.DataFrame, rel_per_topic: dict,
+             ) -> pd.DataFrame:
+    """Mean and max of the % change over the pooled runs (``per_run``; runs with a zero full
+    score have no change and are left out), the run with the largest change and its org."""
     rows = []
-    for (depth, meas), g in per_org.groupby(["depth", "measure"], sort=True):
-        ok = g.dropna(subset=["mean_diff"])
-        w = ok["runs"].to_numpy(dtype=float)
-        top = ok.loc[ok["max_diff"].idxmax()] if len(ok) else None
-        rows.append({"depth": depth, "measure": meas, "n_runs": int(w.sum()),
-                     "mean_change_pct": float(np.average(ok["mean_diff"], weights=w))
-                     if w.sum() else np.nan,
-                     "max_change_pct": float(top["max_diff"]) if top is not None else np.nan,
+    for (depth, meas), g in per_run.groupby(["depth", "measure"], sort=True):
+        ok = g.dropna(subset=["diff_pct"])
+        top = ok.loc[ok["diff_pct"].idxmax()] if len(ok) else None
+        o = per_org[per_org["depth"] == depth]
+        rows.append({"depth": depth, "measure": meas, "n_runs": len(ok),
+                     "mean_change_pct": float(ok["diff_pct"].mean()) if len(ok) else np.nan,
+                     "max_change_pct": float(top["diff_pct"]) if top is not None else np.nan,
                      "max_org": str(top["org"]) if top is not None else "",
-                     "unique_rel_share": float(g.drop_duplicates("org")["unique_rel"].sum()
+                     "max_run": str(top["name"]) if top is not None else "",
+                     "unique_rel_share": float(o.drop_duplicates("org")["unique_rel"].sum()
                                                / rel_per_topic[depth])})
     return pd.DataFrame(rows)
 
@@ -140,8 +102,9 @@ def run_track(track, runs, qrels, orgs, pooled, depth, *, jobs=1, dask=None,
     res = grid.run_grid(depth_task, [{"depth": d} for d in ds], jobs=jobs, dask=dask,
                         shared=shared, progress=progress, desc=f"buckley2006 {track}")
     per_org = pd.concat([r["orgs"] for r in res], ignore_index=True)
-    summary = _summary(per_org, {d: r["n_rel_per_topic"] for d, r in zip(ds, res,
-                                                                          strict=True)})
+    per_run = pd.concat([r["runs"] for r in res], ignore_index=True)
+    summary = _summary(per_org, per_run, {d: r["n_rel_per_topic"] for d, r in zip(ds, res,
+                                                                                   strict=True)})
     per_org.insert(0, "track", track)
     summary.insert(0, "track", track)
     cols = ["track", "depth", "org", "runs", "unique", "unique_rel", "measure", "mean_diff",
@@ -157,40 +120,22 @@ def run(root=None, out="out/buckley2006", jobs: int | None = None, dask=None, pr
     ``params``: ``depths`` (None = the pool depth), ``measures``, ``lenient``, ``synthetic``,
     ``seed`` (synthetic collection only).
     """
-    p = {**DEFAULTS, **params}
-    unknown = set(p) - set(DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown parameters {sorted(unknown)}")
-    jobs = grid.default_jobs() if not jobs else jobs
-    frames: dict[str, list[pd.DataFrame]] = {}
-    for track, runs, qrels, orgs, pooled, depth in load_collections(
-            root, p["synthetic"], p["lenient"], p["seed"]):
-        res = run_track(track, runs, qrels, orgs, pooled, depth, jobs=jobs, dask=dask,
-                        depths=p["depths"], measures=p["measures"], progress=progress)
-        for k, v in res.items():
-            frames.setdefault(k, []).append(v)
-    result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
-    if out is not None:
-        meta = {"script": "buckley2006", "root": None if root is None else str(root),
-                **{k: (list(v) if isinstance(v, tuple) else v) for k, v in p.items()}}
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, df in result.items():
-            io.write_parquet(df.reset_index(drop=True), out / f"{name}.parquet", metadata=meta)
-        plot(result, out)
-    return result
+
+    def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
+        return run_track(t.name, t.runs, t.qrels, t.orgs, t.pooled, t.depth, jobs=jobs,
+                         dask=dask, depths=p["depths"], measures=p["measures"],
+                         progress=progress)
+
+    return _common.run_tracks("buckley2006", root, out, DEFAULTS, params, per_track, jobs=jobs,
+                              plot=plot, quiet=True)
 
 
 def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
     """``unique_rel.png`` and ``depth.png`` (matplotlib, Agg backend)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _common.pyplot()
     orgs, summary = result["orgs"], result["summary"]
     for track, o in orgs.groupby("track", sort=False):
-        suffix = "" if orgs["track"].nunique() == 1 else "_" + track.replace("/", "_")
+        suffix = _common.plot_suffix(orgs, track)
         d = o["depth"].max()
         g = o[(o["depth"] == d) & (o["measure"] == "AP")].sort_values("unique_rel")
         fig, ax = plt.subplots(figsize=(8, max(3, 0.25 * len(g))))
@@ -242,33 +187,17 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python benchmarks/buckley2006.py ROOT [-o DIR] [--depths …]``."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", nargs="?", help="a track dir or a directory of tracks")
-    ap.add_argument("--synthetic", action="store_true", help="use a pbtools.synth collection")
-    ap.add_argument("-o", "--out", default="out/buckley2006", help="output directory")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes")
-    ap.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
+    ap = _common.parser(__doc__, "out/buckley2006", DEFAULTS["seed"],
+                        "seed of the synthetic collection")
     ap.add_argument("--depths", type=int, nargs="+", default=None,
                     help="pool depths (default: the collection's depth d, 50, 20, 10)")
     ap.add_argument("--measures", nargs="+", default=list(DEFAULTS["measures"]))
-    ap.add_argument("--seed", type=int, default=DEFAULTS["seed"],
-                    help="seed of the synthetic collection")
-    ap.add_argument("--strict", action="store_true", help="fail on malformed TREC input")
-    ap.add_argument("--no-progress", action="store_true")
-    a = ap.parse_args(argv)
-    if not a.synthetic and not a.root:
-        ap.error("give ROOT or --synthetic")
+    a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
     depths = DEFAULTS["depths"] if a.depths is None else tuple(a.depths)
-    result = run(a.root, a.out, jobs=a.jobs, dask=a.dask,
-                 progress=False if a.no_progress else None, depths=depths,
-                 measures=tuple(a.measures), lenient=not a.strict, synthetic=a.synthetic,
-                 seed=a.seed)
-    print(report(result))
-    print(f"\nwrote {len(result)} Parquet files and plots to {a.out} "
-          f"in {time.perf_counter() - t0:.1f} s")
-    return 0
+    result = run(a.root, a.out, **_common.common_params(a), depths=depths,
+                 measures=tuple(a.measures))
+    return _common.finish(result, report, a.out, t0)
 
 
 if __name__ == "__main__":

@@ -61,22 +61,21 @@ Plots: ``loto_change.png`` (Table 3 score changes), ``tau.png`` (Tables 5, 8), `
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
-from pbtools import grid, inference, io, measures, pooling, stats  # noqa: E402
-from pbtools.frames import TrecFormatWarning, judge  # noqa: E402
+import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
+
+from pbtools import grid, inference, measures, pooling, stats  # noqa: E402
+from pbtools.frames import judge  # noqa: E402
 
 #: Sakai's nine metrics in the paper's column order: (label, pbtools measure name)
 METRICS = (
@@ -98,48 +97,6 @@ DEFAULTS = dict(seed=2008, B=1000, alpha=0.05, combos=10, depths=(50, 10, 1), rb
 # --------------------------------------------------------------------------------------------
 # collections
 # --------------------------------------------------------------------------------------------
-
-
-def find_tracks(root: str | os.PathLike) -> list[Path]:
-    """Track directories under ``root``: ``root`` itself when it holds ``QRels/`` and ``Runs/``,
-    else every ``root/*/`` or ``root/*/*/`` that does (``ROOT/<TREC-N>/<Track>/``)."""
-    root = Path(root)
-
-    def is_track(p: Path) -> bool:
-        return (p / "QRels").is_dir() and (p / "Runs").is_dir()
-
-    if is_track(root):
-        return [root]
-    found = sorted(p for p in root.glob("*") if p.is_dir() and is_track(p))
-    found += sorted(p for p in root.glob("*/*") if p.is_dir() and is_track(p))
-    if not found:
-        raise FileNotFoundError(f"no track (a directory with QRels/ and Runs/) under {root}")
-    return found
-
-
-def load_collections(root, synthetic: bool = False, lenient: bool = True, seed: int = 0):
-    """``[(track, runs, qrels, orgs, pooled, depth)]`` for every track under ``root`` or one
-    synthetic collection; ``pooled``/``depth`` are None for real tracks (inferred later) and the
-    generator's for ``synthetic`` (``pbtools.synth.generate``, judgments = its depth-d pool)."""
-    if synthetic:
-        from pbtools import synth
-
-        col = synth.generate(topics=50, docs=1500, runs=30, orgs=15, run_length=500, depth=50,
-                             seed=seed)
-        return [("synthetic", col.runs, col.qrels, col.orgs, sorted(col.pooled), col.depth)]
-    root_p = Path(root)
-    out = []
-    for t in find_tracks(root_p):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrecFormatWarning)
-            col = io.read_collection(t, lenient=lenient)
-        if len(col.repairs):
-            print(f"{t}: {len(col.repairs)} lenient repairs of the input", file=sys.stderr)
-        for f in (col.runs, col.qrels, col.orgs):
-            f.attrs.clear()  # repairs frames in attrs break pandas' concat
-        rel = t.relative_to(root_p.parent) if t != root_p else Path(root_p.name)
-        out.append((str(rel), col.runs, col.qrels, col.orgs, None, None))
-    return out
 
 
 def pool_setup(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int | None = None,
@@ -422,26 +379,17 @@ def run(root=None, out="out/sakai2008", jobs: int | None = None, dask=None, prog
     ``params``: ``seed``, ``B``, ``alpha``, ``combos``, ``depths``, ``rbp_p``, ``depth`` (pool
     depth override), ``lenient``, ``synthetic`` (defaults in :data:`DEFAULTS`).
     """
-    p = {**DEFAULTS, **params}
-    unknown = set(p) - set(DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown parameters {sorted(unknown)}")
-    jobs = grid.default_jobs() if not jobs else jobs
-    frames: dict[str, list[pd.DataFrame]] = {}
-    for track, runs, qrels, orgs, pooled, depth in load_collections(
-            root, p["synthetic"], p["lenient"], p["seed"]):
-        res = run_track(track, runs, qrels, orgs, jobs=jobs, dask=dask, seed=p["seed"],
-                        B=p["B"], alpha=p["alpha"], combos=p["combos"], depths=p["depths"],
-                        rbp_p=p["rbp_p"], depth=p["depth"] or depth, pooled=pooled,
-                        progress=progress)
-        for k, v in res.items():
-            frames.setdefault(k, []).append(v)
-    result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
-    if out is not None:
-        meta = {"script": "sakai2008", "root": None if root is None else str(root),
-                **{k: (list(v) if isinstance(v, tuple) else v) for k, v in p.items()}}
-        write_outputs(result, Path(out), meta)
-    return result
+
+    def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
+        # real tracks are loaded with infer=False: the pool is inferred in run_track, with
+        # the --depth override
+        return run_track(t.name, t.runs, t.qrels, t.orgs, jobs=jobs, dask=dask, seed=p["seed"],
+                         B=p["B"], alpha=p["alpha"], combos=p["combos"], depths=p["depths"],
+                         rbp_p=p["rbp_p"], depth=p["depth"] or t.depth or None,
+                         pooled=t.pooled or None, progress=progress)
+
+    return _common.run_tracks("sakai2008", root, out, DEFAULTS, params, per_track, jobs=jobs,
+                              plot=plot, infer=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -449,25 +397,12 @@ def run(root=None, out="out/sakai2008", jobs: int | None = None, dask=None, prog
 # --------------------------------------------------------------------------------------------
 
 
-def write_outputs(result: dict[str, pd.DataFrame], out: Path, meta: dict) -> None:
-    """Parquet files (``pbtools.io.write_parquet`` with ``meta``) and PNG plots in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in result.items():
-        io.write_parquet(df.reset_index(drop=True), out / f"{name}.parquet", metadata=meta)
-    plot(result, out)
-
-
 def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
     """``loto_change.png``, ``tau.png`` and ``power.png`` (matplotlib, Agg backend)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _common.pyplot()
     order = [lab for lab, _ in METRICS]
     for track, loto in result["leave_one_team_out"].groupby("track", sort=False):
-        suffix = "" if result["leave_one_team_out"]["track"].nunique() == 1 else \
-            "_" + track.replace("/", "_")
+        suffix = _common.plot_suffix(result["leave_one_team_out"], track)
         fig, ax = plt.subplots(figsize=(8, 4))
         data = [loto.loc[loto["label"] == lab, "change_pct"].dropna().to_numpy()
                 for lab in order]
@@ -541,14 +476,7 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python benchmarks/sakai2008.py ROOT [-o DIR] [--jobs N] [--dask ADDR]``."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", nargs="?", help="a track dir or a directory of tracks")
-    ap.add_argument("--synthetic", action="store_true", help="use a pbtools.synth collection")
-    ap.add_argument("-o", "--out", default="out/sakai2008", help="output directory")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes")
-    ap.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
-    ap.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+    ap = _common.parser(__doc__, "out/sakai2008", DEFAULTS["seed"])
     ap.add_argument("--B", type=int, default=DEFAULTS["B"], help="bootstrap resamples")
     ap.add_argument("--alpha", type=float, default=DEFAULTS["alpha"])
     ap.add_argument("--combos", type=int, default=DEFAULTS["combos"],
@@ -557,20 +485,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="shallow pool depths")
     ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"])
     ap.add_argument("--depth", type=int, default=None, help="pool depth (default: inferred)")
-    ap.add_argument("--strict", action="store_true", help="fail on malformed TREC input")
-    ap.add_argument("--no-progress", action="store_true")
-    a = ap.parse_args(argv)
-    if not a.synthetic and not a.root:
-        ap.error("give ROOT or --synthetic")
+    a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
-    result = run(a.root, a.out, jobs=a.jobs, dask=a.dask,
-                 progress=False if a.no_progress else None, seed=a.seed, B=a.B,
-                 alpha=a.alpha, combos=a.combos, depths=tuple(a.depths), rbp_p=a.rbp_p,
-                 depth=a.depth, lenient=not a.strict, synthetic=a.synthetic)
-    print(report(result))
-    print(f"\nwrote {len(result)} Parquet files and plots to {a.out} "
-          f"in {time.perf_counter() - t0:.1f} s")
-    return 0
+    result = run(a.root, a.out, **_common.common_params(a), B=a.B, alpha=a.alpha,
+                 combos=a.combos, depths=tuple(a.depths), rbp_p=a.rbp_p, depth=a.depth)
+    return _common.finish(result, report, a.out, t0)
 
 
 if __name__ == "__main__":

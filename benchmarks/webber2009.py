@@ -50,74 +50,23 @@ Plots: ``table1.png``, ``table2.png``, ``table3.png`` (MAE against pool width / 
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
-from pbtools import corrections, grid, inference, io, measures, pooling, stats  # noqa: E402
-from pbtools.frames import TrecFormatWarning  # noqa: E402
+import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
+
+from pbtools import corrections, grid, measures, pooling, stats  # noqa: E402
 
 DEFAULTS = dict(seed=2009, repeats=5, widths=(2, 4, 10, 20, 40), common=(5, 10, 20),
                 topic_samples=200, pool_depth=10, rbp_p=0.8, lenient=True, synthetic=False)
-
-
-# --------------------------------------------------------------------------------------------
-# collections
-# --------------------------------------------------------------------------------------------
-
-
-def find_tracks(root: str | os.PathLike) -> list[Path]:
-    """Track directories under ``root`` (itself, ``root/*/`` or ``root/*/*/`` with ``QRels/``
-    and ``Runs/``)."""
-    root = Path(root)
-
-    def is_track(p: Path) -> bool:
-        return (p / "QRels").is_dir() and (p / "Runs").is_dir()
-
-    if is_track(root):
-        return [root]
-    found = sorted(p for p in root.glob("*") if p.is_dir() and is_track(p))
-    found += sorted(p for p in root.glob("*/*") if p.is_dir() and is_track(p))
-    if not found:
-        raise FileNotFoundError(f"no track (a directory with QRels/ and Runs/) under {root}")
-    return found
-
-
-def load_collections(root, synthetic: bool = False, lenient: bool = True, seed: int = 0):
-    """``[(track, runs, qrels, pooled)]`` for every track under ``root`` or one synthetic one.
-
-    Real tracks: ``pooled`` is inferred (``pbtools.inference.infer_pool``) and the qrels are the
-    track's. ``synthetic`` (``pbtools.synth.generate``): the qrels are the *complete* judgments
-    (``truth``), so the true score of the unpooled run is exact.
-    """
-    if synthetic:
-        from pbtools import synth
-
-        col = synth.generate(topics=50, docs=1500, runs=30, orgs=15, run_length=500, depth=50,
-                             seed=seed)
-        return [("synthetic", col.runs, col.truth, sorted(col.pooled))]
-    root_p = Path(root)
-    out = []
-    for t in find_tracks(root_p):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrecFormatWarning)
-            col = io.read_collection(t, lenient=lenient)
-        for f in (col.runs, col.qrels, col.orgs):
-            f.attrs.clear()
-        info = inference.infer_pool(col.runs, col.qrels)
-        rel = t.relative_to(root_p.parent) if t != root_p else Path(root_p.name)
-        out.append((str(rel), col.runs, col.qrels, sorted(map(str, info.pooled_runs))))
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -246,26 +195,17 @@ def run(root=None, out="out/webber2009", jobs: int | None = None, dask=None, pro
     ``params``: ``seed``, ``repeats``, ``widths``, ``common``, ``topic_samples``,
     ``pool_depth``, ``rbp_p``, ``lenient``, ``synthetic`` (defaults in :data:`DEFAULTS`).
     """
-    p = {**DEFAULTS, **params}
-    unknown = set(p) - set(DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown parameters {sorted(unknown)}")
-    jobs = grid.default_jobs() if not jobs else jobs
-    frames: dict[str, list[pd.DataFrame]] = {}
-    for track, runs, qrels, pooled in load_collections(root, p["synthetic"], p["lenient"],
-                                                       p["seed"]):
-        res = run_track(track, runs, qrels, pooled, jobs=jobs, dask=dask, seed=p["seed"],
-                        repeats=p["repeats"], widths=p["widths"], common=p["common"],
-                        topic_samples=p["topic_samples"], pool_depth=p["pool_depth"],
-                        rbp_p=p["rbp_p"], progress=progress)
-        for k, v in res.items():
-            frames.setdefault(k, []).append(v)
-    result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
-    if out is not None:
-        meta = {"script": "webber2009", "root": None if root is None else str(root),
-                **{k: (list(v) if isinstance(v, tuple) else v) for k, v in p.items()}}
-        write_outputs(result, Path(out), meta)
-    return result
+
+    def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
+        # synthetic: score against the complete judgments, so the true score is exact
+        qrels = t.truth if t.truth is not None else t.qrels
+        return run_track(t.name, t.runs, qrels, t.pooled, jobs=jobs, dask=dask, seed=p["seed"],
+                         repeats=p["repeats"], widths=p["widths"], common=p["common"],
+                         topic_samples=p["topic_samples"], pool_depth=p["pool_depth"],
+                         rbp_p=p["rbp_p"], progress=progress)
+
+    return _common.run_tracks("webber2009", root, out, DEFAULTS, params, per_track, jobs=jobs,
+                              plot=lambda result, o: plot(result["mae"], o), quiet=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,24 +213,12 @@ def run(root=None, out="out/webber2009", jobs: int | None = None, dask=None, pro
 # --------------------------------------------------------------------------------------------
 
 
-def write_outputs(result: dict[str, pd.DataFrame], out: Path, meta: dict) -> None:
-    """Parquet files (``pbtools.io.write_parquet`` with ``meta``) and PNG plots in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in result.items():
-        io.write_parquet(df.reset_index(drop=True), out / f"{name}.parquet", metadata=meta)
-    plot(result["mae"], out)
-
-
 def plot(mae: pd.DataFrame, out: Path) -> None:
     """``table1.png`` (MAE vs pool width), ``table2.png`` / ``table3.png`` (MAE vs common
     topics, one line per width and estimator)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _common.pyplot()
     for track, m in mae.groupby("track", sort=False):
-        suffix = "" if mae["track"].nunique() == 1 else "_" + track.replace("/", "_")
+        suffix = _common.plot_suffix(mae, track)
         fig, ax = plt.subplots(figsize=(6, 4))
         t1 = m[m["table"] == 1]
         for est, g in t1.groupby("estimator", sort=False):
@@ -350,14 +278,7 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python benchmarks/webber2009.py ROOT [-o DIR] [--repeats I] …``."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", nargs="?", help="a track dir or a directory of tracks")
-    ap.add_argument("--synthetic", action="store_true", help="use a pbtools.synth collection")
-    ap.add_argument("-o", "--out", default="out/webber2009", help="output directory")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes")
-    ap.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
-    ap.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+    ap = _common.parser(__doc__, "out/webber2009", DEFAULTS["seed"])
     ap.add_argument("--repeats", type=int, default=DEFAULTS["repeats"],
                     help="system samples per pool width (paper: 100)")
     ap.add_argument("--widths", type=int, nargs="+", default=list(DEFAULTS["widths"]))
@@ -367,21 +288,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="topic subsets per system sample (paper: 200)")
     ap.add_argument("--pool-depth", type=int, default=DEFAULTS["pool_depth"])
     ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"])
-    ap.add_argument("--strict", action="store_true", help="fail on malformed TREC input")
-    ap.add_argument("--no-progress", action="store_true")
-    a = ap.parse_args(argv)
-    if not a.synthetic and not a.root:
-        ap.error("give ROOT or --synthetic")
+    a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
-    result = run(a.root, a.out, jobs=a.jobs, dask=a.dask,
-                 progress=False if a.no_progress else None, seed=a.seed, repeats=a.repeats,
+    result = run(a.root, a.out, **_common.common_params(a), repeats=a.repeats,
                  widths=tuple(a.widths), common=tuple(a.common),
-                 topic_samples=a.topic_samples, pool_depth=a.pool_depth, rbp_p=a.rbp_p,
-                 lenient=not a.strict, synthetic=a.synthetic)
-    print(report(result))
-    print(f"\nwrote {len(result)} Parquet files and plots to {a.out} "
-          f"in {time.perf_counter() - t0:.1f} s")
-    return 0
+                 topic_samples=a.topic_samples, pool_depth=a.pool_depth, rbp_p=a.rbp_p)
+    return _common.finish(result, report, a.out, t0)
 
 
 if __name__ == "__main__":

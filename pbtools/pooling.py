@@ -485,7 +485,8 @@ def top_fraction(scores: pd.DataFrame, frac: float = 0.75, round: int | None = 4
 
 def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataFrame | None,
                          depth: int, measures: Sequence[str] = ("AP",), *, by: str = "org",
-                         pooled: Iterable[str] | None = None) -> pd.DataFrame:
+                         pooled: Iterable[str] | None = None, per_run: bool = False,
+                         ) -> pd.DataFrame:
     """Per organisation: unique (relevant) pool contributions and what they are worth to its runs.
 
     Buckley et al. §1 (score a group's runs with and without its unique relevant documents) and
@@ -504,6 +505,13 @@ def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataF
     ``measure``, ``mean_diff`` and ``max_diff`` (mean and maximum over the org's runs of the
     percentage drop 100·(full − without)/full; runs with a zero full score are skipped, NaN when
     all are).
+
+    ``per_run=True`` returns instead the per-run scores the averages are taken over, one row
+    per (pooled run, measure), sorted by ``org``, ``name``, ``measure``: ``name``, ``org`` (its
+    organisation), ``measure``, ``full`` (score on ``qrels``), ``without`` (score on ``qrels``
+    without U_t^rel of its organisation t) and ``diff_pct`` (100·(full − without)/full, NaN when
+    full is 0). The mean / max of ``diff_pct`` over an org's runs are its ``mean_diff`` /
+    ``max_diff``; the same single evaluation pass produces both frames.
     """
     from pbtools import measures as _measures
 
@@ -532,6 +540,13 @@ def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataF
     f, w = both["value_full"].to_numpy(), both["value_without"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         both["diff"] = np.where(f > 0, 100.0 * (f - w) / f, np.nan)
+    if per_run:
+        runs_out = both.rename(columns={"value_full": "full", "value_without": "without",
+                                        "diff": "diff_pct"})
+        runs_out = runs_out.sort_values(["org", "name", "measure"], ignore_index=True)
+        for col in ("name", "org", "measure"):
+            runs_out[col] = encode(runs_out[col])
+        return runs_out[["name", "org", "measure", "full", "without", "diff_pct"]]
     agg = both.groupby(["org", "measure"], sort=True).agg(
         mean_diff=("diff", "mean"), max_diff=("diff", "max")).reset_index()
     n_runs = pd.Series(umap.to_numpy()).value_counts()

@@ -128,9 +128,46 @@ def test_buckley2006(track, tmp_path):
                                      "max_change_pct", "max_org", "unique_rel_share"])
     assert summary["unique_rel_share"].between(0, 1).all()
     assert np.all(summary["max_change_pct"] >= summary["mean_change_pct"] - 1e-9)
+    assert (summary["max_run"] != "").all()
     for png in ("unique_rel.png", "depth.png"):
         assert (out / png).stat().st_size > 0
     assert "Buckley" in buckley.report(res)
+
+
+def test_buckley_per_run_mean_is_run_weighted_org_mean(track):
+    """unique_contributions(per_run=True): the per-run frame behind the per-org averages; its
+    mean over runs is the org means weighted by their run counts, and the summary uses it."""
+    from pbtools import inference, pooling
+
+    buckley = _load("buckley2006")
+    col = io.read_collection(track, lenient=True)
+    info = inference.infer_pool(col.runs, col.qrels)
+    pooled, depth = sorted(map(str, info.pooled_runs)), int(info.depth)
+    args = (col.runs, col.qrels, col.orgs, depth, ["AP", "Bpref"])
+    per_org = pooling.unique_contributions(*args, pooled=pooled)
+    per_run = pooling.unique_contributions(*args, pooled=pooled, per_run=True)
+    assert list(per_run.columns) == ["name", "org", "measure", "full", "without", "diff_pct"]
+    assert len(per_run) == per_org["runs"].sum()  # one row per pooled run and measure
+    full, without = per_run["full"], per_run["without"]
+    expect = (100 * (full - without) / full).where(full > 0)
+    np.testing.assert_allclose(per_run["diff_pct"], expect, equal_nan=True)
+    ok = per_run.dropna(subset=["diff_pct"])
+    n_ok = ok.groupby(["org", "measure"], observed=True).size().rename("n_ok").reset_index()
+    o = per_org.merge(n_ok, on=["org", "measure"]).dropna(subset=["mean_diff"])
+    summary = buckley.run(track, None, jobs=1, progress=False, depths=(None,))["summary"]
+    for meas, g in o.groupby("measure", observed=True):
+        weighted = np.average(g["mean_diff"], weights=g["n_ok"])
+        run_mean = ok.loc[ok["measure"] == meas, "diff_pct"].mean()
+        assert run_mean == pytest.approx(weighted, rel=1e-12, abs=1e-12)
+        if (g["n_ok"] == g["runs"]).all():  # no zero full scores: weights are the run counts
+            assert run_mean == pytest.approx(np.average(g["mean_diff"], weights=g["runs"]))
+        s = summary[summary["measure"] == str(meas)].iloc[0]
+        assert s["mean_change_pct"] == pytest.approx(run_mean, rel=1e-12, abs=1e-12)
+        assert s["n_runs"] == int(g["n_ok"].sum())
+        top = ok.loc[ok.loc[ok["measure"] == meas, "diff_pct"].idxmax()]
+        assert s["max_change_pct"] == pytest.approx(top["diff_pct"])
+        assert (s["max_run"], s["max_org"]) == (str(top["name"]), str(top["org"]))
+        assert s["max_change_pct"] == pytest.approx(g["max_diff"].max())
 
 
 def test_webber_vectorised_adjustment_matches_library():
