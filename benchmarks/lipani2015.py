@@ -44,10 +44,10 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
-from _common import load_tracks  # noqa: E402
+from _common import load_tracks  # noqa: E402  (puts the repository on sys.path for pbtools)
 
 from pbtools import analysis, experiments, grid, io, stats  # noqa: E402
 

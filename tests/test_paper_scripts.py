@@ -189,3 +189,31 @@ def test_webber_vectorised_adjustment_matches_library():
         assert est["adjusted"][j] == pytest.approx(lib["value"].iloc[0], abs=1e-12)
         mixed = np.where(m, t, u).mean()
         assert est["mixed"][j] == pytest.approx(mixed, abs=1e-12)
+
+
+def test_lipani2015(track, tmp_path):
+    """Table 2, the sweeps and the figures on the sample; the Ad Hoc 2 checker catches a
+    difference."""
+    mod = _load("lipani2015")
+    res = mod.run(track, tmp_path, cutoffs=(5, 10), alphas=(0.5, 1.0),
+                  indicators=("lambda", "dP"), progress=False)
+    t2 = io.read_parquet(tmp_path / "table2.parquet")
+    assert list(t2.columns) == ["track", "n", "estimator", "runs", "mae", "sre", "sre_star",
+                                "tau"]
+    assert set(t2["estimator"]) == {"lipani", "webber", "reduced"}
+    assert set(t2["runs"]) == {"all", "top75"} and set(t2["n"]) == {5, 10}
+    assert (t2["mae"] >= 0).all() and (t2["sre_star"] <= t2["sre"]).all()
+    sweep = res["sweep"]
+    assert {"lipani(alpha=0.5)", "lipani(alpha=1)", "lipani(indicator=dP)"} <= set(
+        sweep["estimator"])
+    for f in ("figure1.png", "figure3.png", "figure4.png", "sweep.png", "table2.md",
+              "table2.tex"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert "top performer" in (tmp_path / "table2.md").read_text()
+    # the checker compares TREC-2 rows with the paper: a fake row set must be reported
+    fake = pd.DataFrame([{"track": "TREC-2/Adhoc", "n": n, "estimator": e, "runs": "top75",
+                          "mae": mae, "sre": sre, "sre_star": 0}
+                         for (e, n), (mae, sre, _) in mod.PAPER_ADHOC2.items()])
+    assert mod.check_adhoc2(fake) == []
+    fake.loc[0, "sre"] += 1
+    assert len(mod.check_adhoc2(fake)) == 1
