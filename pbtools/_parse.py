@@ -286,16 +286,21 @@ def first_failure(arr: pa.Array, convert) -> int:
     return lo
 
 
-def to_float(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
-    """Cast a string column to float64; a non-numeric (or NaN) value raises at its line."""
+def _cast(arr: pa.Array, fields: Fields, to: pa.DataType, problem: str) -> np.ndarray:
+    """Cast a string column with Arrow; the first value that fails raises at its line."""
     def conv(a):
-        return pc.cast(a, pa.float64())
+        return pc.cast(a, to)
     try:
-        out = np.asarray(conv(arr))
+        return np.asarray(conv(arr))
     except pa.ArrowInvalid:
         i = first_failure(arr, conv)
-        raise TrecFormatError(f"non-numeric {what} {arr[i].as_py()!r}", fields.path,
+        raise TrecFormatError(f"{problem} {arr[i].as_py()!r}", fields.path,
                               int(fields.rows[i]) + 1) from None
+
+
+def to_float(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
+    """Cast a string column to float64; a non-numeric (or NaN) value raises at its line."""
+    out = _cast(arr, fields, pa.float64(), f"non-numeric {what}")
     nan = np.isnan(out)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
@@ -306,14 +311,7 @@ def to_float(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
 
 def to_int16(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
     """Cast a string column to integers that fit int16; anything else raises at its line."""
-    def conv(a):
-        return pc.cast(a, pa.int64())
-    try:
-        out = np.asarray(conv(arr))
-    except pa.ArrowInvalid:
-        i = first_failure(arr, conv)
-        raise TrecFormatError(f"non-integer {what} {arr[i].as_py()!r}", fields.path,
-                              int(fields.rows[i]) + 1) from None
+    out = _cast(arr, fields, pa.int64(), f"non-integer {what}")
     info = np.iinfo(np.int16)
     bad = (out < info.min) | (out > info.max)
     if bad.any():
