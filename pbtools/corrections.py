@@ -50,14 +50,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import as_qrels, encode, judge, unify
+from pbtools._dense import DenseRuns, _row_chunks, item_means, merge_rows, run_rows, topic_scores
+from pbtools.frames import as_qrels, encode, judge
 from pbtools.rerank import (
-    _ranges,
     _sorted_runs,
     deltas,
     fires,
     indicators,
-    merge,
     precision_at,
     round_half_up,
     run_means,
@@ -217,71 +216,120 @@ def estimate(pooled: pd.DataFrame, unpooled: pd.DataFrame, qrels: pd.DataFrame, 
 
 def _estimate_kind(pooled, unpooled, qrels, rp_pairs, depth, cutoffs, kind, p, estimators,
                    alpha, tie, indicator, decimals, replace, merged):
-    N = max(cutoffs)
+    """One measure family of :func:`estimate`: encode densely, then :func:`_dense_estimate`."""
     K = "left_out"
     qrels = _with_key(as_qrels(qrels), K)
-    U = _with_key(unpooled, K)
-    U = U.copy(deep=False)
+    U = _with_key(unpooled, K).copy(deep=False)
     U["name"] = encode(U["name"])
     umap = U[["name", K]].drop_duplicates("name")
     if umap["name"].duplicated().any():
         raise ValueError("an unpooled run is assigned to several qrels blocks")
     u_key = dict(zip(umap["name"].astype(str), umap[K].astype(str), strict=True))
     S = pooled
+    enc = DenseRuns([S, U])
+    s_slots, u_slots = enc.slots(0), enc.slots(1)
+    u_names = enc.names[u_slots]
     if rp_pairs is None:
-        pn = pd.unique(S["name"].astype(str))
-        rp_pairs = pd.DataFrame([(u, q) for u in u_key for q in pn if q != u],
+        pn = list(enc.names[s_slots])
+        rp_pairs = pd.DataFrame([(u, q) for u in u_names for q in pn if q != u],
                                 columns=["unpooled", "name"])
     rp_pairs = rp_pairs.astype({"unpooled": str, "name": str})
-    rp_pairs = rp_pairs[rp_pairs["unpooled"].isin(list(u_key))]
+    pu = u_names.get_indexer(pd.Index(rp_pairs["unpooled"], dtype="str"))
+    pp = enc.names[s_slots].get_indexer(pd.Index(rp_pairs["name"], dtype="str"))
+    ok = (pu >= 0) & (pp >= 0)
+    pu, pp = pu[ok].astype(np.int64), s_slots[pp[ok]]
+    lab, var_names = enc.label_classes(qrels, K)
+    u_var = var_names.get_indexer(pd.Index([u_key[n] for n in u_names], dtype="str"))
+    if (u_var < 0).any():  # a qrels block the qrels do not have: nothing is judged
+        lab = np.concatenate([lab, np.full((1, *lab.shape[1:]), -1, np.int8)])
+        var_names = var_names.append(pd.Index(["\0none"], dtype="str"))
+        u_var = np.where(u_var < 0, len(var_names) - 1, u_var)
+    res = _dense_estimate(enc, s_slots, u_slots, u_var, var_names, lab, pu, pp, depth,
+                          cutoffs, kind, p, estimators, alpha, tie, indicator, decimals,
+                          replace)
+    if "condensed" in estimators:
+        res = pd.concat([res, _condensed(U, qrels, cutoffs, kind, p, decimals)],
+                        ignore_index=True)
+    return res
 
+
+def _mean_frame(cols: dict, cutoffs, P, A, decimals, k=None) -> pd.DataFrame:
+    """Items × cut-offs means as a long frame (item-major, then n), rounded like run_means."""
+    n_items, nc = P.shape
+    out = {c: np.repeat(np.asarray(v), nc) for c, v in cols.items()}
+    out["n"] = np.tile(np.asarray(cutoffs, dtype=np.int64), n_items)
+    out["P"], out["AntiP"] = P.ravel(), A.ravel()
+    if decimals is not None:
+        out["P"] = round_half_up(out["P"], decimals)
+        out["AntiP"] = round_half_up(out["AntiP"], decimals)
+        out["k"] = 1.0 - out["P"] - out["AntiP"]
+    elif k is not None:
+        out["k"] = k.ravel()
+    return pd.DataFrame(out)
+
+
+def _dense_estimate(enc, s_slots, u_slots, u_var, var_names, lab, pair_u, pair_p, depth,
+                    cutoffs, kind, p, estimators, alpha, tie, indicator, decimals, replace,
+                    merged=None):
+    """The estimators on the dense layout (:mod:`pbtools._dense`), all runs and pairs at once.
+
+    ``enc``: encoded runs; ``s_slots``: the pooled runs (their top ``depth`` built the pool);
+    ``u_slots``: the unpooled runs, ``u_var[i]``: the qrels variant (index into ``lab``, names
+    ``var_names``) that unpooled run i is scored on; ``pair_u`` (index into ``u_slots``),
+    ``pair_p`` (slot): R_p. ``merged``: optional ``f(u_slots, p_slots) → (pair, t, M)`` giving
+    precomputed merges. Returns the rows of ``_estimate_kind``: ``name``, ``n``, ``estimator``,
+    ``value`` + indicators.
+    """
+    N = max(cutoffs)
+    cut = np.asarray(cutoffs, dtype=np.int64)
+    total = np.ones(len(cut)) if kind == "P" else 1.0 - np.power(p, cut.astype(np.float64))
+    names = enc.names
+    n_u = len(u_slots)
+    order = np.lexsort((pair_p, pair_u))  # pairs by (r_u, r_p in name order)
+    pair_u, pair_p = pair_u[order], pair_p[order]
     # the unpooled runs' own scores on their qrels
-    uj = judge(_top(U, N), qrels, keys=[K])
-    _, own = _means(uj, cutoffs, [K], kind, p, decimals)
-    own = own.drop(columns=K)
-    own["name"] = own["name"].astype(str)
+    item, t, X = run_rows(enc, u_slots, N)
+    Pt, At = topic_scores(lab, u_var[item], t, X, cut, kind, p)
+    oP, cnt = item_means(item, Pt, n_u)
+    oA, _ = item_means(item, At, n_u)
+    oK, _ = item_means(item, total[None, :] - Pt - At, n_u)
+    has = cnt > 0
+    own = _mean_frame({"name": np.asarray(names[u_slots])[has]}, cut, oP[has], oA[has],
+                      decimals, oK[has])
     res = []
     if "reduced" in estimators:
         r = own[["name", "n", "P", "AntiP", "k"]].copy()
         r["estimator"], r["value"], r["adjustment"] = "reduced", r["P"], 0.0
         res.append(r)
-    need_p = any(e in estimators for e in ("lipani", "webber"))
-    if need_p and len(rp_pairs):
-        keys_used = pd.Index(sorted(set(u_key.values())), dtype="str")
-        q_used = qrels[qrels[K].astype(str).isin(keys_used)]
-        sp = _top(S, max(N, depth) if "webber" in estimators else N)
-        sp = sp[sp["name"].astype(str).isin(pd.unique(rp_pairs["name"]))]
-        pj = judge(_top(sp, N), q_used, keys=[K])
-        p_per, p_mean = _means(pj, cutoffs, [K], kind, p, decimals)
-        p_mean["name"] = p_mean["name"].astype(str)
-        p_mean[K] = p_mean[K].astype(str)
-        pairs_k = rp_pairs.assign(**{K: rp_pairs["unpooled"].map(u_key)})
+    need_p = any(e in estimators for e in ("lipani", "webber")) and len(pair_u) > 0
+    if need_p:
+        # every pooled run of R_p on every qrels variant it is compared under
+        combo = u_var[pair_u] * enc.R + pair_p
+        uc, pair_item = np.unique(combo, return_inverse=True)
+        iv, ip = uc // enc.R, uc % enc.R
+        it2, t2, X2 = run_rows(enc, ip, N)
+        Pp, Ap = topic_scores(lab, iv[it2], t2, X2, cut, kind, p)
+        PM, nT = item_means(it2, Pp, len(uc))
+        AM, _ = item_means(it2, Ap, len(uc))
     if "lipani" in estimators:
         if kind != "P":
             raise ValueError("the Lipani estimator is defined for P@n only")
-        res.append(_lipani(S, U, q_used, pairs_k, p_mean, own, cutoffs, alpha, tie, indicator,
-                           decimals, u_key, merged) if len(rp_pairs) else _no_rp(own, "lipani"))
+        if need_p:
+            res.append(_dense_lipani(enc, u_slots, u_var, var_names, lab, pair_u, pair_p, cut,
+                                     own, iv, ip, PM, AM, nT, alpha, tie, indicator, decimals,
+                                     merged))
+        else:
+            res.append(_no_rp(own, "lipani"))
     if "webber" in estimators:
-        res.append(_webber(S, U, pj, p_per, pairs_k, own, cutoffs, depth, kind, p, decimals,
-                           replace) if len(rp_pairs) else
-                   _no_rp(own, "webber"))
-    if "condensed" in estimators:
-        res.append(_condensed(U, qrels, cutoffs, kind, p, decimals))
+        if need_p:
+            res.append(_dense_webber(enc, s_slots, u_slots, u_var, lab, pair_u, pair_p,
+                                     pair_item.ravel(), PM, nT, own, cut, depth, kind, p,
+                                     decimals, replace))
+        else:
+            res.append(_no_rp(own, "webber"))
+    if not res:
+        return own.iloc[:0].assign(estimator="", value=np.nan)
     return pd.concat(res, ignore_index=True)
-
-
-def _select_pairs(merged: pd.DataFrame, pairs: pd.DataFrame, depth: int) -> pd.DataFrame:
-    """Rows of a precomputed merge that belong to ``pairs`` (``unpooled``, ``name``)."""
-    uc, pc = merged["unpooled"].cat.categories, merged["name"].cat.categories
-    iu = uc.get_indexer(pairs["unpooled"].astype(str))
-    ip = pc.get_indexer(pairs["name"].astype(str))
-    if (iu < 0).any() or (ip < 0).any():
-        raise ValueError("the precomputed merge lacks some (unpooled, pooled) pairs")
-    want = np.zeros((len(uc), len(pc)), dtype=bool)
-    want[iu, ip] = True
-    keep = want[merged["unpooled"].cat.codes.to_numpy(), merged["name"].cat.codes.to_numpy()]
-    keep &= merged["rank"].to_numpy() <= depth
-    return merged[keep].reset_index(drop=True)
 
 
 def _no_rp(own, name):
@@ -290,21 +338,25 @@ def _no_rp(own, name):
     return r
 
 
-def _lipani(S, U, q_used, pairs_k, p_mean, own, cutoffs, alpha, tie, indicator, decimals,
-            u_key, merged=None):
-    K = "left_out"
-    N = max(cutoffs)
+def _dense_lipani(enc, u_slots, u_var, var_names, lab, pair_u, pair_p, cut, own, iv, ip, PM,
+                  AM, nT, alpha, tie, indicator, decimals, merged):
+    """Lipani Algorithm 1: δ of r' = r_p ∘ r_u against r_p on r_u's qrels, Δ, λ, estimate."""
+    N = int(cut.max())
     if merged is None:
-        m = merge(S, U, alpha=alpha, tie=tie, depth=N, pairs=pairs_k[["unpooled", "name"]])
+        pair, t, M = merge_rows(enc, u_slots[pair_u], pair_p, alpha=alpha, tie=tie, depth=N)
     else:
-        m = _select_pairs(merged, pairs_k, N)
-    m[K] = encode(m["unpooled"].map(u_key).astype(str))
-    mj = judge(m, q_used, keys=[K])
-    _, mm = _means(mj, cutoffs, [K, "unpooled"], "P", 0.8, decimals)
-    mm["name"] = mm["name"].astype(str)
-    mm["unpooled"] = mm["unpooled"].astype(str)
-    mm[K] = mm[K].astype(str)
-    d = deltas(mm, p_mean, keys=[K])
+        pair, t, M = merged(u_slots[pair_u], pair_p)
+    Pm, Am = topic_scores(lab, u_var[pair_u][pair], t, M, cut)
+    MP, mc = item_means(pair, Pm, len(pair_u))
+    MA, _ = item_means(pair, Am, len(pair_u))
+    ok = mc > 0  # r' exists on the topics both runs have
+    K = "left_out"
+    vn, nm = np.asarray(var_names), np.asarray(enc.names)
+    mm = _mean_frame({K: vn[u_var[pair_u]][ok], "unpooled": nm[u_slots[pair_u]][ok],
+                      "name": nm[pair_p][ok]}, cut, MP[ok], MA[ok], decimals)
+    has = nT > 0
+    pm = _mean_frame({K: vn[iv][has], "name": nm[ip][has]}, cut, PM[has], AM[has], decimals)
+    d = deltas(mm.drop(columns="k", errors="ignore"), pm, keys=[K])
     ind = indicators(own, d)
     fired = fires(ind, indicator)
     adj = np.where(fired, ind["k"] * np.maximum(ind["dk"], 0.0), 0.0)
@@ -315,96 +367,59 @@ def _lipani(S, U, q_used, pairs_k, p_mean, own, cutoffs, alpha, tie, indicator, 
     return ind
 
 
-def _lookup(keys_sorted: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Index of each query in a sorted unique key array, −1 when absent."""
-    if len(keys_sorted) == 0:
-        return np.full(len(query), -1, dtype=np.int64)
-    pos = np.searchsorted(keys_sorted, query)
-    pos_c = np.minimum(pos, len(keys_sorted) - 1)
-    return np.where(keys_sorted[pos_c] == query, pos_c, -1)
-
-
-def _webber(S, U, pj, p_per, pairs_k, own, cutoffs, depth, kind, p, decimals, replace):
+def _dense_webber(enc, s_slots, u_slots, u_var, lab, pair_u, pair_p, pair_item, PM, nT, own,
+                  cut, depth, kind, p, decimals, replace):
     """Webber & Park Algorithm 1 for every (r_u, p ∈ R_p) pair at once.
 
     term(u, p) = score(p, Q_u) − score(p, Q_u ∩ pool(R_p(u) \\ {p} [∪ {r_u}])): a judged
     document x of Q_u survives the inner re-pool when some run of R_p(u) other than p has it in
-    its top d (or, with ``replace``, r_u has). Only relevant documents of p's top n change the
-    score, so the partial score is the full one minus their weight (mean over p's topics).
+    its top d (or, with ``replace``, r_u has). Counted as C(x) − C_X(u)(x) − [ρ_p(x) ≤ d], with
+    C the pool's contributor counts and X(u) = pooled runs outside R_p(u) (one count table per
+    distinct X). Only relevant documents of p's top n change the score, so the partial score is
+    the full one minus their weight (mean over p's topics).
     """
-    K = "left_out"
-    top_d = _top(S, depth)
-    tu = U[U["rank"].to_numpy() <= depth]
-    q3 = unify(top_d["qid"], pj["qid"], tu["qid"])
-    d3 = unify(top_d["docno"], pj["docno"], tu["docno"])
-    n3 = unify(top_d["name"], pj["name"], tu["name"],
-               encode(pairs_k["unpooled"]), encode(pairs_k["name"]))
-    nd = len(d3[0].cat.categories)
-    ntx = len(q3[0].cat.categories) * nd
-    nr = len(n3[0].cat.categories)
-
-    def cd(x):
-        return x.cat.codes.to_numpy().astype(np.int64)
-
-    s_tx = cd(q3[0]) * nd + cd(d3[0])
-    s_run = cd(n3[0])
-    uniq_tx, n_all = np.unique(s_tx, return_counts=True)
-    pu, pp = cd(n3[3]), cd(n3[4])
-    # the pool's runs outside R_p(u) (r_u itself, its unit): their top d does not count
-    s_names = np.unique(s_run)
-    in_rp = np.zeros((nr, nr), dtype=bool)
-    in_rp[pu, pp] = True
-    us = np.unique(pu)
-    ex_u, ex_s = np.nonzero(~in_rp[us][:, s_names])
-    ex_u, ex_s = us[ex_u], s_names[ex_s]
-    order = np.argsort(s_run, kind="stable")
-    starts = np.searchsorted(s_run[order], np.arange(nr))
-    lens = np.searchsorted(s_run[order], np.arange(nr), side="right") - starts
-    idx = order[_ranges(starts[ex_s], lens[ex_s])]
-    ex_key, ex_cnt = np.unique(np.repeat(ex_u, lens[ex_s]) * ntx + s_tx[idx],
-                               return_counts=True)
-    # relevant rows of the pooled runs' top N under each qrels block, expanded to pairs
-    lab = pj["label"].to_numpy(dtype=np.float64, na_value=-1.0)
-    relm = lab > 0
-    rows = pd.DataFrame({K: pj[K].cat.codes.to_numpy()[relm], "p": cd(n3[1])[relm],
-                         "tx": (cd(q3[1]) * nd + cd(d3[1]))[relm],
-                         "rank": pj["rank"].to_numpy()[relm]})
-    kc = pd.Categorical(pairs_k[K].astype(str), categories=pj[K].cat.categories).codes
-    pk = pd.DataFrame({"u": pu, "p": pp, K: kc})
-    rows = pk.merge(rows, on=[K, "p"], how="inner")
-    ru, rtx, rr = rows["u"].to_numpy(), rows["tx"].to_numpy(), rows["rank"].to_numpy()
-    i = _lookup(uniq_tx, rtx)
-    cnt = np.where(i >= 0, n_all[np.maximum(i, 0)], 0) if len(n_all) else np.zeros(len(rtx))
-    j = _lookup(ex_key, ru * ntx + rtx)
-    if len(ex_cnt):
-        cnt = cnt - np.where(j >= 0, ex_cnt[np.maximum(j, 0)], 0)
-    survive = (cnt - (rr <= depth)) > 0
-    if replace:
-        u_key = np.unique(cd(n3[2]) * ntx + cd(q3[2]) * nd + cd(d3[2]))
-        survive |= _lookup(u_key, ru * ntx + rtx) >= 0
-    gone = ~survive
-    gu, gp, gr = ru[gone], rows["p"].to_numpy()[gone], rr[gone]
-    # run-level score of p on Q_u (unrounded) and its number of topics
-    pm = run_means(p_per, keys=[K], values=("P",))
-    first = p_per[p_per["n"].to_numpy() == p_per["n"].iloc[0]]
-    nt = first.groupby([K, "name"], observed=True).size().rename("topics").reset_index()
-    pm = pm.merge(nt, on=[K, "name"])
-    pm[K] = pd.Categorical(pm[K].astype(str), categories=pj[K].cat.categories).codes
-    pm["p"] = pd.Categorical(pm["name"].astype(str), categories=n3[0].cat.categories).codes
-    parts = []
-    for n in cutoffs:
-        w = (gr <= n) * ((1 - p) * np.power(p, gr - 1.0) if kind == "RBP" else 1.0 / n)
-        parts.append(pd.DataFrame({"u": gu, "p": gp, "n": n, "loss": w}))
-    loss = pd.concat(parts, ignore_index=True).groupby(["u", "p", "n"])["loss"].sum()
-    full = pk.merge(pm[[K, "p", "n", "P", "topics"]], on=[K, "p"], how="inner")
-    full = full.merge(loss.reset_index(), on=["u", "p", "n"], how="left")
-    full["partial"] = full["P"] - full["loss"].fillna(0.0) / full["topics"]
+    N = int(cut.max())
+    d = int(depth)
+    C = enc.top_counts(s_slots, d).astype(np.int16)
+    in_rp = np.zeros((len(u_slots), enc.R), dtype=bool)
+    in_rp[pair_u, pair_p] = True
+    Xs = ~in_rp[:, s_slots]
+    gX, ginv = np.unique(Xs, axis=0, return_inverse=True)
+    ginv = ginv.ravel()
+    gi, si = np.nonzero(gX)
+    CX = enc.top_counts(s_slots[si], d, groups=gi, n_groups=len(gX))
+    pr, t = np.nonzero(enc.length[pair_p] > 0)
+    width = min(N, enc.L)
+    loss = np.zeros((len(pair_u), len(cut)))
+    pos = np.arange(width)[None, :]
+    for sl in _row_chunks(len(pr), width):
+        rows, tt = pr[sl], t[sl]
+        x = enc.D[pair_p[rows], tt, :width]
+        xc = np.maximum(x, 0)
+        g = ginv[pair_u[rows]]
+        c = (C[tt[:, None], xc] - CX[g[:, None], tt[:, None], xc].astype(np.int16)
+             - (pos < d))
+        survive = c > 0
+        if replace:
+            ur = enc.rank(u_slots[pair_u[rows]][:, None], tt[:, None], x)
+            survive |= (ur >= 1) & (ur <= d)
+        gone = ~survive & (x >= 0)
+        Lp, _ = topic_scores(lab, u_var[pair_u[rows]], tt, x, cut, kind, p, gone=gone)
+        for j in range(len(cut)):  # ≤ 5 cut-offs
+            loss[:, j] += np.bincount(rows, weights=Lp[:, j], minlength=len(pair_u))
+    has = nT[pair_item] > 0
+    Pfull = PM[pair_item]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        partial = Pfull - loss / nT[pair_item][:, None]
+    full = pd.DataFrame({"u": np.repeat(pair_u[has], len(cut)),
+                         "n": np.tile(cut, int(has.sum())),
+                         "P": Pfull[has].ravel(), "partial": partial[has].ravel()})
     if decimals is not None:
         full["P"] = round_half_up(full["P"].to_numpy(), decimals)
         full["partial"] = round_half_up(full["partial"].to_numpy(), decimals)
     full["term"] = full["P"] - full["partial"]
     a = full.groupby(["u", "n"])["term"].agg(["mean", "size"]).reset_index()
-    a["name"] = np.asarray(n3[0].cat.categories)[a["u"].to_numpy()]
+    a["name"] = np.asarray(enc.names[u_slots])[a["u"].to_numpy()]
     a = a.rename(columns={"mean": "adjustment", "size": "n_pooled"}).drop(columns="u")
     out = own[["name", "n", "P", "AntiP", "k"]].merge(a, on=["name", "n"], how="left")
     out["adjustment"] = out["adjustment"].fillna(0.0)

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections import estimate, resolve
-from pbtools.frames import encode, judge, require_columns
-from pbtools.pooling import leave_one_out, repool
-from pbtools.rerank import merge, precision_at, round_half_up, run_means
+from pbtools._dense import DenseRuns, item_means, merge_rows, run_rows, topic_scores
+from pbtools.corrections import _dense_estimate, resolve
+from pbtools.frames import as_qrels, encode, judge, require_columns
+from pbtools.rerank import _sorted_runs, precision_at, round_half_up, run_means
 
 __all__ = ["leave_one_out_experiment", "load"]
 
@@ -129,6 +129,11 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
     frames. Choices not given come from ``protocol`` (``corrections.PRESETS``) or the
     principled defaults (``corrections.DEFAULTS``).
 
+    Implementation: the pooled runs are encoded once into the dense per-topic layout of
+    :mod:`pbtools._dense`; the truth and every unit's reduced qrels are label arrays derived from
+    one contributor table (no qrels frames are built), and r_p ∘ r_u is merged once for every
+    pair of pooled runs and shared by all run subsets (top 75% blocks).
+
     Returns one row per (run, n, estimator): ``name``, ``n``, ``estimator``, ``runs`` (``"all"``
     or ``"top75"``), ``left_out`` (the unit), ``true``, ``estimate`` and the estimator's
     indicators (``P``, ``AntiP``, ``k``, ``dP``, ``dAntiP``, ``dk``, ``lam``, ``fired``,
@@ -140,69 +145,123 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
         raise ValueError(f"runs must be 'all' or 'top75', got {runs!r}")
     if by not in ("org", "run"):
         raise ValueError(f"by must be 'org' or 'run', got {by!r}")
+    estimators = list(estimators)
     R, Q, O = load(collection_or_frames, protocol=protocol)
     require_columns(O, ("name", "org"), "orgs")
     dec = opts["decimals"]
     pool_names, d = _pool_info(R, Q, pooled, depth, str(opts.get("pool_policy", "lipani2015")))
-    S_all = R[R["name"].astype(str).isin(pool_names)]
+    name = encode(R["name"])
+    in_pool = name.cat.categories.isin(pd.Index(pool_names, dtype="str"))
+    S_all = _sorted_runs(R[in_pool[name.cat.codes.to_numpy()]])
     cutoffs = sorted({int(n) for n in cutoffs})
+    enc = DenseRuns([S_all])
+    slots = enc.slots(0)
+    base, _ = enc.label_classes(as_qrels(Q))
+    base = base[0]
     if runs == "all":
-        blocks = [(cutoffs, pool_names)]
+        blocks = [(cutoffs, slots)]
     else:
-        truth0 = repool(Q, S_all, d)
-        sc = _scores(S_all, truth0, cutoffs, None)
+        c0 = enc.top_counts(slots, d)
+        truth0 = np.where(c0 > 0, base, np.int8(-1))[None]
+        sc, _ = _run_scores(enc, slots, np.zeros(len(slots), np.int64), truth0, cutoffs)
         blocks = []
-        for n in cutoffs:
-            s = sc[sc["n"] == n].sort_values("name", kind="stable")
-            v = round_half_up(s["P"].to_numpy(), 4)
+        for j, n in enumerate(cutoffs):
+            v = round_half_up(sc[:, j], 4)  # slots are in name order
             order = np.argsort(-v, kind="stable")
-            keep = int(np.floor(fraction * len(s) + 1e-9))
-            blocks.append(([n], list(s["name"].to_numpy()[order[:keep]])))
-    # the merge r_p ∘ r_u depends on the runs only: once for every pair of pooled runs
-    merged = None
-    if "lipani" in estimators:
-        evaluated = sorted(set(O["name"].astype(str)) & set(pool_names))
-        U_all = S_all[S_all["name"].astype(str).isin(evaluated)]
-        merged = merge(S_all, U_all, alpha=float(opts["alpha"]), tie=str(opts["tie"]),
-                       depth=max(cutoffs))
+            keep = int(np.floor(fraction * len(slots) + 1e-9))
+            blocks.append(([n], np.sort(slots[order[:keep]])))
+    cache = _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs)) \
+        if "lipani" in estimators else None
     out = []
-    for cut, names in blocks:
-        out.append(_experiment_block(R, Q, O, names, d, cut, by, list(estimators), opts, dec,
-                                     merged))
+    for cut, block in blocks:
+        out.append(_experiment_block(enc, base, O, block, d, cut, by, estimators, opts, dec,
+                                     cache))
     res = pd.concat(out, ignore_index=True)
     res.insert(3, "runs", runs)
     return res
 
 
-def _experiment_block(R, Q, O, names, d, cutoffs, by, estimators, opts, dec, merged=None):
-    S = R[R["name"].astype(str).isin(names)].reset_index(drop=True)
-    truth = repool(Q, S, d)
+class _MergeCache:
+    """r_p ∘ r_u for every pair of pooled runs, computed on first use, reused by all blocks."""
+
+    def __init__(self, enc, alpha, tie, depth):
+        self.enc, self.alpha, self.tie, self.depth = enc, alpha, tie, depth
+        self.M = None
+
+    def __call__(self, pu, pp):
+        enc = self.enc
+        if self.M is None:
+            R = enc.R
+            gu, gp = np.meshgrid(np.arange(R), np.arange(R), indexing="ij")
+            keep = gu != gp
+            pair, t, M = merge_rows(enc, gu[keep], gp[keep], alpha=self.alpha, tie=self.tie,
+                                    depth=self.depth)
+            self.index = np.full((R, R), -1, dtype=np.int64)
+            self.index[gu[keep], gp[keep]] = np.arange(int(keep.sum()))
+            self.pair, self.t, self.M = pair, t, M
+            self.start = np.searchsorted(pair, np.arange(int(keep.sum()) + 1))
+        gi = self.index[pu, pp]
+        lens = self.start[gi + 1] - self.start[gi]
+        rows = np.repeat(self.start[gi] - np.cumsum(lens) + lens, lens) + \
+            np.arange(int(lens.sum()))
+        return np.repeat(np.arange(len(gi)), lens), self.t[rows], self.M[rows]
+
+
+def _run_scores(enc, slots, var, lab, cutoffs, kind="P"):
+    """Run-level P@n, P̄@n (unrounded means over each run's topics): runs × cut-offs."""
+    item, t, X = run_rows(enc, slots, max(cutoffs))
+    P, A = topic_scores(lab, var[item], t, X, np.asarray(cutoffs), kind)
+    return item_means(item, P, len(slots))[0], item_means(item, A, len(slots))[0]
+
+
+def _experiment_block(enc, base, O, block, d, cutoffs, by, estimators, opts, dec, cache=None):
+    names = np.asarray(enc.names)
+    bnames = names[block]
     orgs = O.astype({"name": str, "org": str})
-    orgs = orgs[orgs["name"].isin(names)]
+    org_of = dict(zip(orgs["name"], orgs["org"], strict=False))
+    orgs = orgs[orgs["name"].isin(set(bnames))]
     unit_of = dict(zip(orgs["name"], orgs["org"] if by == "org" else orgs["name"], strict=True))
     evaluated = sorted(unit_of)
-    reduced = leave_one_out(Q, S, d, by=by, orgs=O if by == "org" else None,
-                            units=sorted(set(unit_of.values())), repool=True)
-    U = S[S["name"].astype(str).isin(evaluated)].copy()
-    U["left_out"] = encode(U["name"].astype(str).map(unit_of))
-    names_s = pd.unique(S["name"].astype(str))
+    # units of every run of S (runs orgs does not list are their own organisation)
+    unit_all = [org_of.get(n, n) if by == "org" else n for n in bnames]
+    ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
+    ucode = ulabels.get_indexer(pd.Index(unit_all, dtype="str"))
+    # contributor table of S: count and the single contributing unit (−1 = several)
+    C = enc.top_counts(block, d, groups=ucode, n_groups=len(ulabels))
+    n_units = (C > 0).sum(axis=0)
+    owner = np.where(n_units == 1, np.argmax(C > 0, axis=0), -1)
+    pooled = n_units > 0
+    truth = np.where(pooled, base, np.int8(-1))
+    eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
+    ev_code = ulabels.get_indexer(eval_units)
+    lab = np.where(pooled[None] & (owner[None] != ev_code[:, None, None]), base[None],
+                   np.int8(-1)).astype(np.int8)
+    u_slots = block[np.searchsorted(bnames, evaluated)]
+    u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
     if opts["rp"] == "run":
-        rp_pairs = [(u, p) for u in evaluated for p in names_s if p != u]
+        ok = u_slots[:, None] != block[None, :]
     else:
-        rp_pairs = [(u, p) for u in evaluated for p in names_s
-                    if unit_of.get(p, f"\0{p}") != unit_of[u]]
-    rp_pairs = pd.DataFrame(rp_pairs, columns=["unpooled", "name"])
+        un = np.array([unit_of[n] for n in evaluated], dtype=object)
+        pn = np.array([unit_of.get(p, f"\0{p}") for p in bnames], dtype=object)
+        ok = un[:, None] != pn[None, :]
+    pu, pi = np.nonzero(ok)
     est = [e for e in estimators if e != "true"]
-    res = estimate(S, U, reduced, rp_pairs=rp_pairs, depth=d,
-                   measures=[f"P@{n}" for n in cutoffs], estimators=est,
-                   alpha=float(opts["alpha"]), tie=str(opts["tie"]),
-                   indicator=str(opts["indicator"]), decimals=dec, replace=bool(opts["replace"]),
-                   merged=merged)
-    true = _scores(U, truth, cutoffs, dec).rename(columns={"P": "true"})
-    res["n"] = res["measure"].str.extract(r"@(\d+)$")[0].astype(int)
+    res = _dense_estimate(enc, block, u_slots, u_var, eval_units, lab, pu.astype(np.int64),
+                          block[pi], d, cutoffs, "P", 0.8, est, float(opts["alpha"]),
+                          str(opts["tie"]), str(opts["indicator"]), dec, bool(opts["replace"]),
+                          merged=cache)
+    tP, _ = _run_scores(enc, u_slots, np.zeros(len(u_slots), np.int64), truth[None], cutoffs)
+    if dec is not None:
+        tP = round_half_up(tP, dec)
+    true = pd.DataFrame({"name": np.repeat(evaluated, len(cutoffs)),
+                         "n": np.tile(np.asarray(cutoffs, dtype=np.int64), len(evaluated)),
+                         "true": tP.ravel()})
     res = res.merge(true, on=["name", "n"], how="left")
     res["left_out"] = res["name"].map(unit_of)
     res = res.rename(columns={"value": "estimate"})
     cols = ["name", "n", "estimator", "left_out", "true", "estimate", "P", "AntiP", "k", "dP",
             "dAntiP", "dk", "lam", "fired", "adjustment", "n_pooled"]
+    for c in cols:
+        if c not in res.columns:
+            res[c] = np.nan
     return res[cols].sort_values(["n", "estimator", "name"], kind="stable").reset_index(drop=True)

@@ -17,13 +17,17 @@ exclusive document) follow ``tie``:
 
 Two shared documents with equal μ (possible for 0 < α < 1) keep their r_p order.
 
-Implementation: all (unpooled u, pooled p) pairs are one long frame keyed by (u, p, qid). The
-r_p-exclusive documents keep their relative order and so do the shared documents sorted by μ, so
-r' is the merge of two sorted sequences; the top n of r' is made of at most the first n of each,
-which bounds the rows kept (``depth``). μ is compared exactly as an integer ``b·μ`` with α = a/b
-(a rational approximation with b ≤ 10⁴). ρ(d, r_u) is looked up in a dense (u, qid·docno) rank
-table built per chunk of unpooled runs (a loop over chunks bounded by memory, never over pooled
-runs or topics).
+Implementation (:mod:`pbtools._dense`): runs are encoded once into dense per-topic arrays —
+``D[r, t, i]`` (the i-th document) and ``RK[r, t, x]`` (the rank of local document x). At α = 1
+the r_p-exclusive documents keep their relative order (key ρ_p) and the shared ones come in r_u
+order (key ρ_u), so r' is the merge of two sorted sequences and the top n of r' holds at most the
+first n of each: membership is a gather ``RK[u, t, D[p, t, :W]] > 0`` over a window W = 2n of
+both rankings, and the rank of each window element in r' is its index in its own sequence plus
+the number of elements of the other sequence before it (two cumulative sums, the tie rule
+deciding equal keys). Rows whose top n may reach past the window (rare) are redone at full
+length. Any other α sorts r_p's documents by the exact integer key b·μ (α = a/b, a rational
+approximation with b ≤ 10⁴). All (pair, topic) rows are processed at once in memory-bounded
+chunks — no Python loop over runs, topics or documents.
 
 Indicators (Lipani §3.1-3.2, Algorithm 1, Eq. 3)
 ------------------------------------------------
@@ -36,20 +40,12 @@ unpooled run's own values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import (
-    as_run,
-    encode,
-    group_starts,
-    is_trec_ordered,
-    ranks_from_starts,
-    require_columns,
-    unify,
-)
+from pbtools._dense import DenseRuns, alpha_fraction, merge_rows
+from pbtools.frames import as_run, is_trec_ordered, require_columns
 
 __all__ = [
     "TIES",
@@ -65,10 +61,6 @@ __all__ = [
 
 TIES = ("exclusive_first", "lipani2015")
 INDICATORS = ("lambda", "dP", "dAntiP", "always")
-
-# rows per chunk of (u, p, topic, document) rows built at once (~ 40 bytes per row)
-_CHUNK_ROWS = 12_000_000
-
 
 # --------------------------------------------------------------------------------------------
 # small numeric helpers
@@ -101,11 +93,7 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return offs + np.arange(total, dtype=np.int64)
 
 
-def _alpha_fraction(alpha: float) -> tuple[int, int]:
-    if not 0.0 <= float(alpha) <= 1.0:
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
-    f = Fraction(float(alpha)).limit_denominator(10_000)
-    return f.numerator, f.denominator
+_alpha_fraction = alpha_fraction
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,161 +134,44 @@ def merge(pooled: pd.DataFrame, unpooled: pd.DataFrame, *, alpha: float = 1.0,
     DataFrame with ``unpooled`` (id: r_u's name), ``name`` (id: r_p's name), ``qid``, ``docno``,
     ``rank`` (int32, the rank in r'), ``p_rank`` (ρ(d, r_p)), ``u_rank`` (ρ(d, r_u), 0 when d ∉
     r_u), sorted by (unpooled, name, qid, rank). Topics that r_u lacks are absent.
+
+    The work is done by :func:`pbtools._dense.merge_rows` on the dense per-topic layout.
     """
     if tie not in TIES:
         raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
+    _alpha_fraction(alpha)
     P, U = _sorted_runs(pooled), _sorted_runs(unpooled)
-    pq, uq = unify(P["qid"], U["qid"])
-    pd_, ud = unify(P["docno"], U["docno"])
-    pn, un = encode(P["name"]), encode(U["name"])
-    p_names, u_names = pn.cat.categories, un.cat.categories
-    p_run = pn.cat.codes.to_numpy().astype(np.int64)
-    u_run = un.cat.codes.to_numpy().astype(np.int64)
+    enc = DenseRuns([P, U])
+    ps, us = enc.slots(0), enc.slots(1)
+    p_names, u_names = enc.names[ps], enc.names[us]
     if pairs is None:
-        pu, pp = np.meshgrid(np.arange(len(u_names)), np.arange(len(p_names)), indexing="ij")
+        pu, pp = np.meshgrid(np.arange(len(us)), np.arange(len(ps)), indexing="ij")
         pu, pp = pu.ravel(), pp.ravel()
         keep = u_names.to_numpy()[pu] != p_names.to_numpy()[pp]
         pu, pp = pu[keep], pp[keep]
     else:
         require_columns(pairs, ("unpooled", "name"), "pairs")
-        pu = u_names.get_indexer(pairs["unpooled"].astype(str))
-        pp = p_names.get_indexer(pairs["name"].astype(str))
+        pu = u_names.get_indexer(pd.Index(pairs["unpooled"].astype(str), dtype="str"))
+        pp = p_names.get_indexer(pd.Index(pairs["name"].astype(str), dtype="str"))
         ok = (pu >= 0) & (pp >= 0)
         pu, pp = pu[ok].astype(np.int64), pp[ok].astype(np.int64)
-    res = merge_codes(
-        p_run, pq.cat.codes.to_numpy().astype(np.int64), pd_.cat.codes.to_numpy().astype(np.int64),
-        P["rank"].to_numpy().astype(np.int64),
-        u_run, uq.cat.codes.to_numpy().astype(np.int64), ud.cat.codes.to_numpy().astype(np.int64),
-        U["rank"].to_numpy().astype(np.int64),
-        pu, pp, n_docs=len(pd_.cat.categories), n_topics=len(pq.cat.categories),
-        alpha=alpha, tie=tie, depth=depth)
+    o = np.lexsort((pp, pu))
+    pu, pp = pu[o], pp[o]
+    pair, t, M, PR, UR = merge_rows(enc, us[pu], ps[pp], alpha=alpha, tie=tie, depth=depth,
+                                    ranks=True)
+    i, j = np.nonzero(M >= 0)
+    row, x = pair[i], M[i, j]
+    tt = t[i]
+    gdoc = enc.universe[enc._tstart[tt] + x] % enc.NG
     return pd.DataFrame({
-        "unpooled": pd.Categorical.from_codes(pu[res["pair"]], dtype=pd.CategoricalDtype(u_names)),
-        "name": pd.Categorical.from_codes(pp[res["pair"]], dtype=pd.CategoricalDtype(p_names)),
-        "qid": pd.Categorical.from_codes(res["t"], dtype=pq.dtype),
-        "docno": pd.Categorical.from_codes(res["doc"], dtype=pd_.dtype),
-        "rank": res["rank"].astype(np.int32),
-        "p_rank": res["p_rank"].astype(np.int32),
-        "u_rank": res["u_rank"].astype(np.int32),
+        "unpooled": pd.Categorical.from_codes(pu[row], dtype=pd.CategoricalDtype(u_names)),
+        "name": pd.Categorical.from_codes(pp[row], dtype=pd.CategoricalDtype(p_names)),
+        "qid": pd.Categorical.from_codes(tt, dtype=pd.CategoricalDtype(enc.qids)),
+        "docno": pd.Categorical.from_codes(gdoc, dtype=pd.CategoricalDtype(enc.docs)),
+        "rank": (j + 1).astype(np.int32),
+        "p_rank": PR[i, j].astype(np.int32),
+        "u_rank": UR[i, j].astype(np.int32),
     })
-
-
-def merge_codes(p_run, p_t, p_doc, p_rank, u_run, u_t, u_doc, u_rank, pair_u, pair_p, *,
-                n_docs: int, n_topics: int, alpha: float = 1.0, tie: str = "exclusive_first",
-                depth: int | None = None) -> dict[str, np.ndarray]:
-    """Integer-code kernel of :func:`merge`.
-
-    Inputs are parallel int arrays of the pooled rows (run, topic, doc, rank) and the unpooled
-    rows, each sorted by (run, topic, rank) with ranks 1..n, and the pairs (``pair_u``,
-    ``pair_p``) to merge. Returns a dict of arrays ``pair`` (index into the pairs), ``t``,
-    ``doc``, ``rank`` (new), ``p_rank``, ``u_rank``, sorted by (pair, t, rank).
-    """
-    a, b = _alpha_fraction(alpha)
-    n_u = max(int(u_run.max()) + 1 if len(u_run) else 0, int(pair_u.max()) + 1 if len(pair_u)
-              else 0)
-    n_p = max(int(p_run.max()) + 1 if len(p_run) else 0, int(pair_p.max()) + 1 if len(pair_p)
-              else 0)
-    # row ranges of every pooled run / unpooled run; topics present per unpooled run
-    p_start = np.searchsorted(p_run, np.arange(n_p))
-    p_len = np.searchsorted(p_run, np.arange(n_p), side="right") - p_start
-    has_topic = np.zeros((max(n_u, 1), n_topics), dtype=bool)
-    has_topic[u_run, u_t] = True
-    # dense (topic, doc) index over the docs that appear in any unpooled run
-    tx_u = u_t * n_docs + u_doc
-    tx_keys = np.unique(tx_u)
-    u_tx = np.searchsorted(tx_keys, tx_u)
-    p_txk = p_t * n_docs + p_doc
-    p_pos = np.searchsorted(tx_keys, p_txk)
-    p_pos_c = np.minimum(p_pos, max(len(tx_keys) - 1, 0))
-    p_in = (p_pos < len(tx_keys)) & (tx_keys[p_pos_c] == p_txk) if len(tx_keys) else \
-        np.zeros(len(p_txk), dtype=bool)
-    p_tx = np.where(p_in, p_pos_c, -1)
-    n_tx = len(tx_keys)
-    u_start = np.searchsorted(u_run, np.arange(n_u))
-    u_len = np.searchsorted(u_run, np.arange(n_u), side="right") - u_start
-
-    # chunk the pairs by unpooled run so that rows and the rank table stay bounded
-    order = np.argsort(pair_u, kind="stable")
-    rows_per_pair = p_len[pair_p[order]]
-    out: list[dict[str, np.ndarray]] = []
-    i = 0
-    n_pairs = len(order)
-    while i < n_pairs:
-        j, acc = i, 0
-        us: set[int] = set()
-        while j < n_pairs and (j == i or acc + rows_per_pair[j] <= _CHUNK_ROWS) and \
-                (len(us) < 64 or pair_u[order[j]] in us):
-            acc += rows_per_pair[j]
-            us.add(int(pair_u[order[j]]))
-            j += 1
-        out.append(_merge_chunk(order[i:j], pair_u, pair_p, p_start, p_len, p_t, p_doc, p_rank,
-                                p_tx, has_topic, u_start, u_len, u_tx, u_rank, n_tx, a, b, tie,
-                                depth))
-        i = j
-    if not out:
-        z = np.zeros(0, dtype=np.int64)
-        return {"pair": z, "t": z, "doc": z, "rank": z, "p_rank": z, "u_rank": z}
-    res = {k: np.concatenate([o[k] for o in out]) for k in out[0]}
-    srt = np.lexsort((res["rank"], res["t"], res["pair"]))
-    return {k: v[srt] for k, v in res.items()}
-
-
-def _merge_chunk(pidx, pair_u, pair_p, p_start, p_len, p_t, p_doc, p_rank, p_tx, has_topic,
-                 u_start, u_len, u_tx, u_rank, n_tx, a, b, tie, depth):
-    us = np.unique(pair_u[pidx])
-    local = np.full(int(pair_u.max()) + 1, -1, dtype=np.int64)
-    local[us] = np.arange(len(us))
-    # dense rank table of the chunk's unpooled runs: table[local u, tx] = rank (0 = absent)
-    table = np.zeros((len(us), max(n_tx, 1)), dtype=np.int32)
-    u_rows = _ranges(u_start[us], u_len[us])
-    u_loc = np.repeat(np.arange(len(us)), u_len[us])
-    table[u_loc, u_tx[u_rows]] = u_rank[u_rows]
-    # rows: every (pair, pooled row) with the topic present in the unpooled run
-    rows = _ranges(p_start[pair_p[pidx]], p_len[pair_p[pidx]])
-    pair = np.repeat(pidx, p_len[pair_p[pidx]])
-    uu = pair_u[pair]
-    t = p_t[rows]
-    keep = has_topic[uu, t]
-    rows, pair, uu, t = rows[keep], pair[keep], uu[keep], t[keep]
-    tx = p_tx[rows]
-    ur = np.where(tx >= 0, table[local[uu], np.maximum(tx, 0)], 0).astype(np.int64)
-    pr = p_rank[rows]
-    shared = ur > 0
-    # exact integer keys: b·μ, then a tie code (exclusive 2; shared before 1 / after 3)
-    key = np.where(shared, (b - a) * pr + a * ur, b * pr)
-    code = np.full(len(key), 2, dtype=np.int64)
-    if tie == "exclusive_first":
-        code[shared] = 3
-    else:
-        code[shared] = np.where(key[shared] < b * pr[shared], 1, 3)
-    full = key * 4 + code
-    start = group_starts(pair, t)
-    g = np.cumsum(start) - 1
-    # exclusive rows are already in μ order; shared rows are sorted by (g, full), stable
-    ex = np.flatnonzero(~shared)
-    sh = np.flatnonzero(shared)
-    if a != 0 and len(sh):
-        span = int(full.max()) + 1 if len(full) else 1
-        sh = sh[np.argsort(g[sh] * span + full[sh], kind="stable")]
-    ex_idx = ranks_from_starts(group_starts(g[ex])).astype(np.int64) if len(ex) else ex
-    sh_idx = ranks_from_starts(group_starts(g[sh])).astype(np.int64) if len(sh) else sh
-    if depth is not None:
-        ex, ex_idx = ex[ex_idx <= depth], ex_idx[ex_idx <= depth]
-        sh, sh_idx = sh[sh_idx <= depth], sh_idx[sh_idx <= depth]
-    span = int(full.max()) + 1 if len(full) else 1
-    ek, sk = g[ex] * span + full[ex], g[sh] * span + full[sh]
-    # #other-sequence rows of the same group before each row
-    ex_before = np.searchsorted(sk, ek) - np.searchsorted(sk, g[ex] * span)
-    sh_before = np.searchsorted(ek, sk) - np.searchsorted(ek, g[sh] * span)
-    new_ex = ex_idx + ex_before
-    new_sh = sh_idx + sh_before
-    sel = np.concatenate([ex, sh])
-    new = np.concatenate([new_ex, new_sh])
-    if depth is not None:
-        ok = new <= depth
-        sel, new = sel[ok], new[ok]
-    return {"pair": pair[sel], "t": t[sel], "doc": p_doc[rows[sel]], "rank": new,
-            "p_rank": pr[sel], "u_rank": ur[sel]}
 
 
 # --------------------------------------------------------------------------------------------
