@@ -40,7 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from pbtools import stats
-from pbtools.frames import TrecFormatWarning, encode
+from pbtools.frames import TrecFormatWarning, encode, unify
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 CUTOFFS = (5, 10, 20, 30, 100)
@@ -168,11 +168,21 @@ def _properties(name, runs, qrels, orgs, info, col) -> pd.DataFrame:
     }])
 
 
+def _shared_dictionaries(runs: pd.DataFrame, qrels: pd.DataFrame):
+    """Recode ``qid`` and ``docno`` of runs and qrels onto one dictionary each, once, so that
+    every later join (judge, re-pools, reductions) takes the integer fast path."""
+    runs, qrels = runs.copy(deep=False), qrels.copy(deep=False)
+    for col in ("qid", "docno"):
+        runs[col], qrels[col] = unify(runs[col], qrels[col])
+    return runs, qrels
+
+
 def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
     """Per-topic true P@n of the evaluated runs, per run set and cut-off (for Tukey HSD)."""
     from pbtools import measures
     from pbtools.pooling import repool, top_fraction
 
+    runs = runs[runs["rank"].to_numpy() <= max(cutoffs)]  # P@n needs the top n only
     names = runs["name"].astype(str)
     s_all = runs[names.isin(pooled)]
     parts = []
@@ -237,6 +247,7 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
                                        float32=float32, run_id=run_id, desc=desc)
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
+    runs, qrels = _shared_dictionaries(runs, qrels)
     info = infer_pool(runs, qrels, policy=policy)
     if isinstance(source, tuple):
         name = "collection"
@@ -247,12 +258,15 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     props = _properties(name, runs, qrels, orgs, info, col)
     cutoffs = sorted({int(n) for n in cutoffs})
     configs = product(by=list(leave_out), runs=list(run_sets))
-    results = run_grid(
-        _one_config, configs, jobs=jobs, dask=dask, progress=progress, desc="leave-one-out",
-        shared={"frames": (runs, qrels, orgs), "cutoffs": cutoffs,
-                "estimators": tuple(estimators), "protocol": protocol,
-                "pooled": list(info.pooled_runs), "depth": int(info.depth),
-                "fraction": fraction})
+    shared = {"frames": (runs, qrels, orgs), "cutoffs": cutoffs,
+              "estimators": tuple(estimators), "protocol": protocol,
+              "pooled": list(info.pooled_runs), "depth": int(info.depth), "fraction": fraction}
+    if (jobs == 1 or len(configs) == 1) and dask is None:
+        # one process: the configurations share the encoding and the merge r_p ∘ r_u
+        results = _configs(configs, **shared, progress=progress)
+    else:
+        results = run_grid(_one_config, configs, jobs=jobs, dask=dask, progress=progress,
+                           desc="leave-one-out", shared=shared)
     scores = pd.concat(results, ignore_index=True)
     scores["name"] = scores["name"].astype(str)
     scores["left_out"] = scores["left_out"].astype(str)
@@ -278,15 +292,22 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
                     frames=(runs, qrels, orgs))
 
 
-def _one_config(by, runs, frames, cutoffs, estimators, protocol, pooled, depth, fraction):
-    """One leave-one-out configuration (a grid task): the experiment's tidy frame + keys."""
+def _configs(configs, frames, cutoffs, estimators, protocol, pooled, depth, fraction,
+             progress=False):
+    """Several leave-one-out configurations in one call: the experiments' tidy frames + keys."""
     from pbtools import experiments
 
-    res = experiments.leave_one_out_experiment(
-        frames, cutoffs=cutoffs, by=by, runs=runs, estimators=estimators, protocol=protocol,
-        pooled=pooled, depth=depth, fraction=fraction)
-    res.insert(0, "by", by)
-    return res
+    results = experiments.leave_one_out_experiments(
+        frames, configs, cutoffs=cutoffs, estimators=estimators, protocol=protocol,
+        pooled=pooled, depth=depth, fraction=fraction, progress=progress)
+    for cfg, res in zip(configs, results, strict=True):
+        res.insert(0, "by", cfg["by"])
+    return results
+
+
+def _one_config(by, runs, **shared):
+    """One leave-one-out configuration (a grid task for ``jobs`` > 1 or Dask)."""
+    return _configs([{"by": by, "runs": runs}], **shared)[0]
 
 
 def error_summary(errors: pd.DataFrame) -> pd.DataFrame:

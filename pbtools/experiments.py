@@ -22,7 +22,7 @@ from pbtools.corrections import _dense_estimate, resolve
 from pbtools.frames import as_qrels, encode, judge, require_columns
 from pbtools.rerank import _sorted_runs, precision_at, round_half_up, run_means
 
-__all__ = ["leave_one_out_experiment", "load"]
+__all__ = ["leave_one_out_experiment", "leave_one_out_experiments", "load"]
 
 
 def load(collection_or_frames, *, protocol: str | None = None, float32: bool | None = None,
@@ -139,12 +139,35 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
     indicators (``P``, ``AntiP``, ``k``, ``dP``, ``dAntiP``, ``dk``, ``lam``, ``fired``,
     ``adjustment``, ``n_pooled``).
     """
+    return leave_one_out_experiments(
+        collection_or_frames, [{"by": by, "runs": runs}], cutoffs, estimators, protocol,
+        pooled=pooled, depth=depth, fraction=fraction, alpha=alpha, tie=tie,
+        indicator=indicator, rp=rp, decimals=decimals, replace=replace,
+        pool_policy=pool_policy)[0]
+
+
+def leave_one_out_experiments(collection_or_frames, configs: Sequence[dict],
+                              cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
+                              estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+                              protocol: str | None = None, *,
+                              pooled: Iterable[str] | None = None, depth: int | None = None,
+                              fraction: float = 0.75, alpha: float | None = None,
+                              tie: str | None = None, indicator: str | None = None,
+                              rp: str | None = None, decimals: int | None = None,
+                              replace: bool | None = None, pool_policy: str | None = None,
+                              progress: bool | None = False) -> list[pd.DataFrame]:
+    """:func:`leave_one_out_experiment` for several ``configs`` (dicts with ``by`` and ``runs``)
+    that share one encoding of the pooled runs and one merge r_p ∘ r_u of every pair — the merge
+    depends on the runs only, not on the leave-out unit or the run subset. Returns one frame
+    per config, in order, each as :func:`leave_one_out_experiment` returns it. ``progress``: a
+    progress bar over the configurations (:func:`pbtools.grid.progress_bar`; None = auto)."""
     opts = resolve(protocol, alpha=alpha, tie=tie, indicator=indicator, rp=rp,
                    decimals=decimals, replace=replace, pool_policy=pool_policy)
-    if runs not in ("all", "top75"):
-        raise ValueError(f"runs must be 'all' or 'top75', got {runs!r}")
-    if by not in ("org", "run"):
-        raise ValueError(f"by must be 'org' or 'run', got {by!r}")
+    for cfg in configs:
+        if cfg.get("runs", "all") not in ("all", "top75"):
+            raise ValueError(f"runs must be 'all' or 'top75', got {cfg['runs']!r}")
+        if cfg.get("by", "org") not in ("org", "run"):
+            raise ValueError(f"by must be 'org' or 'run', got {cfg['by']!r}")
     estimators = list(estimators)
     R, Q, O = load(collection_or_frames, protocol=protocol)
     require_columns(O, ("name", "org"), "orgs")
@@ -158,9 +181,8 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
     slots = enc.slots(0)
     base, _ = enc.label_classes(as_qrels(Q))
     base = base[0]
-    if runs == "all":
-        blocks = [(cutoffs, slots)]
-    else:
+    blocks_of = {"all": [(cutoffs, slots)]}
+    if any(cfg.get("runs", "all") == "top75" for cfg in configs):
         c0 = enc.top_counts(slots, d)
         truth0 = np.where(c0 > 0, base, np.int8(-1))[None]
         sc, _ = _run_scores(enc, slots, np.zeros(len(slots), np.int64), truth0, cutoffs)
@@ -170,15 +192,25 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
             order = np.argsort(-v, kind="stable")
             keep = int(np.floor(fraction * len(slots) + 1e-9))
             blocks.append(([n], np.sort(slots[order[:keep]])))
+        blocks_of["top75"] = blocks
     cache = _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs)) \
         if "lipani" in estimators else None
-    out = []
-    for cut, block in blocks:
-        out.append(_experiment_block(enc, base, O, block, d, cut, by, estimators, opts, dec,
-                                     cache))
-    res = pd.concat(out, ignore_index=True)
-    res.insert(3, "runs", runs)
-    return res
+    from pbtools.grid import progress_bar
+
+    bar = progress_bar(len(configs), progress, "leave-one-out")
+    results = []
+    for cfg in configs:
+        if bar is not None:
+            bar.update(1)
+        by, runs = cfg.get("by", "org"), cfg.get("runs", "all")
+        out = [_experiment_block(enc, base, O, block, d, cut, by, estimators, opts, dec, cache)
+               for cut, block in blocks_of[runs]]
+        res = pd.concat(out, ignore_index=True)
+        res.insert(3, "runs", runs)
+        results.append(res)
+    if bar is not None:
+        bar.close()
+    return results
 
 
 class _MergeCache:

@@ -169,8 +169,9 @@ def _dask_call(fn: Callable[..., Any], kwargs: Mapping[str, Any], **shared: Any)
     return fn(**shared, **kwargs)
 
 
-def _bar(total: int, progress: bool | None, desc: str | None):
-    """A tqdm bar or None (tqdm optional; auto mode only on a terminal)."""
+def progress_bar(total: int, progress: bool | None = None, desc: str | None = None):
+    """A tqdm progress bar, or None: ``progress`` False, tqdm not installed, or (``None``, auto)
+    standard error not a terminal. Call ``.update(1)`` per step and ``.close()`` at the end."""
     if progress is False or total == 0:
         return None
     if progress is None and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
@@ -328,7 +329,7 @@ def run_grid(tasks: Callable[..., Any] | Sequence, params: Iterable[Mapping[str,
         raise ValueError(f"task {clash[0]} kwargs overlap the shared names {sorted(shared)}")
     if jobs is None or jobs <= 0:
         jobs = default_jobs()
-    bar = _bar(len(task_list), progress, desc)
+    bar = progress_bar(len(task_list), progress, desc)
     try:
         if dask is not None:
             return _dask(task_list, shared, dask, bar)
