@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -50,6 +51,7 @@ if str(HERE) not in sys.path:
 from _common import load_tracks  # noqa: E402  (puts the repository on sys.path for pbtools)
 
 from pbtools import analysis, experiments, grid, io, stats  # noqa: E402
+from pbtools.frames import TrecFormatWarning  # noqa: E402
 
 CUTOFFS = (5, 10, 20, 30, 100)
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -259,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dask", help="a Dask scheduler address: run the grid there")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", TrecFormatWarning)  # lenient repairs of TREC archives
     if not args.root and not args.synthetic:
         ap.error("give ROOT or --synthetic")
     res = run(args.root, args.out, protocol=args.protocol, synthetic=args.synthetic,
