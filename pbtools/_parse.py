@@ -438,10 +438,25 @@ def parse_many(paths: Sequence[str], fn, *args) -> list:
         return [fu.result() for fu in futures]
 
 
-def warn(repairs: pd.DataFrame, stacklevel: int = 3) -> None:
-    """One TrecFormatWarning per file summarising its repairs."""
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside the pbtools package, so that a warning
+    names the user's line rather than pbtools' own."""
+    import sys
+
+    pkg = str(Path(__file__).resolve().parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(pkg):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
+    """One TrecFormatWarning per file summarising its repairs, attributed to the caller's line
+    outside pbtools (``stacklevel`` overrides)."""
     if len(repairs) == 0:
         return
+    if stacklevel is None:
+        stacklevel = _caller_level()
     for file, grp in repairs.groupby("file", sort=False, observed=True):
         counts = Counter(problem_kind(p) for p in grp["problem"])
         summary = ", ".join(f"{n} × {k}" for k, n in counts.items())

@@ -71,6 +71,7 @@ def trec_lines(results: pd.DataFrame) -> str:
 
 # ------------------------------------------------------------------------------ sub-commands
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    """``pbtools evaluate``: per-topic measures and trec_eval averages of runs."""
     from pbtools import io
     from pbtools import measures as m
 
@@ -106,6 +107,7 @@ def _collection(args: argparse.Namespace):
 
 
 def cmd_pool(args: argparse.Namespace) -> int:
+    """``pbtools pool``: |R|, |O|, |R_p|, d, |T|, reduced qrels, unique contributions."""
     from pbtools import pooling
 
     col = _collection(args)
@@ -144,6 +146,7 @@ def cmd_pool(args: argparse.Namespace) -> int:
 
 
 def cmd_correct(args: argparse.Namespace) -> int:
+    """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
     from pbtools import corrections, io
     from pbtools.inference import infer_pool
 
@@ -182,6 +185,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    """``pbtools analyze``: the bias analysis of a collection (pbtools.analysis.analyze)."""
     from pbtools import analysis, corrections
 
     cutoffs = []

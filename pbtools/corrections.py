@@ -583,6 +583,9 @@ class TrueScore(_Base):
     _estimator = "true"
 
     def score(self, run_or_runs: pd.DataFrame, leave_out: str | None = None) -> pd.DataFrame:
+        """P@n (or RBP@n) of each run on ``repool(qrels, pooled runs, d)``: the score it gets
+        while its unit is in the pool. ``leave_out`` is accepted for the common interface and
+        ignored (the truth never leaves anything out). Columns as :func:`estimate`'s."""
         from pbtools.pooling import repool
         if not hasattr(self, "qrels_"):
             raise RuntimeError("TrueScore is not fitted; call fit() first")

@@ -78,15 +78,24 @@ class WebberCommonTopics:
         self.measures, self.n_boot, self.level, self.seed = measures, n_boot, level, seed
 
     def get_params(self, deep: bool = True) -> dict[str, object]:
+        """The constructor parameters (scikit-learn's protocol)."""
         return {"measures": self.measures, "n_boot": self.n_boot, "level": self.level,
                 "seed": self.seed}
 
     def fit(self, qrels: pd.DataFrame, runs: pd.DataFrame | None = None,
             orgs: pd.DataFrame | None = None):
+        """Remember the pool's qrels Q_T (``runs`` and ``orgs`` for the common interface)."""
         self.qrels_, self.runs_, self.orgs_ = qrels, runs, orgs
         return self
 
     def score(self, run_or_runs: pd.DataFrame, common_qrels: pd.DataFrame) -> pd.DataFrame:
+        """Algorithm 2: u_r on Q_T plus the mean (true − unpooled) difference on the common
+        topics, with the §3.2 ratio-estimator variance and a seeded bootstrap interval.
+
+        Columns: ``name``, ``measure``, ``estimator`` (``webber_topics``), ``value``,
+        ``reduced``, ``adjustment``, ``variance``, ``se``, ``ci_low``, ``ci_high``,
+        ``n_common``, ``n_topics``.
+        """
         from pbtools.corrections import parse_measure
         if not hasattr(self, "qrels_"):
             raise RuntimeError("WebberCommonTopics is not fitted; call fit() first")
