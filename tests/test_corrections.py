@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pbtools import corrections
 from pbtools.corrections import (
     PRESETS,
     Condensed,
@@ -146,3 +147,79 @@ def test_properties(d1, d2, du, labels):
                    estimators=("lipani",))
     assert (res["adjustment"] >= -1e-12).all()
     assert (res["adjustment"] <= res["k"] + 1e-12).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# the corrections' own P@n / RBP kernels agree with pbtools.measures
+# ---------------------------------------------------------------------------------------------
+
+SAMPLE_DIR = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+@pytest.fixture(scope="module")
+def sample_pool():
+    from pbtools import inference, io
+
+    col = io.read_collection(SAMPLE_DIR)
+    info = inference.infer_pool(col.runs, col.qrels)
+    pooled = col.runs["name"].astype(str).isin(info.pooled_runs)
+    return col, info, col.runs[pooled], col.runs[~pooled]
+
+
+def _by(frame, value="value"):
+    return frame.assign(name=frame["name"].astype(str), measure=frame["measure"].astype(str)
+                        ).set_index(["name", "measure"])[value].sort_index()
+
+
+def test_reduced_and_indicators_agree_with_measures(sample_pool):
+    from pbtools import measures
+
+    col, info, S, U = sample_pool
+    cut = [5, 10, 20]
+    res = corrections.correct(col.qrels, S, U, measures=[f"P@{n}" for n in cut],
+                              estimators=("reduced",), depth=info.depth)
+    ref = measures.evaluate(U, col.qrels, [f"{m}@{n}" for n in cut
+                                           for m in ("P", "AntiP", "Unjudged")])
+    ref = _by(ref)
+    for col_name, base in (("P", "P"), ("AntiP", "AntiP"), ("k", "Unjudged")):
+        got = res.assign(measure=res["measure"].str.replace("P@", f"{base}@"))
+        got = _by(got, col_name)
+        want = ref[ref.index.get_level_values("measure").str.startswith(f"{base}@")]
+        np.testing.assert_allclose(got.to_numpy(), want.reindex(got.index).to_numpy(),
+                                   atol=1e-12)
+
+
+def test_reduced_rbp_agrees_with_measures(sample_pool):
+    from pbtools import measures
+
+    col, info, S, U = sample_pool
+    res = corrections.correct(col.qrels, S, U, measures=["RBP(p=0.8)@10"],
+                              estimators=("reduced",), depth=info.depth)
+    ref = _by(measures.evaluate(U, col.qrels, ["RBP(p=0.8)@10"]))
+    np.testing.assert_allclose(_by(res).to_numpy(), ref.reindex(_by(res).index).to_numpy(),
+                               atol=1e-12)
+
+
+def test_condensed_agrees_with_judged_only_measures(sample_pool):
+    from pbtools import measures
+
+    col, info, S, U = sample_pool
+    got = corrections.condensed(U, col.qrels, ["P@5", "P@10"])
+    ref = measures.evaluate(U, col.qrels, ["P(judged_only=True)@5", "P(judged_only=True)@10"])
+    ref = ref.assign(measure=ref["measure"].astype(str).str.replace("(judged_only=True)", "",
+                                                                    regex=False))
+    np.testing.assert_allclose(_by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(),
+                               atol=1e-12)
+    assert (got["estimator"] == "condensed").all()
+
+
+def test_true_score_is_p_at_n_on_the_repooled_qrels(sample_pool):
+    from pbtools import measures, pooling
+
+    col, info, S, U = sample_pool
+    est = corrections.TrueScore(measures=["P@10"]).fit(col.qrels, S, col.orgs)
+    got = est.score(S)
+    ref = measures.evaluate(S, pooling.repool(col.qrels, S, info.depth), ["P@10"])
+    np.testing.assert_allclose(_by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(),
+                               atol=1e-12)
+    assert (got["estimator"] == "true").all()
