@@ -195,7 +195,7 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
             if run_set == "all":
                 truth_q = base
             else:
-                avg = measures.evaluate(s_all, base, [f"P@{n}"])
+                avg = measures.evaluate(s_all, base, [f"P@{n}"], warn=False)
                 avg = avg.assign(name=avg["name"].astype(str)).sort_values("name", kind="stable")
                 keep = top_fraction(avg, frac=fraction)["name"].astype(str).tolist()
                 missing = sorted(set(ev) - set(keep))
@@ -204,7 +204,8 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
                                        f"experiment's at P@{n}: {missing}")
                 truth_q = repool(qrels, s_all[s_all["name"].astype(str).isin(keep)], depth)
             u = s_all[s_all["name"].astype(str).isin(ev)]
-            per = measures.evaluate(u, truth_q, [f"P@{n}"], per_topic=True, all_topics=True)
+            per = measures.evaluate(u, truth_q, [f"P@{n}"], per_topic=True, all_topics=True,
+                                   warn=False)
             per = per.assign(runs=run_set, n=n)
             parts.append(per)
     truth = pd.concat(parts, ignore_index=True)

@@ -239,7 +239,7 @@ def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     return (idx - first + 1).astype(RANK_DTYPE)
 
 
-def _trec_sort(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarray) -> np.ndarray:
     """Permutation into (keys asc, score desc, doc desc) order.
 
     One argsort of a packed int64 key when the key space fits (the common case: ~4x faster than
@@ -283,7 +283,7 @@ def trec_order(runs: pd.DataFrame, by: Sequence[str] = ("name", "qid")) -> pd.Da
             codes(runs[c]) for c in by]
     doc = codes(runs["docno"]).astype(np.int64)
     score = runs["score"].to_numpy(dtype=np.float64)
-    order = _trec_sort(keys, score, doc)
+    order = trec_sort_order(keys, score, doc)
     out = runs.iloc[order].reset_index(drop=True)
     sorted_keys = [k[order] for k in keys]
     out["rank"] = ranks_from_starts(group_starts(*sorted_keys))
@@ -310,7 +310,7 @@ def is_trec_ordered(runs: pd.DataFrame) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _composite(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
+def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
     key = np.zeros(len(parts[0]), dtype=np.int64)
     for p, size in zip(parts, sizes, strict=True):
         key = key * np.int64(size) + p.astype(np.int64)
@@ -374,9 +374,9 @@ def judge(runs: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str] | None = 
     else:
         out = runs.reset_index(drop=True).copy(deep=False)
 
-    qkey = _composite([*key_codes_q, qq.cat.codes.to_numpy(), qd.cat.codes.to_numpy()],
+    qkey = composite_key([*key_codes_q, qq.cat.codes.to_numpy(), qd.cat.codes.to_numpy()],
                       [*key_sizes, nq, nd])
-    rkey = _composite([*key_codes_r, rqc, rdc], [*key_sizes, nq, nd])
+    rkey = composite_key([*key_codes_r, rqc, rdc], [*key_sizes, nq, nd])
     order = np.argsort(qkey, kind="stable")
     sq = qkey[order]
     if len(sq) > 1 and np.any(sq[1:] == sq[:-1]):

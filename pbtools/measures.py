@@ -50,6 +50,7 @@ the *condensed list* — unjudged documents removed before ranking (Sakai 2008 �
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -59,18 +60,19 @@ import pandas as pd
 from pbtools import _kernels as K
 from pbtools.frames import (
     ID_COLUMNS,
-    _composite,
-    _trec_sort,
     codes,
+    composite_key,
     encode,
     group_starts,
     judge,
     ranks_from_starts,
     require_columns,
+    trec_sort_order,
     unify,
 )
 
-__all__ = ["Measure", "parse", "compute", "evaluate", "aggregate", "MEASURES"]
+__all__ = ["Measure", "parse", "compute", "evaluate", "aggregate", "MEASURES", "CoverageWarning",
+           "topic_coverage", "warn_coverage"]
 
 # base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
 _COMMON = ("rel", "judged_only")
@@ -327,7 +329,7 @@ class _Setup:
         nc = name.cat.codes.to_numpy()
         jqc = jq.cat.codes.to_numpy()
         # qrels topics (keys..., qid)
-        qtid = _composite([*kq, qq.cat.codes.to_numpy()], [*sizes, nq])
+        qtid = composite_key([*kq, qq.cat.codes.to_numpy()], [*sizes, nq])
         qorder = np.argsort(qtid, kind="stable")
         qsorted = qtid[qorder]
         tstart = group_starts(qsorted)
@@ -339,8 +341,9 @@ class _Setup:
         # judged rows: order by group, trec order inside
         score = judged["score"].to_numpy(dtype=np.float64)
         doc = codes(judged["docno"]).astype(np.int64)
-        gid = _composite([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
-        perm = None if self._ordered(gid, score, doc) else _trec_sort([*kj, nc, jqc], score, doc)
+        gid = composite_key([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
+        perm = (None if self._ordered(gid, score, doc)
+                else trec_sort_order([*kj, nc, jqc], score, doc))
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
         label = judged["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)
@@ -354,7 +357,7 @@ class _Setup:
         first = np.flatnonzero(start)
         gkeys = [k[first] for k in kj]
         gname, gqid = nc[first], jqc[first]
-        gtid = _composite([*gkeys, gqid], [*sizes, nq]) if len(first) else np.zeros(0, np.int64)
+        gtid = composite_key([*gkeys, gqid], [*sizes, nq]) if len(first) else np.zeros(0, np.int64)
         pos = np.searchsorted(self.tids, gtid)
         ok = (
             (pos < len(self.tids)) & (self.tids[np.minimum(pos, len(self.tids) - 1)] == gtid)
@@ -498,17 +501,76 @@ def evaluate(
     keys: Sequence[str] = (),
     per_topic: bool = False,
     all_topics: bool = False,
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Judge ``runs`` with ``qrels`` (:func:`frames.judge`) and :func:`compute` ``measures``.
 
     Returns the per-topic frame when ``per_topic``, else the :func:`aggregate` averages.
     ``all_topics`` is trec_eval's ``-c`` (qrels topics missing from a run score as an empty
-    ranking: 0 for every measure but NumRel, Unjudged (1) and the RBP residual).
+    ranking: 0 for every measure but NumRel, Unjudged (1) and the RBP residual). Unless
+    ``warn=False``, a :class:`CoverageWarning` names runs that lack judged topics or answer
+    unjudged ones (:func:`topic_coverage`), so no topic leaves an average silently.
     """
     keys = list(keys)
+    if warn and not keys:
+        warn_coverage(runs, qrels, all_topics=all_topics)
     judged = judge(runs, qrels, keys=keys)
     pt = compute(judged, qrels, measures, keys, all_topics=all_topics)
     return pt if per_topic else aggregate(pt)
+
+
+class CoverageWarning(UserWarning):
+    """Runs and qrels do not cover the same topics (see :func:`topic_coverage`)."""
+
+
+def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """Per run: the judged topics it did not answer and the topics it answered without judgments.
+
+    Columns ``name``, ``n_missing``, ``missing`` (sorted qids), ``n_unjudged``, ``unjudged``;
+    one row per run that differs from the qrels' topic set (an empty frame when all agree).
+    trec_eval evaluates the topics in both; with ``-c`` (``all_topics=True``) a missing topic
+    counts as an empty ranking.
+    """
+    rq, qq = unify(runs["qid"], qrels["qid"])
+    cats = rq.cat.categories
+    nq = len(cats)
+    name = encode(runs["name"])
+    pair = np.unique(name.cat.codes.to_numpy().astype(np.int64) * nq + rq.cat.codes.to_numpy())
+    has = np.zeros((len(name.cat.categories), nq), dtype=bool)
+    has[pair // nq, pair % nq] = True
+    judged = np.zeros(nq, dtype=bool)
+    judged[np.unique(qq.cat.codes.to_numpy())] = True
+    present = np.zeros(len(name.cat.categories), dtype=bool)
+    present[pair // nq] = True
+    missing, unjudged = judged[None, :] & ~has, has & ~judged[None, :]
+    rows = []
+    for i in np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1))):
+        m, u = cats[missing[i]].tolist(), cats[unjudged[i]].tolist()
+        rows.append((str(name.cat.categories[i]), len(m), m, len(u), u))
+    return pd.DataFrame(rows, columns=["name", "n_missing", "missing", "n_unjudged",
+                                       "unjudged"])
+
+
+def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, all_topics: bool) -> None:
+    """Warn (:class:`CoverageWarning`) about topics a run lacks or answers without judgments,
+    so that no topic leaves an average silently."""
+    cov = topic_coverage(runs, qrels)
+    if cov.empty:
+        return
+    lack = cov[cov["n_missing"] > 0]
+    if len(lack) and not all_topics:
+        ex = "; ".join(f"{r.name} lacks {r.n_missing} ({', '.join(r.missing[:3])}"
+                       f"{', …' if r.n_missing > 3 else ''})" for r in lack.head(3).itertuples())
+        warnings.warn(CoverageWarning(
+            f"{len(lack)} run(s) lack judged topics — {ex}: their averages are over the topics "
+            "they answered (trec_eval 9); all_topics=True (trec_eval -c) scores them 0"),
+            stacklevel=3)
+    extra = cov[cov["n_unjudged"] > 0]
+    if len(extra):
+        ex = "; ".join(f"{r.name}: {', '.join(r.unjudged[:3])}" for r in extra.head(3).itertuples())
+        warnings.warn(CoverageWarning(
+            f"{len(extra)} run(s) answer topics the qrels do not judge ({ex}): those topics "
+            "are not evaluated"), stacklevel=3)
 
 
 def aggregate(

@@ -531,7 +531,8 @@ def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataF
     umap = unit_map(pooled_runs, by, orgs)
     scored = runs.loc[encode(runs["name"]).astype("str").isin(pooled_runs).to_numpy()]
     scored = scored.assign(left_out=encode(scored["name"].astype("str").map(umap)))
-    full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures))
+    full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures),
+                              warn=False)
     without = _measures.evaluate(scored, reduced, list(measures), keys=["left_out"])
     both = full[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}).merge(
         without[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}),

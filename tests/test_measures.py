@@ -409,3 +409,29 @@ def test_against_pytrec_eval():
         assert value == pytest.approx(ref[qid][names[meas]], abs=1e-12), (qid, meas)
         n += 1
     assert n == 4 * len(trec)
+
+
+def test_topic_coverage_is_reported_not_silent():
+    """A run that lacks a judged topic, or answers an unjudged one, is named in a warning."""
+    from pbtools.measures import CoverageWarning, topic_coverage
+
+    runs = pd.DataFrame({"name": ["a", "a", "b"], "qid": ["1", "3", "1"],
+                         "docno": ["d1", "d2", "d1"], "score": [1.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d1", "d2"], "label": [1, 1]})
+    cov = topic_coverage(runs, qrels).set_index("name")
+    assert cov.loc["a", "missing"] == ["2"] and cov.loc["a", "unjudged"] == ["3"]
+    assert cov.loc["b", "n_missing"] == 1 and cov.loc["b", "n_unjudged"] == 0
+    with pytest.warns(CoverageWarning, match=r"a lacks 1 \(2\)"):
+        avg = M.evaluate(runs, qrels, ["P@1"])
+    assert avg["value"].tolist() == [1.0, 1.0]  # over the answered topics (trec_eval 9)
+    with pytest.warns(CoverageWarning, match="not evaluated"):
+        avg = M.evaluate(runs, qrels, ["P@1"], all_topics=True)
+    assert avg["value"].tolist() == [0.5, 0.5]  # -c: the missing topic scores 0
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoverageWarning)
+        M.evaluate(runs, qrels, ["P@1"], warn=False)
+    both = pd.DataFrame({"name": ["a", "a"], "qid": ["1", "2"], "docno": ["d1", "d2"],
+                         "score": [1.0, 1.0]})
+    assert topic_coverage(both, qrels).empty
