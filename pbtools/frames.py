@@ -157,6 +157,22 @@ def unify(*columns: pd.Series) -> list[pd.Series]:
     return [e.cat.set_categories(dtype.categories) for e in encoded]
 
 
+def codes_into(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes of two id columns in ``col``'s dictionary: ``(col codes, other codes,
+    dictionary size)``; ids of ``other`` that ``col`` does not hold get −1.
+
+    Cheaper than :func:`unify` when ``col`` is the big side (a run frame): only ``other``'s
+    dictionary is looked up, ``col``'s codes are used as they are.
+    """
+    a, b = encode(col), encode(other)
+    ca, cb = a.cat.categories, b.cat.categories
+    if ca.equals(cb):
+        return a.cat.codes.to_numpy(), b.cat.codes.to_numpy(), len(ca)
+    mapping = ca.get_indexer(cb)
+    bc = b.cat.codes.to_numpy()
+    return a.cat.codes.to_numpy(), np.where(bc >= 0, mapping[bc], -1), len(ca)
+
+
 def codes(s: pd.Series) -> np.ndarray:
     """The integer codes of an encoded id column (int32 or wider, as pandas stores them)."""
     return encode(s).cat.codes.to_numpy()
@@ -332,7 +348,8 @@ def judge(runs: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str] | None = 
     The join is an integer search over a shared id dictionary (no string hashing), and the output
     keeps the run order, key-major when the runs are multiplied.
 
-    Raises ``ValueError`` if the qrels hold a (keys, qid, docno) twice.
+    Raises ``ValueError`` if the qrels hold a (keys, qid, docno) that the runs retrieve twice
+    (duplicates elsewhere cannot change a label; :func:`pbtools.io.read_qrels` rejects them all).
     """
     require_columns(runs, ("qid", "docno"), "run")
     require_columns(qrels, QRELS_COLUMNS, "qrels")
@@ -342,18 +359,16 @@ def judge(runs: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str] | None = 
     shared = [k for k in keys if k in runs.columns]
     only_q = [k for k in keys if k not in runs.columns]
 
-    rq, qq = unify(runs["qid"], qrels["qid"])
-    rd, qd = unify(runs["docno"], qrels["docno"])
-    nq, nd = len(rq.cat.categories), len(rd.cat.categories)
+    rqc, qqc, nq = codes_into(runs["qid"], qrels["qid"])
+    rdc, qdc, nd = codes_into(runs["docno"], qrels["docno"])
     key_codes_r, key_codes_q, key_sizes = [], [], []
     for k in shared:
-        a, b = unify(runs[k], qrels[k])
-        key_codes_r.append(a.cat.codes.to_numpy())
-        key_codes_q.append(b.cat.codes.to_numpy())
-        key_sizes.append(len(a.cat.categories))
+        a, b, size = codes_into(runs[k], qrels[k])
+        key_codes_r.append(a)
+        key_codes_q.append(b)
+        key_sizes.append(size)
 
     out = runs
-    rqc, rdc = rq.cat.codes.to_numpy(), rd.cat.codes.to_numpy()
     if only_q:
         combo = qrels[only_q].drop_duplicates().reset_index(drop=True)
         m = len(combo)
@@ -374,13 +389,18 @@ def judge(runs: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str] | None = 
     else:
         out = runs.reset_index(drop=True).copy(deep=False)
 
-    qkey = composite_key([*key_codes_q, qq.cat.codes.to_numpy(), qd.cat.codes.to_numpy()],
-                      [*key_sizes, nq, nd])
+    # judgments of ids the runs never use cannot match: leave them out of the lookup table
+    usable = np.ones(len(qrels), dtype=bool)
+    for c in (*key_codes_q, qqc, qdc):
+        usable &= c >= 0
+    rows = np.flatnonzero(usable)
+    qkey = composite_key([c[rows] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
     rkey = composite_key([*key_codes_r, rqc, rdc], [*key_sizes, nq, nd])
-    order = np.argsort(qkey, kind="stable")
-    sq = qkey[order]
+    order = rows[np.argsort(qkey, kind="stable")]
+    qkey = composite_key([c[order] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
+    sq = qkey
     if len(sq) > 1 and np.any(sq[1:] == sq[:-1]):
-        dup = order[1:][sq[1:] == sq[:-1]][0]
+        dup = order[1:][sq[1:] == sq[:-1]][0]  # a position in qrels
         row = qrels.iloc[dup]
         raise ValueError(
             f"qrels judge ({', '.join(f'{k}={row[k]}' for k in keys)}"
