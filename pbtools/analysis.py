@@ -182,32 +182,41 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
     from pbtools import measures
     from pbtools.pooling import repool, top_fraction
 
-    runs = runs[runs["rank"].to_numpy() <= max(cutoffs)]  # P@n needs the top n only
+    # P@n needs the top n, the pool the top d
+    runs = runs[runs["rank"].to_numpy() <= max(max(cutoffs), depth)]
     names = runs["name"].astype(str)
     s_all = runs[names.isin(pooled)]
+    s_names = s_all["name"].astype(str)
     parts = []
     base = repool(qrels, s_all, depth)
-    for run_set in run_sets:
+    p_at = {n: f"P@{n}" for n in cutoffs}
+    if "all" in run_sets:  # one truth for every cut-off: one evaluation
+        ev = sorted({r for n in cutoffs for r in evaluated.get(("all", n), [])})
+        per = measures.evaluate(s_all[s_names.isin(ev)], base, list(p_at.values()),
+                                per_topic=True, all_topics=True, warn=False)
+        per["name"], per["measure"] = per["name"].astype(str), per["measure"].astype(str)
         for n in cutoffs:
-            ev = evaluated.get((run_set, n), [])
+            ev_n = evaluated.get(("all", n), [])
+            if len(ev_n) >= 2:
+                sel = per[(per["measure"] == p_at[n]) & per["name"].isin(ev_n)]
+                parts.append(sel.assign(runs="all", n=n))
+    if "top75" in run_sets:  # per cut-off its own run subset, hence its own truth
+        avg = measures.evaluate(s_all, base, list(p_at.values()), warn=False)
+        avg["name"], avg["measure"] = avg["name"].astype(str), avg["measure"].astype(str)
+        for n in cutoffs:
+            ev = evaluated.get(("top75", n), [])
             if len(ev) < 2:
                 continue
-            if run_set == "all":
-                truth_q = base
-            else:
-                avg = measures.evaluate(s_all, base, [f"P@{n}"], warn=False)
-                avg = avg.assign(name=avg["name"].astype(str)).sort_values("name", kind="stable")
-                keep = top_fraction(avg, frac=fraction)["name"].astype(str).tolist()
-                missing = sorted(set(ev) - set(keep))
-                if missing:
-                    raise RuntimeError(f"top-{fraction:.0%} selection disagrees with the "
-                                       f"experiment's at P@{n}: {missing}")
-                truth_q = repool(qrels, s_all[s_all["name"].astype(str).isin(keep)], depth)
-            u = s_all[s_all["name"].astype(str).isin(ev)]
-            per = measures.evaluate(u, truth_q, [f"P@{n}"], per_topic=True, all_topics=True,
-                                   warn=False)
-            per = per.assign(runs=run_set, n=n)
-            parts.append(per)
+            scores_n = avg[avg["measure"] == p_at[n]].sort_values("name", kind="stable")
+            keep = top_fraction(scores_n, frac=fraction)["name"].astype(str).tolist()
+            missing = sorted(set(ev) - set(keep))
+            if missing:
+                raise RuntimeError(f"top-{fraction:.0%} selection disagrees with the "
+                                   f"experiment's at P@{n}: {missing}")
+            truth_q = repool(qrels, s_all[s_names.isin(keep)], depth)
+            per = measures.evaluate(s_all[s_names.isin(ev)], truth_q, [p_at[n]],
+                                    per_topic=True, all_topics=True, warn=False)
+            parts.append(per.assign(runs="top75", n=n))
     truth = pd.concat(parts, ignore_index=True)
     for c in ("name", "qid", "measure"):
         truth[c] = truth[c].astype(str)
