@@ -177,7 +177,8 @@ class DenseRuns:
                 + docs)[ok]
         dt = np.uint8 if len(np.unique(slots)) < 255 else np.int32
         out = np.zeros(n_groups * self.T * self.U, dtype=dt)
-        np.add.at(out, flat, 1)
+        cells, counts = np.unique(flat, return_counts=True)  # faster than np.add.at
+        out[cells] = counts.astype(dt)
         out = out.reshape(n_groups, self.T, self.U)
         return out[0] if groups is None else out
 
