@@ -89,3 +89,14 @@ def test_jobs_give_identical_results():
     b = analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), progress=False, jobs=2)
     pd.testing.assert_frame_equal(a.errors, b.errors)
     pd.testing.assert_frame_equal(a.scores, b.scores)
+
+
+def test_dask_cluster_gives_identical_results():
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        a = analyze(SAMPLE, cutoffs=(10,), progress=False, dask=client)
+    b = analyze(SAMPLE, cutoffs=(10,), progress=False)
+    pd.testing.assert_frame_equal(a.errors, b.errors)
+    pd.testing.assert_frame_equal(a.scores, b.scores)
