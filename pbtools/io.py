@@ -345,6 +345,9 @@ def load_collection(paths: Sequence[PathLike], *, desc: PathLike | None = None,
     ``desc.xml``). Two or more: a qrels file followed by run files, directories or globs.
     """
     paths = [Path(p) for p in paths]
+    missing = [str(p) for p in paths if not p.exists() and not any(c in str(p) for c in "*?[")]
+    if missing:
+        raise FileNotFoundError(f"no such file or directory: {missing[0]}")
     if len(paths) == 1 and paths[0].is_dir():
         return read_collection(paths[0], desc=desc, **options)
     if len(paths) < 2:

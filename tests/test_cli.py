@@ -180,3 +180,10 @@ def test_correct_unpooled_run(capsys):
     df = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
     assert set(df["estimator"]) == {"reduced", "webber", "lipani", "condensed"}
     assert (df["name"] == "o03r1").all()
+
+
+def test_missing_paths_are_named(capsys, tmp_path):
+    for argv in (["analyze", tmp_path / "nope"], ["pool", tmp_path / "nope"],
+                 ["evaluate", tmp_path / "q", tmp_path / "r"]):
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 2 and "no such file or directory" in err and "nope" in err or "q" in err
