@@ -183,7 +183,9 @@ def test_correct_unpooled_run(capsys):
 
 
 def test_missing_paths_are_named(capsys, tmp_path):
-    for argv in (["analyze", tmp_path / "nope"], ["pool", tmp_path / "nope"],
-                 ["evaluate", tmp_path / "q", tmp_path / "r"]):
+    for argv, name in ((["analyze", tmp_path / "nope"], "nope"),
+                       (["pool", tmp_path / "nope"], "nope"),
+                       (["evaluate", tmp_path / "q", tmp_path / "r"], "q")):
         code, _, err = run_cli(capsys, *argv)
-        assert code == 2 and "no such file or directory" in err and "nope" in err or "q" in err
+        assert code == 2
+        assert "no such file or directory" in err and str(tmp_path / name) in err
