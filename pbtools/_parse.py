@@ -8,17 +8,16 @@ located and turned into an exact 1-based physical line number (blank lines count
 
 The same module holds the rest of the reading machinery behind :mod:`pbtools.io`: assembling the
 files of a run set (run identity, the duplicate rule, float32, trec order), qrels and the
-``desc.xml`` parser, and the ``repairs`` frame. Nothing here is public: :mod:`pbtools.io` holds
-the API and the documentation of the formats and of the lenient rule.
+``desc.xml`` parser; the ``repairs`` frame lives in :mod:`pbtools._repairs`. Nothing here is
+public: :mod:`pbtools.io` holds the API and the documentation of the formats and of the lenient
+rule.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
-import warnings
 import zlib
-from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,17 +30,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from pbtools._repairs import (
+    Repairs,
+    sort_repairs,
+)
 from pbtools.frames import (
     LABEL_DTYPE,
     RANK_DTYPE,
     SCORE_DTYPE,
     TrecFormatError,
-    TrecFormatWarning,
+    categorical_from_arrow,
+    composite_key,
     encode,
     trec_order,
 )
-
-REPAIR_COLUMNS: tuple[str, ...] = ("file", "line", "problem", "action")
 
 _DELIM = "\x1f"  # the CSV "delimiter": a byte that TREC files do not contain (checked)
 _READ = pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24)
@@ -49,92 +51,6 @@ _PARSE = pcsv.ParseOptions(delimiter=_DELIM, quote_char=False, escape_char=False
                            ignore_empty_lines=False)
 _CONVERT = pcsv.ConvertOptions(column_types={"f0": pa.string()}, strings_can_be_null=False,
                                quoted_strings_can_be_null=False)
-
-
-# --------------------------------------------------------------------------------------------
-# repairs
-# --------------------------------------------------------------------------------------------
-
-
-class AttrsFrame(pd.DataFrame):
-    """A DataFrame that is safe to keep in another frame's ``attrs`` (the repairs frame).
-
-    pandas deep-copies ``attrs`` on nearly every operation and compares them with ``==`` when it
-    concatenates (``pd.concat``, ``df.astype`` …); with a plain DataFrame in ``attrs`` that
-    comparison raises "truth value of a DataFrame is ambiguous". An ``AttrsFrame`` is shared, not
-    copied, by ``deepcopy`` (treat it as read-only), and ``==`` with another DataFrame returns
-    one bool (``equals``); anything derived from it (slices, ``concat``) is a plain DataFrame.
-    """
-
-    @property
-    def _constructor(self):
-        return pd.DataFrame
-
-    def __deepcopy__(self, memo=None):
-        return self
-
-    def __eq__(self, other):
-        if isinstance(other, pd.DataFrame):
-            return bool(pd.DataFrame(self).equals(pd.DataFrame(other)))
-        return super().__eq__(other)
-
-    def __ne__(self, other):
-        if isinstance(other, pd.DataFrame):
-            return not self.__eq__(other)
-        return super().__ne__(other)
-
-    __hash__ = None
-
-
-@dataclass
-class Repairs:
-    """Collects lenient repairs as column chunks; :meth:`frame` gives the ``repairs`` frame."""
-
-    parts: list[pd.DataFrame] = field(default_factory=list)
-
-    def add(self, file, lines, problem, action) -> None:
-        """Record repairs: ``lines`` an int array (or None for a file-level repair);
-        ``problem`` and ``action`` a string or one string per line."""
-        n = 1 if lines is None else len(lines)
-        if n == 0:
-            return
-        line = pd.array([pd.NA] if lines is None else np.asarray(lines, dtype=np.int64),
-                        dtype="Int64")
-        self.parts.append(pd.DataFrame({
-            "file": pd.array([str(file)] * n, dtype="str"),
-            "line": line,
-            "problem": pd.array(_broadcast(problem, n), dtype="str"),
-            "action": pd.array(_broadcast(action, n), dtype="str"),
-        }))
-
-    def extend(self, other: Repairs) -> None:
-        self.parts.extend(other.parts)
-
-    def __len__(self) -> int:
-        return sum(len(p) for p in self.parts)
-
-    def frame(self) -> pd.DataFrame:
-        """The repairs as one frame: ``file`` (str), ``line`` (Int64, NA for a whole file),
-        ``problem`` (str), ``action`` (str), in the order they were made."""
-        if not self.parts:
-            return empty_repairs()
-        return AttrsFrame(pd.concat(self.parts, ignore_index=True))
-
-
-def empty_repairs() -> pd.DataFrame:
-    return AttrsFrame({
-        "file": pd.array([], dtype="str"), "line": pd.array([], dtype="Int64"),
-        "problem": pd.array([], dtype="str"), "action": pd.array([], dtype="str"),
-    })
-
-
-def _broadcast(v, n: int) -> list[str]:
-    if isinstance(v, str):
-        return [v] * n
-    v = list(v)
-    if len(v) != n:
-        raise ValueError("repair problem/action length mismatch")
-    return v
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,30 +247,6 @@ def check_numeric(arr: pa.Array, fields: Fields, what: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def categorical(arrays: Sequence[pa.Array] | pa.ChunkedArray) -> pd.Categorical:
-    """Dictionary-encode string arrays into one pandas Categorical with a sorted (``strcmp``)
-    dictionary of Arrow-backed ``str`` categories, without going through Python objects."""
-    chunked = arrays if isinstance(arrays, pa.ChunkedArray) else pa.chunked_array(
-        list(arrays), type=pa.string())
-    # one hash pass over the concatenation: ~3x faster than encoding chunks and unifying
-    enc = pc.dictionary_encode(chunked.combine_chunks())
-    dic, idx = enc.dictionary, np.asarray(enc.indices)
-    order = np.asarray(pc.array_sort_indices(dic))
-    remap = np.empty(len(dic), dtype=np.int32)
-    remap[order] = np.arange(len(dic), dtype=np.int32)
-    cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
-    return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats),
-                                     validate=False)
-
-
-def composite(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
-    """One int64 key from several code arrays (mixed radix)."""
-    key = np.zeros(len(parts[0]), dtype=np.int64)
-    for p, size in zip(parts, sizes, strict=True):
-        key = key * np.int64(max(size, 1)) + p.astype(np.int64)
-    return key
-
-
 def duplicates(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows whose key occurred earlier (in row order), and for each the row of the first
     occurrence. Both are sorted by the repeated row's position."""
@@ -438,44 +330,6 @@ def parse_many(paths: Sequence[str], fn, *args) -> list:
         return [fu.result() for fu in futures]
 
 
-def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside the pbtools package, so that a warning
-    names the user's line rather than pbtools' own."""
-    import sys
-
-    pkg = str(Path(__file__).resolve().parent)
-    frame, level = sys._getframe(1), 1
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(pkg):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
-    """One TrecFormatWarning per file summarising its repairs, attributed to the caller's line
-    outside pbtools (``stacklevel`` overrides)."""
-    if len(repairs) == 0:
-        return
-    if stacklevel is None:
-        stacklevel = _caller_level()
-    for file, grp in repairs.groupby("file", sort=False, observed=True):
-        counts = Counter(problem_kind(p) for p in grp["problem"])
-        summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
-        warnings.warn(TrecFormatWarning(f"{file}: repaired {len(grp)} line(s): {summary} "
-                                        f"(see the repairs frame)"), stacklevel=stacklevel)
-
-
-def problem_kind(problem: str) -> str:
-    """A short label of a repair's problem, for the per-file warning summary."""
-    for text, kind in (("duplicate", "duplicate"), ("blank line", "blank line"),
-                       ("fields, expected", "wrong field count"),
-                       ("also carried", "run tag shared with another file"),
-                       ("run tag", "other run tag"), ("empty file", "empty file"),
-                       ("desc.xml", "not in desc.xml")):
-        if text in problem:
-            return kind
-    return problem
-
-
 def check_run_id(run_id: str) -> None:
     if run_id not in ("tag", "file"):
         raise ValueError(f"run_id must be 'tag' or 'file', not {run_id!r}")
@@ -500,13 +354,13 @@ def assemble_runs(parts: list[RunPart], *, lenient: bool, float32: bool,
                           "name": encode(pd.Series([p.name for p in parts], dtype="str"))})
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
     part_idx = np.repeat(np.arange(len(parts)), sizes)
-    names = categorical([pa.array([p.name for p in parts], type=pa.string())])
+    names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
     name_codes = names.codes[part_idx]
-    qid = categorical([p.qid for p in parts])
-    docno = categorical([p.docno for p in parts])
+    qid = categorical_from_arrow([p.qid for p in parts])
+    docno = categorical_from_arrow([p.docno for p in parts])
     score = np.concatenate([p.score for p in parts]) if parts else np.zeros(0)
     line = np.concatenate([p.lines for p in parts]) if parts else np.zeros(0, np.int64)
-    key = composite([name_codes, qid.codes, docno.codes],
+    key = composite_key([name_codes, qid.codes, docno.codes],
                            [len(names.categories), len(qid.categories), len(docno.categories)])
     rep, first = duplicates(key)
     keep = None
@@ -575,17 +429,6 @@ def load_runs(paths, *, lenient, float32, run_id):
     return df, files, rep
 
 
-def sort_repairs(rep: pd.DataFrame, paths: Sequence[str]) -> pd.DataFrame:
-    """Repairs in file order (as listed in ``paths``), then line order (file-level first)."""
-    if len(rep) == 0:
-        return rep
-    pos = {p: i for i, p in enumerate(paths)}
-    fkey = np.array([pos.get(f, len(pos)) for f in rep["file"]], dtype=np.int64)
-    lkey = rep["line"].fillna(0).to_numpy(dtype=np.int64)
-    order = np.lexsort((lkey, fkey))
-    return AttrsFrame(rep.iloc[order].reset_index(drop=True))
-
-
 def parse_run_file_safe(path, lenient, run_id):
     try:
         return parse_run_file(path, lenient, run_id)
@@ -614,12 +457,12 @@ def load_qrels(paths: Sequence[str], lenient: bool) -> tuple[pd.DataFrame, pd.Da
     repairs = Repairs()
     for f, *_ in parsed:
         repairs.extend(f.repairs)
-    qid = categorical([q for _, q, _, _ in parsed])
-    docno = categorical([d for _, _, d, _ in parsed])
+    qid = categorical_from_arrow([q for _, q, _, _ in parsed])
+    docno = categorical_from_arrow([d for _, _, d, _ in parsed])
     label = np.concatenate([lab for *_, lab in parsed])
     line = np.concatenate([f.rows + 1 for f, *_ in parsed])
     part = np.repeat(np.arange(len(parsed)), [len(lab) for *_, lab in parsed])
-    key = composite([qid.codes, docno.codes], [len(qid.categories),
+    key = composite_key([qid.codes, docno.codes], [len(qid.categories),
                                                       len(docno.categories)])
     rep, first = duplicates(key)
     df = pd.DataFrame({"qid": qid, "docno": docno, "label": label.astype(LABEL_DTYPE)})

@@ -113,19 +113,34 @@ def encode(values) -> pd.Series:
 
 def _encode_arrow(s: pd.Series) -> pd.Series:
     """Dictionary-encode a ``str`` series with pyarrow, then sort the dictionary (vectorised)."""
-    arr = pa.array(s.to_numpy(dtype=object) if s.dtype != "str" else s.array, type=pa.string()) \
-        if not isinstance(s.array, pd.arrays.ArrowStringArray) else s.array._pa_array
+    if isinstance(s.array, pd.arrays.ArrowStringArray):
+        arr = s.array._pa_array
+    else:
+        arr = pa.array(s.to_numpy(dtype=object), type=pa.string())
+    return pd.Series(categorical_from_arrow(arr), index=s.index, name=s.name)
+
+
+def categorical_from_arrow(arrays) -> pd.Categorical:
+    """Dictionary-encode Arrow string array(s) into one pandas Categorical whose dictionary is
+    sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects.
+
+    ``arrays``: a ``pa.Array``, a ``pa.ChunkedArray`` or a sequence of string arrays (one hash
+    pass over their concatenation — faster than encoding chunks and unifying dictionaries).
+    """
+    if isinstance(arrays, pa.ChunkedArray):
+        arr = arrays.combine_chunks()
+    elif isinstance(arrays, pa.Array):
+        arr = arrays
+    else:
+        arr = pa.chunked_array(list(arrays), type=pa.string()).combine_chunks()
     enc = pc.dictionary_encode(arr)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.unify_dictionaries().combine_chunks()
-    dic, idx = enc.dictionary, enc.indices
+    dic, idx = enc.dictionary, np.asarray(enc.indices)
     order = np.asarray(pc.array_sort_indices(dic))
     remap = np.empty(len(dic), dtype=np.int32)
     remap[order] = np.arange(len(dic), dtype=np.int32)
-    new_codes = remap[np.asarray(idx)]
-    cats = pd.Index(np.asarray(dic.take(pa.array(order)).to_pylist(), dtype=object), dtype="str")
-    cat = pd.Categorical.from_codes(new_codes, dtype=pd.CategoricalDtype(cats))
-    return pd.Series(cat, index=s.index, name=s.name)
+    cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
+    return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats),
+                                     validate=False)
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
@@ -327,9 +342,10 @@ def is_trec_ordered(runs: pd.DataFrame) -> bool:
 
 
 def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
+    """One int64 key from several integer code arrays (mixed radix: ``sizes`` are the ranges)."""
     key = np.zeros(len(parts[0]), dtype=np.int64)
     for p, size in zip(parts, sizes, strict=True):
-        key = key * np.int64(size) + p.astype(np.int64)
+        key = key * np.int64(max(size, 1)) + p.astype(np.int64)
     return key
 
 

@@ -49,7 +49,8 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from pbtools import _parse
-from pbtools._parse import AttrsFrame, Repairs, file_run_name
+from pbtools._parse import file_run_name
+from pbtools._repairs import AttrsFrame, Repairs, warn
 from pbtools.frames import (
     TrecFormatError,
     TrecFormatWarning,
@@ -136,7 +137,7 @@ def read_runs(source: Source, *, lenient: bool = False, float32: bool = False,
     paths = run_files(source)
     df, _files, repairs = _parse.load_runs(paths, lenient=lenient, float32=float32, run_id=run_id)
     if lenient:
-        _parse.warn(repairs)
+        warn(repairs)
     return df
 
 
@@ -182,7 +183,7 @@ def read_qrels(path: Source, *, lenient: bool = False) -> pd.DataFrame:
     df, repairs = _parse.load_qrels(paths, lenient)
     if lenient:
         df.attrs["repairs"] = repairs
-        _parse.warn(repairs)
+        warn(repairs)
     return df
 
 
@@ -206,7 +207,7 @@ def read_orgs(path: PathLike, *, lenient: bool = False) -> pd.DataFrame:
                        "org": encode(pd.Series(orgs, dtype="str"))})
     if lenient:
         df.attrs["repairs"] = repairs
-        _parse.warn(repairs)
+        warn(repairs)
     return df
 
 
@@ -314,7 +315,7 @@ def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
     if lenient:
         runs.attrs["repairs"] = rep_frame
         qrels.attrs["repairs"] = rep_frame
-        _parse.warn(rep_frame)
+        warn(rep_frame)
     return Collection(runs=runs, qrels=qrels, orgs=orgs, files=files, repairs=rep_frame,
                       unmapped=unmapped, path=root, name=name or root.name)
 

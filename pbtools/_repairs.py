@@ -1,0 +1,153 @@
+"""The ``repairs`` frame of lenient reading: how it is collected, kept and reported.
+
+Every repair that ``lenient=True`` makes to dirty TREC input (a skipped line, a dropped duplicate,
+extra fields, an unlisted run tag) is one row ``file``, ``line`` (1-based, NA for a whole file),
+``problem``, ``action``. :class:`Repairs` collects them as column chunks, :func:`warn` issues one
+:class:`~pbtools.frames.TrecFormatWarning` per file, attributed to the caller's line, and the
+frame itself is an :class:`AttrsFrame`, safe to keep in another frame's ``attrs``. Private: the
+API is :mod:`pbtools.io`.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pbtools.frames import TrecFormatWarning
+
+REPAIR_COLUMNS: tuple[str, ...] = ("file", "line", "problem", "action")
+
+
+class AttrsFrame(pd.DataFrame):
+    """A DataFrame that is safe to keep in another frame's ``attrs`` (the repairs frame).
+
+    pandas deep-copies ``attrs`` on nearly every operation and compares them with ``==`` when it
+    concatenates (``pd.concat``, ``df.astype`` …); with a plain DataFrame in ``attrs`` that
+    comparison raises "truth value of a DataFrame is ambiguous". An ``AttrsFrame`` is shared, not
+    copied, by ``deepcopy`` (treat it as read-only), and ``==`` with another DataFrame returns
+    one bool (``equals``); anything derived from it (slices, ``concat``) is a plain DataFrame.
+    """
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame
+
+    def __deepcopy__(self, memo=None):
+        return self
+
+    def __eq__(self, other):
+        if isinstance(other, pd.DataFrame):
+            return bool(pd.DataFrame(self).equals(pd.DataFrame(other)))
+        return super().__eq__(other)
+
+    def __ne__(self, other):
+        if isinstance(other, pd.DataFrame):
+            return not self.__eq__(other)
+        return super().__ne__(other)
+
+    __hash__ = None
+
+
+@dataclass
+class Repairs:
+    """Collects lenient repairs as column chunks; :meth:`frame` gives the ``repairs`` frame."""
+
+    parts: list[pd.DataFrame] = field(default_factory=list)
+
+    def add(self, file, lines, problem, action) -> None:
+        """Record repairs: ``lines`` an int array (or None for a file-level repair);
+        ``problem`` and ``action`` a string or one string per line."""
+        n = 1 if lines is None else len(lines)
+        if n == 0:
+            return
+        line = pd.array([pd.NA] if lines is None else np.asarray(lines, dtype=np.int64),
+                        dtype="Int64")
+        self.parts.append(pd.DataFrame({
+            "file": pd.array([str(file)] * n, dtype="str"),
+            "line": line,
+            "problem": pd.array(_broadcast(problem, n), dtype="str"),
+            "action": pd.array(_broadcast(action, n), dtype="str"),
+        }))
+
+    def extend(self, other: Repairs) -> None:
+        self.parts.extend(other.parts)
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def frame(self) -> pd.DataFrame:
+        """The repairs as one frame: ``file`` (str), ``line`` (Int64, NA for a whole file),
+        ``problem`` (str), ``action`` (str), in the order they were made."""
+        if not self.parts:
+            return empty_repairs()
+        return AttrsFrame(pd.concat(self.parts, ignore_index=True))
+
+
+def empty_repairs() -> pd.DataFrame:
+    return AttrsFrame({
+        "file": pd.array([], dtype="str"), "line": pd.array([], dtype="Int64"),
+        "problem": pd.array([], dtype="str"), "action": pd.array([], dtype="str"),
+    })
+
+
+def _broadcast(v, n: int) -> list[str]:
+    if isinstance(v, str):
+        return [v] * n
+    v = list(v)
+    if len(v) != n:
+        raise ValueError("repair problem/action length mismatch")
+    return v
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside the pbtools package, so that a warning
+    names the user's line rather than pbtools' own."""
+    pkg = str(Path(__file__).resolve().parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(pkg):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
+    """One TrecFormatWarning per file summarising its repairs, attributed to the caller's line
+    outside pbtools (``stacklevel`` overrides)."""
+    if len(repairs) == 0:
+        return
+    if stacklevel is None:
+        stacklevel = _caller_level()
+    for file, grp in repairs.groupby("file", sort=False, observed=True):
+        counts = Counter(problem_kind(p) for p in grp["problem"])
+        summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
+        warnings.warn(TrecFormatWarning(f"{file}: repaired {len(grp)} line(s): {summary} "
+                                        f"(see the repairs frame)"), stacklevel=stacklevel)
+
+
+def problem_kind(problem: str) -> str:
+    """A short label of a repair's problem, for the per-file warning summary."""
+    for text, kind in (("duplicate", "duplicate"), ("blank line", "blank line"),
+                       ("fields, expected", "wrong field count"),
+                       ("also carried", "run tag shared with another file"),
+                       ("run tag", "other run tag"), ("empty file", "empty file"),
+                       ("desc.xml", "not in desc.xml")):
+        if text in problem:
+            return kind
+    return problem
+
+
+def sort_repairs(rep: pd.DataFrame, paths: Sequence[str]) -> pd.DataFrame:
+    """Repairs in file order (as listed in ``paths``), then line order (file-level first)."""
+    if len(rep) == 0:
+        return rep
+    pos = {p: i for i, p in enumerate(paths)}
+    fkey = np.array([pos.get(f, len(pos)) for f in rep["file"]], dtype=np.int64)
+    lkey = rep["line"].fillna(0).to_numpy(dtype=np.int64)
+    order = np.lexsort((lkey, fkey))
+    return AttrsFrame(rep.iloc[order].reset_index(drop=True))
