@@ -21,6 +21,9 @@ Conventions shared by every function:
 * ``repool=False`` (default) keeps qrels documents that no pooled run placed in its top d (they
   were judged for some other reason, e.g. an unpooled run or a deeper pool); ``repool=True``
   drops them, which is the re-pooled semantic of PROTOCOL-lipani2015 items 7-8.
+
+Reporting on a collection's pool (unique contributions, the ``pbtools pool`` summary) is
+:mod:`pbtools.contributions`; its two functions are re-exported here.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -43,6 +47,9 @@ from pbtools.frames import (
     trec_order,
 )
 from pbtools.inference import PoolInfo, _mapped, _used, infer_pool
+
+if TYPE_CHECKING:  # defined in pbtools.contributions, re-exported lazily by __getattr__ below
+    from pbtools.contributions import describe, unique_contributions
 
 __all__ = [
     "pool",
@@ -59,6 +66,24 @@ __all__ = [
     "infer_pool",
     "PoolInfo",
 ]
+
+#: Reporting on a pool lives in :mod:`pbtools.contributions` (it imports this module's helpers);
+#: re-exported lazily so that ``pooling.unique_contributions`` / ``pooling.describe`` still work.
+_REPORTS = ("unique_contributions", "describe")
+
+
+def __getattr__(name: str):
+    if name in _REPORTS:
+        from pbtools import contributions
+
+        value = getattr(contributions, name)
+        globals()[name] = value  # cache: later lookups bypass __getattr__
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_REPORTS})
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,128 +501,3 @@ def top_fraction(scores: pd.DataFrame, frac: float = 0.75, round: int | None = 4
     out = scores.iloc[order[keep]].reset_index(drop=True)
     out["rank"] = rank[keep].astype(np.int32)
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# unique contributions (Buckley; Sakai Table 2)
-# --------------------------------------------------------------------------------------------
-
-
-def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataFrame | None,
-                         depth: int, measures: Sequence[str] = ("AP",), *, by: str = "org",
-                         pooled: Iterable[str] | None = None, per_run: bool = False,
-                         ) -> pd.DataFrame:
-    """Per organisation: unique (relevant) pool contributions and what they are worth to its runs.
-
-    Buckley et al. §1 (score a group's runs with and without its unique relevant documents) and
-    Sakai §4, Table 2 (#unique contributions and #unique relevant documents per topic). U_t are
-    the documents only organisation t placed in the top ``depth`` of its pooled runs (the
-    contributions with ``n_units == 1``), U_t^rel those with label > 0 in ``qrels``. Each pooled
-    run of t is scored (``pbtools.measures.evaluate``) on ``qrels`` and on ``qrels`` without
-    U_t^rel (rows removed: unjudged), in one join keyed by ``left_out``.
-
-    Inputs: ``runs`` (run columns; the pooled runs, or restrict with ``pooled``), ``qrels``
-    (``qid``, ``docno``, ``label``), ``orgs`` (``name``, ``org``; ``by="run"`` treats every run
-    as its own organisation), ``measures`` (names as in :mod:`pbtools.measures`).
-
-    Returns one row per (org, measure): ``org``, ``runs`` (pooled runs of the org), ``unique``
-    and ``unique_rel`` (|U_t| and |U_t^rel| per topic, averaged over the pool's topics),
-    ``measure``, ``mean_diff`` and ``max_diff`` (mean and maximum over the org's runs of the
-    percentage drop 100·(full − without)/full; runs with a zero full score are skipped, NaN when
-    all are).
-
-    ``per_run=True`` returns instead the per-run scores the averages are taken over, one row
-    per (pooled run, measure), sorted by ``org``, ``name``, ``measure``: ``name``, ``org`` (its
-    organisation), ``measure``, ``full`` (score on ``qrels``), ``without`` (score on ``qrels``
-    without U_t^rel of its organisation t) and ``diff_pct`` (100·(full − without)/full, NaN when
-    full is 0). The mean / max of ``diff_pct`` over an org's runs are its ``mean_diff`` /
-    ``max_diff``; the same single evaluation pass produces both frames.
-    """
-    from pbtools import measures as _measures
-
-    require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    top = _top(runs, depth, pooled)
-    c = _contrib(top, by, orgs, qrels)
-    owner = _qrels_owner(c)
-    n_topics = max(len(np.unique(c.keys // max(len(c.dcats), 1))), 1)
-    single = c.owner[c.owner >= 0]
-    uniq = np.bincount(single, minlength=len(c.units)) / n_topics
-    rel = qrels["label"].to_numpy() > 0
-    uniq_rel = np.bincount(owner[(owner >= 0) & rel], minlength=len(c.units)) / n_topics
-    labels = list(c.units)
-    keep = ~((owner[None, :] == np.arange(len(labels))[:, None]) & rel[None, :])
-    reduced = _blocks(qrels, keep, labels, "left_out")
-    pooled_runs = top["name"].astype("str").unique()
-    umap = unit_map(pooled_runs, by, orgs)
-    scored = runs.loc[encode(runs["name"]).astype("str").isin(pooled_runs).to_numpy()]
-    scored = scored.assign(left_out=encode(scored["name"].astype("str").map(umap)))
-    full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures),
-                              warn=False)
-    without = _measures.evaluate(scored, reduced, list(measures), keys=["left_out"])
-    both = full[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}).merge(
-        without[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}),
-        on=["name", "measure"], suffixes=("_full", "_without"))
-    both["org"] = both["name"].map(umap)
-    f, w = both["value_full"].to_numpy(), both["value_without"].to_numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        both["diff"] = np.where(f > 0, 100.0 * (f - w) / f, np.nan)
-    if per_run:
-        runs_out = both.rename(columns={"value_full": "full", "value_without": "without",
-                                        "diff": "diff_pct"})
-        runs_out = runs_out.sort_values(["org", "name", "measure"], ignore_index=True)
-        for col in ("name", "org", "measure"):
-            runs_out[col] = encode(runs_out[col])
-        return runs_out[["name", "org", "measure", "full", "without", "diff_pct"]]
-    agg = both.groupby(["org", "measure"], sort=True).agg(
-        mean_diff=("diff", "mean"), max_diff=("diff", "max")).reset_index()
-    n_runs = pd.Series(umap.to_numpy()).value_counts()
-    base = pd.DataFrame({"org": labels, "runs": n_runs.reindex(labels).fillna(0).astype(int)
-                         .to_numpy(), "unique": uniq, "unique_rel": uniq_rel})
-    out = base.merge(agg, on="org", how="left")
-    out["org"] = encode(out["org"])
-    return out[["org", "runs", "unique", "unique_rel", "measure", "mean_diff", "max_diff"]]
-
-
-# --------------------------------------------------------------------------------------------
-# collection summary (CLI: ``pbtools pool``)
-# --------------------------------------------------------------------------------------------
-
-
-def describe(collection, *, policy: str = "lipani2015", tolerance: float | None = None,
-             ) -> dict:
-    """Summarise a collection's pool: the figures of Lipani Table 2's first columns.
-
-    ``collection``: a :class:`pbtools.io.Collection` (``runs``, ``qrels``, ``orgs``; ``files``
-    when present). Pool inference by :func:`pbtools.inference.infer_pool` (``policy``,
-    ``tolerance``). Returns a JSON-ready dict: ``runs``, ``orgs``, ``pooled_runs``,
-    ``unpooled_runs``, ``unmapped`` (runs the orgs do not list; each is its own organisation),
-    ``depth``, ``topics``, ``policy``, and the counts ``|R|`` (run ids), ``|O|``
-    (organisations of the runs), ``|R_p|``, ``d``, ``|T|`` (qrels topics), plus ``|R| files`` and
-    ``|R_p| files`` counting run *files* (differ from ``|R|``, ``|R_p|`` when files share a tag,
-    as TREC-2's ``input.prc1``/``input.prc2`` do with ``prceo1``).
-    """
-    runs, qrels, orgs = collection.runs, collection.qrels, getattr(collection, "orgs", None)
-    info = infer_pool(runs, qrels, policy, tolerance=tolerance)
-    names = sorted(encode(runs["name"]).cat.categories.astype(str).tolist())
-    if orgs is not None and len(orgs):
-        umap = unit_map(names, "org", orgs)
-        listed = set(orgs["name"].astype("str"))
-    else:
-        umap, listed = unit_map(names, "run"), set(names)
-    org_names = sorted(set(umap.tolist()))
-    topics = sorted(encode(qrels["qid"]).cat.categories.astype(str).tolist())
-    files = getattr(collection, "files", None)
-    if files is not None and len(files):
-        per_name = files["name"].astype("str").value_counts()
-        r_files = int(per_name.sum())
-        rp_files = int(per_name.reindex(info.pooled_runs).fillna(1).sum())
-    else:
-        r_files, rp_files = len(names), len(info.pooled_runs)
-    return {
-        "runs": names, "orgs": org_names, "pooled_runs": info.pooled_runs,
-        "unpooled_runs": info.unpooled_runs,
-        "unmapped": [n for n in names if n not in listed], "depth": info.depth,
-        "topics": topics, "policy": info.policy,
-        "|R|": len(names), "|O|": len(org_names), "|R_p|": len(info.pooled_runs),
-        "d": info.depth, "|T|": len(topics), "|R| files": r_files, "|R_p| files": rp_files,
-    }
