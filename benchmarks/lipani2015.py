@@ -86,10 +86,11 @@ def sweep_task(variant: dict, *, frames, runs, cutoffs, protocol, pooled, depth)
 def run_track(source, track: str, *, protocol=None, cutoffs=CUTOFFS, alphas=ALPHAS,
               indicators=INDICATORS, jobs=1, dask=None, progress=None) -> dict:
     """Table 2 rows, the sweeps and the scores of one collection (a path or frames tuple)."""
+    # the two configurations share one merge in a single process; the sweep uses every core
     main = analysis.analyze(source, cutoffs=cutoffs, leave_out=("org",),
                             run_sets=("all", "top75"), estimators=ESTIMATORS,
-                            protocol=protocol, lenient=True, jobs=jobs, dask=dask,
-                            progress=progress)
+                            protocol=protocol, lenient=True, jobs=1 if dask is None else jobs,
+                            dask=dask, progress=progress)
     frames = main.frames
     pooled, depth = main.params["pooled_runs"], main.params["depth"]
     variants = [{"alpha": float(a)} for a in alphas if float(a) != 1.0]
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="reproduce the paper's choices (PROTOCOL-lipani2015.md)")
     ap.add_argument("--synthetic", action="store_true", help="a pbtools.synth collection")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
+    ap.add_argument("--jobs", type=int, default=0, help="worker processes (default 0: every core)")
     ap.add_argument("--dask", help="a Dask scheduler address: run the grid there")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
