@@ -510,7 +510,11 @@ def to_trec_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
 def from_ir_measures(data, name: str = "run") -> pd.DataFrame:
     """An ir_measures run or qrels (DataFrame or iterable of ``ScoredDoc``/``Qrel`` tuples with
     ``query_id``, ``doc_id`` and ``score`` or ``relevance``) → a pbtools run frame (trec order,
-    ``name`` column filled with ``name`` unless present) or qrels frame."""
+    ``name`` column filled with ``name`` unless present) or qrels frame.
+
+    ir_datasets yields the same tuples, so ``from_ir_measures(dataset.qrels_iter())`` and
+    ``from_ir_measures(dataset.scoreddocs_iter(), name=...)`` load its data (extra fields such as
+    ``iteration`` are dropped); :func:`from_ir_datasets` is the same function."""
     df = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
     df = df.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
     if "score" in df.columns:
@@ -519,6 +523,9 @@ def from_ir_measures(data, name: str = "run") -> pd.DataFrame:
             df = df.assign(name=name)
         return as_run(df)
     return as_qrels(df[["qid", "docno", "label"]])
+
+
+from_ir_datasets = from_ir_measures
 
 
 def to_ir_measures(df: pd.DataFrame) -> pd.DataFrame:

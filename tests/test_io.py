@@ -576,3 +576,17 @@ def test_ir_measures_and_ranx_adapters(tiny_collection):
     pd.testing.assert_frame_equal(io.from_ranx(rx, name="a"), back)
     with pytest.raises(ValueError):
         io.to_ranx(runs)
+
+
+def test_ir_datasets_tuples():
+    """ir_datasets' qrels_iter()/scoredocs_iter() namedtuples load through from_ir_datasets."""
+    from collections import namedtuple
+
+    TrecQrel = namedtuple("TrecQrel", ["query_id", "doc_id", "relevance", "iteration"])
+    ScoredDoc = namedtuple("ScoredDoc", ["query_id", "doc_id", "score"])
+    qrels = io.from_ir_datasets([TrecQrel("1", "d1", 2, "0"), TrecQrel("1", "d2", 0, "0")])
+    assert list(qrels.columns) == ["qid", "docno", "label"]
+    assert qrels["label"].tolist() == [2, 0]
+    run = io.from_ir_datasets([ScoredDoc("1", "d2", 1.0), ScoredDoc("1", "d1", 3.0)], name="bm25")
+    assert run["docno"].astype(str).tolist() == ["d1", "d2"] and run["rank"].tolist() == [1, 2]
+    assert (run["name"] == "bm25").all()
