@@ -24,8 +24,9 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
-from pbtools import grid, inference, io  # noqa: E402
+from pbtools import grid, io  # noqa: E402
 from pbtools.frames import TrecFormatWarning  # noqa: E402
+from pbtools.pooling import inference  # noqa: E402
 
 #: the synthetic collection the scripts use with ``--synthetic`` (pbtools.synth.generate)
 SYNTHETIC = dict(topics=50, docs=1500, runs=30, orgs=15, run_length=500, depth=50)
@@ -44,12 +45,19 @@ class Track:
     truth: pd.DataFrame | None = None  # complete judgments (synthetic collections only)
 
 
-def load_tracks(root=None, *, synthetic: bool = False, lenient: bool = True, seed: int = 0,
-                infer: bool = True, quiet: bool = False) -> list[Track]:
+def load_tracks(
+    root=None,
+    *,
+    synthetic: bool = False,
+    lenient: bool = True,
+    seed: int = 0,
+    infer: bool = True,
+    quiet: bool = False,
+) -> list[Track]:
     """Every track under ``root`` (:func:`pbtools.io.find_tracks`), or one synthetic collection.
 
     Real tracks are read leniently by default (TREC archives are dirty; the number of repairs is
-    printed unless ``quiet``) and their pool is inferred (:func:`pbtools.inference.infer_pool`)
+    printed unless ``quiet``) and their pool is inferred (:func:`pbtools.pooling.infer_pool`)
     when ``infer``. The track name is its path below ``root``, or ``<parent>/<track>`` when
     ``root`` is the track (``TREC-2/Adhoc`` either way).
     """
@@ -57,8 +65,17 @@ def load_tracks(root=None, *, synthetic: bool = False, lenient: bool = True, see
         from pbtools import synth
 
         col = synth.generate(**SYNTHETIC, seed=seed)
-        return [Track("synthetic", col.runs, col.qrels, col.orgs, sorted(col.pooled),
-                      int(col.depth), col.truth)]
+        return [
+            Track(
+                "synthetic",
+                col.runs,
+                col.qrels,
+                col.orgs,
+                sorted(col.pooled),
+                int(col.depth),
+                col.truth,
+            )
+        ]
     if root is None:
         raise ValueError("give a ROOT directory of tracks, or --synthetic")
     root_p = Path(root)
@@ -75,8 +92,11 @@ def load_tracks(root=None, *, synthetic: bool = False, lenient: bool = True, see
         if infer:
             info = inference.infer_pool(col.runs, col.qrels)
             pooled, depth = sorted(map(str, info.pooled_runs)), int(info.depth)
-        name = (str(t.relative_to(root_p)) if t != root_p
-                else f"{root_p.resolve().parent.name}/{root_p.resolve().name}")
+        name = (
+            str(t.relative_to(root_p))
+            if t != root_p
+            else f"{root_p.resolve().parent.name}/{root_p.resolve().name}"
+        )
         out.append(Track(name, col.runs, col.qrels, col.orgs, pooled, depth))
     return out
 
@@ -95,10 +115,19 @@ def resolve_params(defaults: dict, params: dict) -> dict:
     return p
 
 
-def run_tracks(script: str, root, out, defaults: dict, params: dict,
-               per_track: Callable[[Track, dict, int], dict[str, pd.DataFrame]], *,
-               jobs: int | None = None, plot: Callable | None = None, infer: bool = True,
-               quiet: bool = False) -> dict[str, pd.DataFrame]:
+def run_tracks(
+    script: str,
+    root,
+    out,
+    defaults: dict,
+    params: dict,
+    per_track: Callable[[Track, dict, int], dict[str, pd.DataFrame]],
+    *,
+    jobs: int | None = None,
+    plot: Callable | None = None,
+    infer: bool = True,
+    quiet: bool = False,
+) -> dict[str, pd.DataFrame]:
     """The ``run`` of a paper script: ``per_track(track, params, jobs)`` on every track of
     :func:`load_tracks` (``root``; ``synthetic``, ``lenient`` and ``seed`` from the parameters),
     its frames concatenated by name and written to ``out`` (:func:`write_outputs`; None: write
@@ -111,8 +140,14 @@ def run_tracks(script: str, root, out, defaults: dict, params: dict,
     p = resolve_params(defaults, params)
     jobs = grid.default_jobs() if not jobs else jobs
     frames: dict[str, list[pd.DataFrame]] = {}
-    for track in load_tracks(root, synthetic=p["synthetic"], lenient=p["lenient"],
-                             seed=p["seed"], infer=infer, quiet=quiet):
+    for track in load_tracks(
+        root,
+        synthetic=p["synthetic"],
+        lenient=p["lenient"],
+        seed=p["seed"],
+        infer=infer,
+        quiet=quiet,
+    ):
         for k, v in per_track(track, p, jobs).items():
             frames.setdefault(k, []).append(v)
     result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
@@ -124,12 +159,16 @@ def run_tracks(script: str, root, out, defaults: dict, params: dict,
 def metadata(script: str, root, params: dict) -> dict:
     """The Parquet metadata of a script's outputs: its name, ``root`` and the parameters
     (tuples as lists)."""
-    return {"script": script, "root": None if root is None else str(root),
-            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}}
+    return {
+        "script": script,
+        "root": None if root is None else str(root),
+        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()},
+    }
 
 
-def write_outputs(result: dict[str, pd.DataFrame], out: Path, meta: dict,
-                  plot: Callable | None = None) -> None:
+def write_outputs(
+    result: dict[str, pd.DataFrame], out: Path, meta: dict, plot: Callable | None = None
+) -> None:
     """``<name>.parquet`` for every frame (:func:`pbtools.io.write_parquet` with ``meta``), then
     ``plot(result, out)``."""
     out = Path(out)
@@ -161,13 +200,18 @@ def plot_suffix(frame: pd.DataFrame, track: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def parser(doc: str, out: str, seed: int, seed_help: str | None = None,
-           ) -> argparse.ArgumentParser:
+def parser(
+    doc: str,
+    out: str,
+    seed: int,
+    seed_help: str | None = None,
+) -> argparse.ArgumentParser:
     """The arguments every script takes: ``ROOT``, ``--synthetic``, ``-o/--out`` (default
     ``out``), ``--jobs``, ``--dask``, ``--seed`` (default ``seed``), ``--strict``,
     ``--no-progress``. The description is the first paragraph of ``doc``."""
-    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("root", nargs="?", help="a track dir or a directory of tracks")
     ap.add_argument("--synthetic", action="store_true", help="use a pbtools.synth collection")
     ap.add_argument("-o", "--out", default=out, help="output directory")
@@ -190,13 +234,21 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
 def common_params(a: argparse.Namespace) -> dict:
     """``run`` keywords of the common arguments: ``jobs``, ``dask``, ``progress``, ``seed``,
     ``lenient``, ``synthetic``."""
-    return dict(jobs=a.jobs, dask=a.dask, progress=False if a.no_progress else None,
-                seed=a.seed, lenient=not a.strict, synthetic=a.synthetic)
+    return dict(
+        jobs=a.jobs,
+        dask=a.dask,
+        progress=False if a.no_progress else None,
+        seed=a.seed,
+        lenient=not a.strict,
+        synthetic=a.synthetic,
+    )
 
 
 def finish(result: dict[str, pd.DataFrame], report: Callable, out, t0: float) -> int:
     """Print ``report(result)`` and what was written to ``out`` since ``t0``; exit status 0."""
     print(report(result))
-    print(f"\nwrote {len(result)} Parquet files and plots to {out} "
-          f"in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"\nwrote {len(result)} Parquet files and plots to {out} "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     return 0

@@ -54,8 +54,9 @@ import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
 
 from pbtools import grid, pooling  # noqa: E402
 
-DEFAULTS = dict(depths=(None, 50, 20, 10), measures=("AP", "Bpref"), lenient=True,
-                synthetic=False, seed=2006)
+DEFAULTS = dict(
+    depths=(None, 50, 20, 10), measures=("AP", "Bpref"), lenient=True, synthetic=False, seed=2006
+)
 
 
 def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -> dict:
@@ -65,8 +66,9 @@ def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -
         q = pooling.shallow(qrels, runs, [depth], pooled=pooled).drop(columns="depth")
     args = (runs, q, orgs, depth, list(measures))
     per_org = pooling.unique_contributions(*args, by="org", pooled=pooled)
-    per_org = per_org.assign(depth=depth, org=per_org["org"].astype("str"),
-                             measure=per_org["measure"].astype("str"))
+    per_org = per_org.assign(
+        depth=depth, org=per_org["org"].astype("str"), measure=per_org["measure"].astype("str")
+    )
     per_run = pooling.unique_contributions(*args, by="org", pooled=pooled, per_run=True)
     per_run = per_run.astype({"name": "str", "org": "str", "measure": "str"}).assign(depth=depth)
     n_rel = int((q["label"] > 0).sum())
@@ -74,8 +76,11 @@ def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -
     return {"orgs": per_org, "runs": per_run, "n_rel_per_topic": n_rel / max(n_topics, 1)}
 
 
-def _summary(per_org: pd.DataFrame, per_run: pd.DataFrame, rel_per_topic: dict,
-             ) -> pd.DataFrame:
+def _summary(
+    per_org: pd.DataFrame,
+    per_run: pd.DataFrame,
+    rel_per_topic: dict,
+) -> pd.DataFrame:
     """Mean and max of the % change over the pooled runs (``per_run``; runs with a zero full
     score have no change and are left out), the run with the largest change and its org."""
     rows = []
@@ -83,37 +88,75 @@ def _summary(per_org: pd.DataFrame, per_run: pd.DataFrame, rel_per_topic: dict,
         ok = g.dropna(subset=["diff_pct"])
         top = ok.loc[ok["diff_pct"].idxmax()] if len(ok) else None
         o = per_org[per_org["depth"] == depth]
-        rows.append({"depth": depth, "measure": meas, "n_runs": len(ok),
-                     "mean_change_pct": float(ok["diff_pct"].mean()) if len(ok) else np.nan,
-                     "max_change_pct": float(top["diff_pct"]) if top is not None else np.nan,
-                     "max_org": str(top["org"]) if top is not None else "",
-                     "max_run": str(top["name"]) if top is not None else "",
-                     "unique_rel_share": float(o.drop_duplicates("org")["unique_rel"].sum()
-                                               / rel_per_topic[depth])})
+        rows.append(
+            {
+                "depth": depth,
+                "measure": meas,
+                "n_runs": len(ok),
+                "mean_change_pct": float(ok["diff_pct"].mean()) if len(ok) else np.nan,
+                "max_change_pct": float(top["diff_pct"]) if top is not None else np.nan,
+                "max_org": str(top["org"]) if top is not None else "",
+                "max_run": str(top["name"]) if top is not None else "",
+                "unique_rel_share": float(
+                    o.drop_duplicates("org")["unique_rel"].sum() / rel_per_topic[depth]
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def run_track(track, runs, qrels, orgs, pooled, depth, *, jobs=1, dask=None,
-              depths=(None, 50, 20, 10), measures=("AP", "Bpref"), progress=None) -> dict:
+def run_track(
+    track,
+    runs,
+    qrels,
+    orgs,
+    pooled,
+    depth,
+    *,
+    jobs=1,
+    dask=None,
+    depths=(None, 50, 20, 10),
+    measures=("AP", "Bpref"),
+    progress=None,
+) -> dict:
     """The test at every depth of ``depths`` (None = the pool depth d) on one collection."""
     ds = sorted({depth if d is None else min(int(d), depth) for d in depths}, reverse=True)
-    shared = dict(runs=runs, qrels=qrels, orgs=orgs, pooled=pooled, full_depth=depth,
-                  measures=tuple(measures))
-    res = grid.run_grid(depth_task, [{"depth": d} for d in ds], jobs=jobs, dask=dask,
-                        shared=shared, progress=progress, desc=f"buckley2006 {track}")
+    shared = dict(
+        runs=runs, qrels=qrels, orgs=orgs, pooled=pooled, full_depth=depth, measures=tuple(measures)
+    )
+    res = grid.run_grid(
+        depth_task,
+        [{"depth": d} for d in ds],
+        jobs=jobs,
+        dask=dask,
+        shared=shared,
+        progress=progress,
+        desc=f"buckley2006 {track}",
+    )
     per_org = pd.concat([r["orgs"] for r in res], ignore_index=True)
     per_run = pd.concat([r["runs"] for r in res], ignore_index=True)
-    summary = _summary(per_org, per_run, {d: r["n_rel_per_topic"] for d, r in zip(ds, res,
-                                                                                   strict=True)})
+    summary = _summary(
+        per_org, per_run, {d: r["n_rel_per_topic"] for d, r in zip(ds, res, strict=True)}
+    )
     per_org.insert(0, "track", track)
     summary.insert(0, "track", track)
-    cols = ["track", "depth", "org", "runs", "unique", "unique_rel", "measure", "mean_diff",
-            "max_diff"]
+    cols = [
+        "track",
+        "depth",
+        "org",
+        "runs",
+        "unique",
+        "unique_rel",
+        "measure",
+        "mean_diff",
+        "max_diff",
+    ]
     return {"orgs": per_org[cols], "summary": summary}
 
 
-def run(root=None, out="out/buckley2006", jobs: int | None = None, dask=None, progress=None,
-        **params) -> dict[str, pd.DataFrame]:
+def run(
+    root=None, out="out/buckley2006", jobs: int | None = None, dask=None, progress=None, **params
+) -> dict[str, pd.DataFrame]:
     """Run the test on every track under ``root`` (or ``synthetic=True``), write Parquet and
     plots to ``out`` (None: write nothing) and return ``{"orgs": …, "summary": …}``.
 
@@ -122,12 +165,23 @@ def run(root=None, out="out/buckley2006", jobs: int | None = None, dask=None, pr
     """
 
     def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
-        return run_track(t.name, t.runs, t.qrels, t.orgs, t.pooled, t.depth, jobs=jobs,
-                         dask=dask, depths=p["depths"], measures=p["measures"],
-                         progress=progress)
+        return run_track(
+            t.name,
+            t.runs,
+            t.qrels,
+            t.orgs,
+            t.pooled,
+            t.depth,
+            jobs=jobs,
+            dask=dask,
+            depths=p["depths"],
+            measures=p["measures"],
+            progress=progress,
+        )
 
-    return _common.run_tracks("buckley2006", root, out, DEFAULTS, params, per_track, jobs=jobs,
-                              plot=plot, quiet=True)
+    return _common.run_tracks(
+        "buckley2006", root, out, DEFAULTS, params, per_track, jobs=jobs, plot=plot, quiet=True
+    )
 
 
 def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
@@ -170,11 +224,15 @@ def report(result: dict[str, pd.DataFrame]) -> str:
     for track, o in result["orgs"].groupby("track", sort=False):
         d = o["depth"].max()
         lines.append(f"\n=== Buckley et al. 2006 on {track} ===")
-        lines.append(f"\nper organisation at the pool depth {d} (% drop without its unique "
-                     "relevant documents)")
-        w = o[o["depth"] == d].pivot_table(index=["org", "runs", "unique", "unique_rel"],
-                                           columns="measure",
-                                           values=["mean_diff", "max_diff"])
+        lines.append(
+            f"\nper organisation at the pool depth {d} (% drop without its unique "
+            "relevant documents)"
+        )
+        w = o[o["depth"] == d].pivot_table(
+            index=["org", "runs", "unique", "unique_rel"],
+            columns="measure",
+            values=["mean_diff", "max_diff"],
+        )
         w.columns = [f"{m} {s}" for s, m in w.columns]
         w = w.reset_index().sort_values("unique_rel", ascending=False)
         w["org"] = w["org"].str.slice(0, 34)
@@ -187,16 +245,23 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python benchmarks/buckley2006.py ROOT [-o DIR] [--depths …]``."""
-    ap = _common.parser(__doc__, "out/buckley2006", DEFAULTS["seed"],
-                        "seed of the synthetic collection")
-    ap.add_argument("--depths", type=int, nargs="+", default=None,
-                    help="pool depths (default: the collection's depth d, 50, 20, 10)")
+    ap = _common.parser(
+        __doc__, "out/buckley2006", DEFAULTS["seed"], "seed of the synthetic collection"
+    )
+    ap.add_argument(
+        "--depths",
+        type=int,
+        nargs="+",
+        default=None,
+        help="pool depths (default: the collection's depth d, 50, 20, 10)",
+    )
     ap.add_argument("--measures", nargs="+", default=list(DEFAULTS["measures"]))
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
     depths = DEFAULTS["depths"] if a.depths is None else tuple(a.depths)
-    result = run(a.root, a.out, **_common.common_params(a), depths=depths,
-                 measures=tuple(a.measures))
+    result = run(
+        a.root, a.out, **_common.common_params(a), depths=depths, measures=tuple(a.measures)
+    )
     return _common.finish(result, report, a.out, t0)
 
 

@@ -70,7 +70,7 @@ def timed_and_peak(fn, *args, **kw) -> tuple[float, float]:
 
 def bench(label, frames, parse_s, pooled=None, depth=None):
     from pbtools.experiments import leave_one_out_experiment as loo
-    from pbtools.inference import infer_pool
+    from pbtools.pooling.inference import infer_pool
 
     if pooled is None:  # pool inference once, as `pbtools analyze` does
         info = infer_pool(frames[0], frames[1])
@@ -79,23 +79,31 @@ def bench(label, frames, parse_s, pooled=None, depth=None):
     print(f"{label}: parse (io.read_runs) {parse_s:.2f} s")
     for est in ("lipani", "webber"):
         dt, mb = timed_and_peak(loo, frames, by="org", runs="all", estimators=(est,), **kw)
-        print(f"  {est:8s} leave-one-org-out, all runs  {dt:7.2f} s = {dt / parse_s:5.2f}× parse"
-              f"   peak +{mb:7.1f} MiB")
+        print(
+            f"  {est:8s} leave-one-org-out, all runs  {dt:7.2f} s = {dt / parse_s:5.2f}× parse"
+            f"   peak +{mb:7.1f} MiB"
+        )
     total = 0.0
     for runs, by in EXPERIMENTS:
-        dt, mb = timed_and_peak(loo, frames, by=by, runs=runs,
-                          estimators=("reduced", "webber", "lipani"), **kw)
+        dt, mb = timed_and_peak(
+            loo, frames, by=by, runs=runs, estimators=("reduced", "webber", "lipani"), **kw
+        )
         total += dt
-        print(f"  experiment runs={runs:5s} by={by:3s}        {dt:7.2f} s = "
-              f"{dt / parse_s:5.2f}× parse   peak +{mb:7.1f} MiB")
+        print(
+            f"  experiment runs={runs:5s} by={by:3s}        {dt:7.2f} s = "
+            f"{dt / parse_s:5.2f}× parse   peak +{mb:7.1f} MiB"
+        )
     print(f"  4 experiments, separate calls      {total:7.2f} s = {total / parse_s:5.2f}× parse")
     from pbtools.experiments import leave_one_out_experiments
 
     configs = [{"by": by, "runs": runs} for runs, by in EXPERIMENTS]
-    dt, mb = timed_and_peak(leave_one_out_experiments, frames, configs,
-                            estimators=("reduced", "webber", "lipani"), **kw)
-    print(f"  4 experiments, one shared call     {dt:7.2f} s = {dt / parse_s:5.2f}× parse"
-          f"   peak +{mb:7.1f} MiB   (as pbtools analyze runs them)")
+    dt, mb = timed_and_peak(
+        leave_one_out_experiments, frames, configs, estimators=("reduced", "webber", "lipani"), **kw
+    )
+    print(
+        f"  4 experiments, one shared call     {dt:7.2f} s = {dt / parse_s:5.2f}× parse"
+        f"   peak +{mb:7.1f} MiB   (as pbtools analyze runs them)"
+    )
     sys.stdout.flush()
 
 
@@ -111,8 +119,7 @@ def parse_time(run_dir) -> float:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[1].parent /
-                                             "shared"))
+    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[1].parent / "shared"))
     ap.add_argument("--no-synth", action="store_true")
     args = ap.parse_args(argv)
     from pbtools.experiments import load
@@ -131,8 +138,9 @@ def main(argv=None):
 
     # 10× TREC-2: 500 topics × 38 runs × 1000 documents (19 organisations)
     t = time.perf_counter()
-    big = synth.generate(topics=500, runs=38, orgs=19, run_length=1000, docs=5000, depth=100,
-                         unpooled=0)
+    big = synth.generate(
+        topics=500, runs=38, orgs=19, run_length=1000, docs=5000, depth=100, unpooled=0
+    )
     gen_s = time.perf_counter() - t
     print(f"synthetic collection generated in {gen_s:.1f} s ({len(big.runs)} run rows)")
     with tempfile.TemporaryDirectory() as tmp:

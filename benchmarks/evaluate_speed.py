@@ -102,10 +102,10 @@ def main(argv=None) -> int:
     t_pb, per = best_of(args.repeat, lambda: pbtools_end_to_end(run_files, qrels_file))
     runs = io.read_runs(run_files, lenient=True, run_id="file")
     qrels = io.read_qrels(qrels_file)
-    t_pb_eval, _ = best_of(args.repeat,
-                           lambda: measures.evaluate(runs, qrels, PB_MEASURES, per_topic=True))
-    t_read, _ = best_of(args.repeat, lambda: io.read_runs(run_files, lenient=True,
-                                                          run_id="file"))
+    t_pb_eval, _ = best_of(
+        args.repeat, lambda: measures.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
+    )
+    t_read, _ = best_of(args.repeat, lambda: io.read_runs(run_files, lenient=True, run_id="file"))
     try:
         import pytrec_eval  # noqa: F401
     except ImportError:
@@ -116,8 +116,10 @@ def main(argv=None) -> int:
         te = (t_te_parse + t_te_eval, t_te_parse, t_te_eval)
 
     rows = len(runs)
-    print(f"TREC-2: {len(run_files)} run files, {rows:,} rows, {per['measure'].nunique()} "
-          f"measures, {len(per):,} per-topic values; best of {args.repeat}")
+    print(
+        f"TREC-2: {len(run_files)} run files, {rows:,} rows, {per['measure'].nunique()} "
+        f"measures, {len(per):,} per-topic values; best of {args.repeat}"
+    )
     print(f"{'':38s}{'seconds':>9s}{'× parse floor':>15s}")
     line = "{:38s}{:9.3f}{:15.2f}"
     print(line.format("parse floor (pyarrow, one table)", t_floor, 1.0))
@@ -128,8 +130,10 @@ def main(argv=None) -> int:
         print(line.format("pytrec_eval parse (Python dicts)", te[1], te[1] / t_floor))
         print(line.format("pytrec_eval evaluate", te[2], te[2] / t_floor))
         print(line.format("pytrec_eval end to end", te[0], te[0] / t_floor))
-        print(f"pbtools end to end is {te[0] / t_pb:.2f}× faster than pytrec_eval end to end; "
-              f"evaluation alone {te[2] / t_pb_eval:.2f}× faster")
+        print(
+            f"pbtools end to end is {te[0] / t_pb:.2f}× faster than pytrec_eval end to end; "
+            f"evaluation alone {te[2] / t_pb_eval:.2f}× faster"
+        )
     else:
         print("pytrec_eval-terrier not installed: pip install pytrec-eval-terrier")
     return 0

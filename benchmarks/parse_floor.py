@@ -26,8 +26,9 @@ import pyarrow.csv as pcsv
 
 NAMES = ("qid", "q0", "docno", "rank", "score", "tag")
 _READ = pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24)
-_PARSE = pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False,
-                           ignore_empty_lines=True)
+_PARSE = pcsv.ParseOptions(
+    delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=True
+)
 _CONVERT = pcsv.ConvertOptions(column_types={"f0": pa.string()})
 
 
@@ -36,8 +37,16 @@ def _one(path: str) -> pa.Table:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    lines = pcsv.read_csv(pa.BufferReader(data), read_options=_READ, parse_options=_PARSE,
-                          convert_options=_CONVERT).column(0).combine_chunks()
+    lines = (
+        pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=_READ,
+            parse_options=_PARSE,
+            convert_options=_CONVERT,
+        )
+        .column(0)
+        .combine_chunks()
+    )
     parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
     offsets = np.asarray(parts.offsets)[:-1].astype(np.int64)
     six = np.flatnonzero(np.asarray(pc.list_value_length(parts)) >= 6)  # dirty lines: dropped
@@ -78,8 +87,11 @@ def main(argv: list[str]) -> None:
     from pbtools import TrecFormatWarning
     from pbtools.io import read_runs, run_files
 
-    runs_dir = Path(argv[1]) if len(argv) > 1 else (
-        root.parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc" / "Runs")
+    runs_dir = (
+        Path(argv[1])
+        if len(argv) > 1
+        else (root.parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc" / "Runs")
+    )
     paths = run_files(runs_dir)
     repeat = 5
     floor, table = _best(lambda: parse_floor(paths)[1], repeat)
@@ -87,12 +99,16 @@ def main(argv: list[str]) -> None:
     t_tag, df = _best(lambda: read_runs(paths, lenient=True), repeat)
     t_file, _ = _best(lambda: read_runs(paths, lenient=True, run_id="file"), repeat)
     t_f32, _ = _best(lambda: read_runs(paths, lenient=True, float32=True), repeat)
-    print(f"{len(paths)} files, {table.num_rows:,} rows parsed; read_runs gives {len(df):,} "
-          f"rows, {df['name'].nunique()} runs (best of {repeat})")
+    print(
+        f"{len(paths)} files, {table.num_rows:,} rows parsed; read_runs gives {len(df):,} "
+        f"rows, {df['name'].nunique()} runs (best of {repeat})"
+    )
     print(f"parse floor (pyarrow.csv, one table)       {floor:6.3f} s   1.00")
-    for label, t in (("read_runs lenient, run_id='tag'", t_tag),
-                     ("read_runs lenient, run_id='file'", t_file),
-                     ("read_runs lenient, float32", t_f32)):
+    for label, t in (
+        ("read_runs lenient, run_id='tag'", t_tag),
+        ("read_runs lenient, run_id='file'", t_file),
+        ("read_runs lenient, float32", t_f32),
+    ):
         print(f"{label:<42} {t:6.3f} s   {t / floor:.2f}x floor")
 
 

@@ -74,8 +74,9 @@ if str(HERE) not in sys.path:
 
 import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
 
-from pbtools import grid, inference, measures, pooling, stats  # noqa: E402
+from pbtools import grid, measures, pooling, stats  # noqa: E402
 from pbtools.frames import judge  # noqa: E402
+from pbtools.pooling import inference  # noqa: E402
 
 #: Sakai's nine metrics in the paper's column order: (label, pbtools measure name)
 METRICS = (
@@ -90,8 +91,17 @@ METRICS = (
     ("RBP", "RBP(p={p})"),
 )
 KINDS = ("full", "leave_one_team_out", "take_one_team", "take_three_teams", "shallow")
-DEFAULTS = dict(seed=2008, B=1000, alpha=0.05, combos=10, depths=(50, 10, 1), rbp_p=0.95,
-                depth=None, lenient=True, synthetic=False)
+DEFAULTS = dict(
+    seed=2008,
+    B=1000,
+    alpha=0.05,
+    combos=10,
+    depths=(50, 10, 1),
+    rbp_p=0.95,
+    depth=None,
+    lenient=True,
+    synthetic=False,
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,9 +109,12 @@ DEFAULTS = dict(seed=2008, B=1000, alpha=0.05, combos=10, depths=(50, 10, 1), rb
 # --------------------------------------------------------------------------------------------
 
 
-def pool_setup(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int | None = None,
-               ) -> tuple[list[str], int]:
-    """The pooled runs and the pool depth (pbtools.inference.infer_pool; ``depth`` fixes d)."""
+def pool_setup(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    depth: int | None = None,
+) -> tuple[list[str], int]:
+    """The pooled runs and the pool depth (pbtools.pooling.infer_pool; ``depth`` fixes d)."""
     info = inference.infer_pool(runs, qrels, depth=depth)
     return sorted(map(str, info.pooled_runs)), int(info.depth)
 
@@ -111,9 +124,15 @@ def pool_setup(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int | None = None
 # --------------------------------------------------------------------------------------------
 
 
-def reduced_qrels(kind: str, conditions: list[tuple[str, tuple]], qrels: pd.DataFrame,
-                  runs: pd.DataFrame, orgs: pd.DataFrame, pooled: list[str], depth: int,
-                  ) -> pd.DataFrame:
+def reduced_qrels(
+    kind: str,
+    conditions: list[tuple[str, tuple]],
+    qrels: pd.DataFrame,
+    runs: pd.DataFrame,
+    orgs: pd.DataFrame,
+    pooled: list[str],
+    depth: int,
+) -> pd.DataFrame:
     """Relevance data of every condition of one kind, stacked with a ``condition`` column.
 
     ``conditions``: ``[(condition name, teams or (depth,))]``. full → J; leave_one_team_out →
@@ -124,14 +143,20 @@ def reduced_qrels(kind: str, conditions: list[tuple[str, tuple]], qrels: pd.Data
     if kind == "full":
         parts = [qrels.assign(condition=names[0])]
     elif kind == "leave_one_team_out":
-        red = pooling.leave_one_out(qrels, runs, depth, by="org", orgs=orgs,
-                                    units=[u[0] for _, u in conditions], pooled=pooled)
+        red = pooling.leave_one_out(
+            qrels,
+            runs,
+            depth,
+            by="org",
+            orgs=orgs,
+            units=[u[0] for _, u in conditions],
+            pooled=pooled,
+        )
         parts = [red.rename(columns={"left_out": "condition"})]
     elif kind in ("take_one_team", "take_three_teams"):
         combos = [sorted(teams) for _, teams in conditions]
         red = pooling.take_teams(qrels, runs, depth, orgs=orgs, combos=combos, pooled=pooled)
-        label = {pooling.SEP.join(c): name for c, (name, _) in zip(combos, conditions,
-                                                                    strict=True)}
+        label = {pooling.SEP.join(c): name for c, (name, _) in zip(combos, conditions, strict=True)}
         parts = [red.rename(columns={"kept": "condition"})]
         parts[0]["condition"] = parts[0]["condition"].astype("str").map(label)
     elif kind == "shallow":
@@ -154,8 +179,21 @@ def _balanced(pt: pd.DataFrame) -> pd.DataFrame:
     return pt[pt["qid"].isin(keep)]
 
 
-def evaluate_conditions(kind: str, conditions: list[tuple[str, tuple]], *, runs, qrels, orgs,
-                        pooled, depth, selected, metric_names, B, alpha, boot_seed) -> dict:
+def evaluate_conditions(
+    kind: str,
+    conditions: list[tuple[str, tuple]],
+    *,
+    runs,
+    qrels,
+    orgs,
+    pooled,
+    depth,
+    selected,
+    metric_names,
+    B,
+    alpha,
+    boot_seed,
+) -> dict:
     """One grid task: score the selected runs under each condition and test every run pair.
 
     Returns ``per_topic`` (``kind``, ``condition``, ``name``, ``qid``, ``measure``, ``value``),
@@ -174,13 +212,17 @@ def evaluate_conditions(kind: str, conditions: list[tuple[str, tuple]], *, runs,
     rel = red[red["label"] > 0]
     n_rel_q = rel.groupby("condition", observed=True)["qid"].nunique()
     validity = pd.DataFrame({"kind": kind, "condition": [c for c, _ in conditions]})
-    validity["topics_without_rel"] = [len(all_q) - int(n_rel_q.get(c, 0))
-                                      for c in validity["condition"]]
+    validity["topics_without_rel"] = [
+        len(all_q) - int(n_rel_q.get(c, 0)) for c in validity["condition"]
+    ]
     pairs = []
     for (cond, meas), g in pt.groupby(["condition", "measure"], sort=False):
         dp = stats.discriminative_power(_balanced(g), B=B, alpha=alpha, seed=boot_seed)
-        pairs.append(dp[["name_a", "name_b", "diff", "significant", "required_diff"]]
-                     .assign(condition=cond, measure=meas))
+        pairs.append(
+            dp[["name_a", "name_b", "diff", "significant", "required_diff"]].assign(
+                condition=cond, measure=meas
+            )
+        )
     pairs = pd.concat(pairs, ignore_index=True).assign(kind=kind)
     pt = pt.assign(kind=kind)
     return {"per_topic": pt, "pairs": pairs, "validity": validity}
@@ -202,8 +244,9 @@ def select_runs(pooled: list[str], orgs: pd.DataFrame, seed: int) -> pd.DataFram
     rng = np.random.default_rng(seed)
     rows = []
     for t, g in df.groupby("team", sort=True):
-        rows.append({"team": t, "name": g["name"].iloc[int(rng.integers(len(g)))],
-                     "n_runs": len(g)})
+        rows.append(
+            {"team": t, "name": g["name"].iloc[int(rng.integers(len(g)))], "n_runs": len(g)}
+        )
     return pd.DataFrame(rows)
 
 
@@ -219,8 +262,15 @@ def unique_per_team(runs, qrels, orgs, pooled, depth) -> pd.DataFrame:
     return (agg / n_topics).reset_index()
 
 
-def _conditions(teams: list[str], sel: pd.DataFrame, uniq: pd.DataFrame, combos: int,
-                depths, depth: int, seed: int) -> dict[str, list[tuple[str, tuple]]]:
+def _conditions(
+    teams: list[str],
+    sel: pd.DataFrame,
+    uniq: pd.DataFrame,
+    combos: int,
+    depths,
+    depth: int,
+    seed: int,
+) -> dict[str, list[tuple[str, tuple]]]:
     """Every condition of the experiment, per kind."""
     conds: dict[str, list[tuple[str, tuple]]] = {
         "full": [("full", ())],
@@ -253,30 +303,53 @@ def _changes(scores: pd.DataFrame, kind: str, sel: pd.DataFrame, labels, valid) 
     """Tables 3/4: the team's own run, full vs reduced score and rank among selected runs."""
     full = scores[scores["kind"] == "full"]
     red = scores[scores["kind"] == kind]
-    rank_f = full.assign(rank=full.groupby("measure")["value"].rank(ascending=False,
-                                                                      method="min"))
-    rank_r = red.assign(rank=red.groupby(["condition", "measure"])["value"].rank(
-        ascending=False, method="min"))
+    rank_f = full.assign(rank=full.groupby("measure")["value"].rank(ascending=False, method="min"))
+    rank_r = red.assign(
+        rank=red.groupby(["condition", "measure"])["value"].rank(ascending=False, method="min")
+    )
     own = sel.rename(columns={"team": "condition"})[["condition", "name"]]
     r = rank_r.merge(own, on=["condition", "name"])
-    r = r.merge(rank_f[["name", "measure", "value", "rank"]], on=["name", "measure"],
-                suffixes=("", "_full"))
+    r = r.merge(
+        rank_f[["name", "measure", "value", "rank"]], on=["name", "measure"], suffixes=("", "_full")
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         pct = 100.0 * (r["value"] - r["value_full"]) / r["value_full"]
-    out = pd.DataFrame({
-        "track": r["track"], "team": r["condition"], "name": r["name"],
-        "measure": r["measure"], "label": r["measure"].map(labels),
-        "full": r["value_full"], "reduced": r["value"], "change_pct": pct,
-        "rank_full": r["rank_full"].astype(int), "rank_reduced": r["rank"].astype(int),
-    })
+    out = pd.DataFrame(
+        {
+            "track": r["track"],
+            "team": r["condition"],
+            "name": r["name"],
+            "measure": r["measure"],
+            "label": r["measure"].map(labels),
+            "full": r["value_full"],
+            "reduced": r["value"],
+            "change_pct": pct,
+            "rank_full": r["rank_full"].astype(int),
+            "rank_reduced": r["rank"].astype(int),
+        }
+    )
     out["valid"] = out["team"].map(valid).fillna(True).astype(bool)
     return out.reset_index(drop=True)
 
 
-def run_track(track: str, runs, qrels, orgs, *, jobs: int = 1, dask=None, seed: int = 2008,
-              B: int = 1000, alpha: float = 0.05, combos: int = 10, depths=(50, 10, 1),
-              rbp_p: float = 0.95, depth: int | None = None, pooled: list[str] | None = None,
-              progress=None) -> dict:
+def run_track(
+    track: str,
+    runs,
+    qrels,
+    orgs,
+    *,
+    jobs: int = 1,
+    dask=None,
+    seed: int = 2008,
+    B: int = 1000,
+    alpha: float = 0.05,
+    combos: int = 10,
+    depths=(50, 10, 1),
+    rbp_p: float = 0.95,
+    depth: int | None = None,
+    pooled: list[str] | None = None,
+    progress=None,
+) -> dict:
     """The whole experiment on one collection; returns the frames of :func:`run` (one track).
 
     ``pooled``/``depth``: the pooled runs and pool depth (default: inferred from the qrels).
@@ -295,23 +368,43 @@ def run_track(track: str, runs, qrels, orgs, *, jobs: int = 1, dask=None, seed: 
     for kind in KINDS:
         cs = conds[kind]
         for k in range(0, len(cs), chunk):
-            params.append({"kind": kind, "conditions": cs[k:k + chunk]})
-    shared = dict(runs=runs, qrels=qrels, orgs=orgs, pooled=pooled, depth=depth,
-                  selected=sel["name"].tolist(), metric_names=metric_names, B=B, alpha=alpha,
-                  boot_seed=seed)
-    res = grid.run_grid(evaluate_conditions, params, jobs=jobs, dask=dask, shared=shared,
-                        progress=progress, desc=f"sakai2008 {track}")
+            params.append({"kind": kind, "conditions": cs[k : k + chunk]})
+    shared = dict(
+        runs=runs,
+        qrels=qrels,
+        orgs=orgs,
+        pooled=pooled,
+        depth=depth,
+        selected=sel["name"].tolist(),
+        metric_names=metric_names,
+        B=B,
+        alpha=alpha,
+        boot_seed=seed,
+    )
+    res = grid.run_grid(
+        evaluate_conditions,
+        params,
+        jobs=jobs,
+        dask=dask,
+        shared=shared,
+        progress=progress,
+        desc=f"sakai2008 {track}",
+    )
     pt = pd.concat([r["per_topic"] for r in res], ignore_index=True)
     pairs = pd.concat([r["pairs"] for r in res], ignore_index=True)
     validity = pd.concat([r["validity"] for r in res], ignore_index=True)
     # Sakai's † rule applies to the take-teams data only; shallow pools keep every topic
-    validity["valid"] = ((validity["topics_without_rel"] == 0)
-                         | ~validity["kind"].isin(["take_one_team", "take_three_teams"]))
+    validity["valid"] = (validity["topics_without_rel"] == 0) | ~validity["kind"].isin(
+        ["take_one_team", "take_three_teams"]
+    )
     valid_map = validity.set_index(["kind", "condition"])["valid"]
     norel_map = validity.set_index(["kind", "condition"])["topics_without_rel"]
 
-    scores = (pt.groupby(["kind", "condition", "name", "measure"], sort=False, observed=True)
-              ["value"].mean().reset_index())
+    scores = (
+        pt.groupby(["kind", "condition", "name", "measure"], sort=False, observed=True)["value"]
+        .mean()
+        .reset_index()
+    )
     scores["name"] = scores["name"].astype("str")
     scores.insert(0, "track", track)
     # Kendall tau (Tables 5, 8)
@@ -319,60 +412,92 @@ def run_track(track: str, runs, qrels, orgs, *, jobs: int = 1, dask=None, seed: 
     other = scores[scores["kind"] != "full"]
     tau_in = other.merge(full, on=["name", "measure"], suffixes=("", "_full"))
     tau_in = tau_in.rename(columns={"value_full": "true", "value": "estimate"})
-    tau = stats.kendall_tau_by(tau_in[["kind", "condition", "measure", "name", "true",
-                                       "estimate"]], by=["kind", "condition", "measure"])
+    tau = stats.kendall_tau_by(
+        tau_in[["kind", "condition", "measure", "name", "true", "estimate"]],
+        by=["kind", "condition", "measure"],
+    )
     tau.insert(0, "track", track)
     tau["label"] = tau["measure"].map(labels)
-    tau["valid"] = [bool(valid_map.get((k, c), True)) for k, c in
-                    zip(tau["kind"], tau["condition"], strict=True)]
+    tau["valid"] = [
+        bool(valid_map.get((k, c), True))
+        for k, c in zip(tau["kind"], tau["condition"], strict=True)
+    ]
     # discriminative power, misses, false alarms (Tables 6, 7, 9, 10)
     rows = []
     full_pairs = pairs[pairs["kind"] == "full"]
     for (kind, cond, meas), g in pairs.groupby(["kind", "condition", "measure"], sort=False):
         f = full_pairs[full_pairs["measure"] == meas]
         mf = stats.misses_false_alarms(f, g).iloc[0]
-        rows.append({"track": track, "kind": kind, "condition": cond, "measure": meas,
-                     "label": labels[meas], "n_pairs": int(mf["n_pairs"]),
-                     "n_significant": int(mf["sig_reduced"]),
-                     "share_significant": float(mf["share_reduced"]),
-                     "required_difference": float(g["required_diff"].max()),
-                     "misses": int(mf["misses"]), "false_alarms": int(mf["false_alarms"]),
-                     "topics_without_rel": int(norel_map.get((kind, cond), 0)),
-                     "valid": bool(valid_map.get((kind, cond), True))})
+        rows.append(
+            {
+                "track": track,
+                "kind": kind,
+                "condition": cond,
+                "measure": meas,
+                "label": labels[meas],
+                "n_pairs": int(mf["n_pairs"]),
+                "n_significant": int(mf["sig_reduced"]),
+                "share_significant": float(mf["share_reduced"]),
+                "required_difference": float(g["required_diff"].max()),
+                "misses": int(mf["misses"]),
+                "false_alarms": int(mf["false_alarms"]),
+                "topics_without_rel": int(norel_map.get((kind, cond), 0)),
+                "valid": bool(valid_map.get((kind, cond), True)),
+            }
+        )
     power = pd.DataFrame(rows)
-    loto = _changes(scores, "leave_one_team_out", sel, labels,
-                    valid_map.loc["leave_one_team_out"].to_dict())
-    take1 = _changes(scores, "take_one_team", sel, labels,
-                     valid_map.loc["take_one_team"].to_dict())
+    loto = _changes(
+        scores, "leave_one_team_out", sel, labels, valid_map.loc["leave_one_team_out"].to_dict()
+    )
+    take1 = _changes(scores, "take_one_team", sel, labels, valid_map.loc["take_one_team"].to_dict())
     summary = _summary(track, tau, power, labels)
-    selected = sel.assign(track=track)[["track", "team", "name", "n_runs", "unique_docs",
-                                        "unique_rel"]]
-    return {"scores": scores, "selected": selected, "leave_one_team_out": loto,
-            "take_one_team": take1, "tau": tau, "power": power, "summary": summary}
+    selected = sel.assign(track=track)[
+        ["track", "team", "name", "n_runs", "unique_docs", "unique_rel"]
+    ]
+    return {
+        "scores": scores,
+        "selected": selected,
+        "leave_one_team_out": loto,
+        "take_one_team": take1,
+        "tau": tau,
+        "power": power,
+        "summary": summary,
+    }
 
 
 def _summary(track: str, tau: pd.DataFrame, power: pd.DataFrame, labels) -> pd.DataFrame:
     """Sakai's table layout: per kind (averaged over its valid conditions) and measure."""
-    m = power.merge(tau[["kind", "condition", "measure", "tau"]],
-                    on=["kind", "condition", "measure"], how="left")
+    m = power.merge(
+        tau[["kind", "condition", "measure", "tau"]],
+        on=["kind", "condition", "measure"],
+        how="left",
+    )
     m = m[m["valid"]]
     m["group"] = np.where(m["kind"] == "shallow", m["condition"], "mean")
     extra = m[m["condition"] == "smallest-unique"].assign(group="smallest-unique")
     m = pd.concat([m, extra], ignore_index=True)
-    out = (m.groupby(["kind", "group", "measure"], sort=False)
-           .agg(tau=("tau", "mean"), share_significant=("share_significant", "mean"),
-                required_difference=("required_difference", "mean"),
-                misses=("misses", "mean"), false_alarms=("false_alarms", "mean"),
-                n_conditions=("condition", "size"))
-           .reset_index().rename(columns={"group": "condition"}))
+    out = (
+        m.groupby(["kind", "group", "measure"], sort=False)
+        .agg(
+            tau=("tau", "mean"),
+            share_significant=("share_significant", "mean"),
+            required_difference=("required_difference", "mean"),
+            misses=("misses", "mean"),
+            false_alarms=("false_alarms", "mean"),
+            n_conditions=("condition", "size"),
+        )
+        .reset_index()
+        .rename(columns={"group": "condition"})
+    )
     out.loc[out["kind"] == "full", "condition"] = "full"
     out.insert(0, "track", track)
     out.insert(4, "label", out["measure"].map(labels))
     return out
 
 
-def run(root=None, out="out/sakai2008", jobs: int | None = None, dask=None, progress=None,
-        **params) -> dict[str, pd.DataFrame]:
+def run(
+    root=None, out="out/sakai2008", jobs: int | None = None, dask=None, progress=None, **params
+) -> dict[str, pd.DataFrame]:
     """Run the experiment on every track under ``root`` (or ``synthetic=True``), write the
     Parquet files and plots to ``out`` (None: write nothing) and return the frames by name.
 
@@ -383,13 +508,27 @@ def run(root=None, out="out/sakai2008", jobs: int | None = None, dask=None, prog
     def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
         # real tracks are loaded with infer=False: the pool is inferred in run_track, with
         # the --depth override
-        return run_track(t.name, t.runs, t.qrels, t.orgs, jobs=jobs, dask=dask, seed=p["seed"],
-                         B=p["B"], alpha=p["alpha"], combos=p["combos"], depths=p["depths"],
-                         rbp_p=p["rbp_p"], depth=p["depth"] or t.depth or None,
-                         pooled=t.pooled or None, progress=progress)
+        return run_track(
+            t.name,
+            t.runs,
+            t.qrels,
+            t.orgs,
+            jobs=jobs,
+            dask=dask,
+            seed=p["seed"],
+            B=p["B"],
+            alpha=p["alpha"],
+            combos=p["combos"],
+            depths=p["depths"],
+            rbp_p=p["rbp_p"],
+            depth=p["depth"] or t.depth or None,
+            pooled=t.pooled or None,
+            progress=progress,
+        )
 
-    return _common.run_tracks("sakai2008", root, out, DEFAULTS, params, per_track, jobs=jobs,
-                              plot=plot, infer=False)
+    return _common.run_tracks(
+        "sakai2008", root, out, DEFAULTS, params, per_track, jobs=jobs, plot=plot, infer=False
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,8 +543,7 @@ def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
     for track, loto in result["leave_one_team_out"].groupby("track", sort=False):
         suffix = _common.plot_suffix(result["leave_one_team_out"], track)
         fig, ax = plt.subplots(figsize=(8, 4))
-        data = [loto.loc[loto["label"] == lab, "change_pct"].dropna().to_numpy()
-                for lab in order]
+        data = [loto.loc[loto["label"] == lab, "change_pct"].dropna().to_numpy() for lab in order]
         ax.boxplot(data, tick_labels=order)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_ylabel("score change (%)")
@@ -415,11 +553,15 @@ def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
         plt.close(fig)
 
         summ = result["summary"][result["summary"]["track"] == track]
-        for what, fname, ylabel in (("tau", "tau", "Kendall's τ vs full"),
-                                    ("share_significant", "power", "discriminative power")):
+        for what, fname, ylabel in (
+            ("tau", "tau", "Kendall's τ vs full"),
+            ("share_significant", "power", "discriminative power"),
+        ):
             fig, ax = plt.subplots(figsize=(9, 4.6))
-            groups = summ[(summ["condition"] != "smallest-unique")
-                          & ~((summ["kind"] == "full") & (what == "tau"))]
+            groups = summ[
+                (summ["condition"] != "smallest-unique")
+                & ~((summ["kind"] == "full") & (what == "tau"))
+            ]
             keys = list(dict.fromkeys(zip(groups["kind"], groups["condition"], strict=True)))
             width = 0.8 / max(len(keys), 1)
             x = np.arange(len(order))
@@ -439,8 +581,9 @@ def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
 
 def _pivot(df: pd.DataFrame, index, value: str) -> pd.DataFrame:
     order = [lab for lab, _ in METRICS]
-    p = df.pivot_table(index=index, columns="label", values=value, aggfunc="first",
-                       sort=False, observed=True)
+    p = df.pivot_table(
+        index=index, columns="label", values=value, aggfunc="first", sort=False, observed=True
+    )
     return p.reindex(columns=[c for c in order if c in p.columns])
 
 
@@ -455,11 +598,17 @@ def report(result: dict[str, pd.DataFrame]) -> str:
         lines.append("\nTable 3: leave-one-team-out score change (%) of each team's run")
         lines.append(_pivot(loto, ["team", "name"], "change_pct").round(2).to_string())
         mean = loto.groupby("label", sort=False)["change_pct"].mean()
-        lines.append("mean change (%): " + ", ".join(
-            f"{lab} {mean.get(lab, np.nan):+.2f}" for lab, _ in METRICS))
+        lines.append(
+            "mean change (%): "
+            + ", ".join(f"{lab} {mean.get(lab, np.nan):+.2f}" for lab, _ in METRICS)
+        )
         moved = loto.assign(moved=loto["rank_full"] != loto["rank_reduced"])
-        lines.append("runs whose rank changed: " + ", ".join(
-            f"{lab} {int(moved[moved['label'] == lab]['moved'].sum())}" for lab, _ in METRICS))
+        lines.append(
+            "runs whose rank changed: "
+            + ", ".join(
+                f"{lab} {int(moved[moved['label'] == lab]['moved'].sum())}" for lab, _ in METRICS
+            )
+        )
         s = result["summary"]
         s = s[s["track"] == track].assign(row=lambda d: d["kind"] + " " + d["condition"])
         lines.append("\nTables 5, 8: Kendall's tau vs the full relevance data")
@@ -469,8 +618,7 @@ def report(result: dict[str, pd.DataFrame]) -> str:
         lines.append("\nmisses (mean over conditions)")
         lines.append(_pivot(s[s["kind"] != "full"], "row", "misses").round(2).to_string())
         lines.append("\nfalse alarms (mean over conditions)")
-        lines.append(_pivot(s[s["kind"] != "full"], "row", "false_alarms").round(2)
-                     .to_string())
+        lines.append(_pivot(s[s["kind"] != "full"], "row", "false_alarms").round(2).to_string())
     return "\n".join(lines)
 
 
@@ -479,16 +627,34 @@ def main(argv: list[str] | None = None) -> int:
     ap = _common.parser(__doc__, "out/sakai2008", DEFAULTS["seed"])
     ap.add_argument("--B", type=int, default=DEFAULTS["B"], help="bootstrap resamples")
     ap.add_argument("--alpha", type=float, default=DEFAULTS["alpha"])
-    ap.add_argument("--combos", type=int, default=DEFAULTS["combos"],
-                    help="random take-three-teams combinations")
-    ap.add_argument("--depths", type=int, nargs="+", default=list(DEFAULTS["depths"]),
-                    help="shallow pool depths")
+    ap.add_argument(
+        "--combos",
+        type=int,
+        default=DEFAULTS["combos"],
+        help="random take-three-teams combinations",
+    )
+    ap.add_argument(
+        "--depths",
+        type=int,
+        nargs="+",
+        default=list(DEFAULTS["depths"]),
+        help="shallow pool depths",
+    )
     ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"])
     ap.add_argument("--depth", type=int, default=None, help="pool depth (default: inferred)")
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
-    result = run(a.root, a.out, **_common.common_params(a), B=a.B, alpha=a.alpha,
-                 combos=a.combos, depths=tuple(a.depths), rbp_p=a.rbp_p, depth=a.depth)
+    result = run(
+        a.root,
+        a.out,
+        **_common.common_params(a),
+        B=a.B,
+        alpha=a.alpha,
+        combos=a.combos,
+        depths=tuple(a.depths),
+        rbp_p=a.rbp_p,
+        depth=a.depth,
+    )
     return _common.finish(result, report, a.out, t0)
 
 

@@ -21,7 +21,7 @@ of pooled runs − 1) and every repeat i = 1..I (``--repeats``, default 5; the p
 
 MAE (``pbtools.stats.mae``) of each estimate against mean_T(t) over the I × J samples.
 Step 5 is evaluated for all J topic subsets at once (:func:`common_topic_estimates`, one matrix
-product); it equals ``pbtools.webber.webber_common_topics`` applied to each subset, which loops
+product); it equals ``pbtools.corrections.webber_common_topics`` applied to each subset, which loops
 over groups in Python and also bootstraps an interval, too slow for 10⁴-10⁶ subsets
 (``tests/test_paper_scripts.py`` checks the two agree).
 
@@ -65,8 +65,17 @@ import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
 
 from pbtools import corrections, grid, measures, pooling, stats  # noqa: E402
 
-DEFAULTS = dict(seed=2009, repeats=5, widths=(2, 4, 10, 20, 40), common=(5, 10, 20),
-                topic_samples=200, pool_depth=10, rbp_p=0.8, lenient=True, synthetic=False)
+DEFAULTS = dict(
+    seed=2009,
+    repeats=5,
+    widths=(2, 4, 10, 20, 40),
+    common=(5, 10, 20),
+    topic_samples=200,
+    pool_depth=10,
+    rbp_p=0.8,
+    lenient=True,
+    synthetic=False,
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -92,12 +101,26 @@ def common_topic_estimates(t: np.ndarray, x: np.ndarray, masks: np.ndarray) -> d
     n = masks.sum(axis=1)
     m = masks.astype(np.float64)
     a = m @ (t - x) / n
-    return {"unadjusted": np.full(len(masks), x.mean()), "adjusted": x.mean() + a,
-            "mixed": (m @ t + (1.0 - m) @ x) / len(t)}
+    return {
+        "unadjusted": np.full(len(masks), x.mean()),
+        "adjusted": x.mean() + a,
+        "mixed": (m @ t + (1.0 - m) @ x) / len(t),
+    }
 
 
-def sample_task(width: int, repeat: int, seed: int, *, runs, qrels, pooled, pool_depth,
-                rbp_p, common, topic_samples) -> dict:
+def sample_task(
+    width: int,
+    repeat: int,
+    seed: int,
+    *,
+    runs,
+    qrels,
+    pooled,
+    pool_depth,
+    rbp_p,
+    common,
+    topic_samples,
+) -> dict:
     """One (width, repeat) system sample of Algorithm 3; see the module docstring.
 
     Returns ``sample`` (one row of ``samples.parquet``) and ``errors`` (``width``, ``repeat``,
@@ -114,35 +137,66 @@ def sample_task(width: int, repeat: int, seed: int, *, runs, qrels, pooled, pool
     m_raw = measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0]
     m_cond = measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0]
     m_judged = f"Judged@{pool_depth}"
-    both = pd.concat([qrels.assign(condition="full"), q_s.assign(condition="pooled")],
-                     ignore_index=True)
-    pt = measures.evaluate(run_r, both, [m_raw, m_cond, m_judged], keys=["condition"],
-                           per_topic=True)
+    both = pd.concat(
+        [qrels.assign(condition="full"), q_s.assign(condition="pooled")], ignore_index=True
+    )
+    pt = measures.evaluate(
+        run_r, both, [m_raw, m_cond, m_judged], keys=["condition"], per_topic=True
+    )
     wide = pt.assign(key=pt["condition"].astype("str") + "|" + pt["measure"].astype("str"))
     wide = wide.pivot_table(index="qid", columns="key", values="value", observed=True)
     t = wide[f"full|{m_raw}"].to_numpy()
     u = wide[f"pooled|{m_raw}"].to_numpy()
     c = wide[f"pooled|{m_cond}"].to_numpy()
-    est = corrections.estimate(runs_s, run_r, q_s, depth=pool_depth, measures=[m_raw],
-                               estimators=["webber"], replace=True)
+    est = corrections.estimate(
+        runs_s, run_r, q_s, depth=pool_depth, measures=[m_raw], estimators=["webber"], replace=True
+    )
     w = est.loc[est["estimator"] == "webber", "value"]
     webber = float(w.iloc[0]) if len(w) else np.nan  # NaN: no estimate (counted, not scored)
-    sample = {"width": width, "repeat": repeat, "seed": seed, "unpooled": r,
-              "pooled": pooling.SEP.join(S), "n_topics": len(t), "true": t.mean(),
-              "unadjusted": u.mean(), "condensed": c.mean(), "webber_runs": webber,
-              "judged_share": wide[f"pooled|{m_judged}"].mean()}
-    parts = [pd.DataFrame({"table": 1, "lists": "irrelevant", "common_topics": 0,
-                           "estimator": ["unadjusted", "adjusted_runs"], "sample": 0,
-                           "true": t.mean(), "estimate": [u.mean(), webber]})]
+    sample = {
+        "width": width,
+        "repeat": repeat,
+        "seed": seed,
+        "unpooled": r,
+        "pooled": pooling.SEP.join(S),
+        "n_topics": len(t),
+        "true": t.mean(),
+        "unadjusted": u.mean(),
+        "condensed": c.mean(),
+        "webber_runs": webber,
+        "judged_share": wide[f"pooled|{m_judged}"].mean(),
+    }
+    parts = [
+        pd.DataFrame(
+            {
+                "table": 1,
+                "lists": "irrelevant",
+                "common_topics": 0,
+                "estimator": ["unadjusted", "adjusted_runs"],
+                "sample": 0,
+                "true": t.mean(),
+                "estimate": [u.mean(), webber],
+            }
+        )
+    ]
     for n in common:
         n_eff = min(int(n), len(t) - 1)
         masks = _topic_masks(rng, len(t), n_eff, topic_samples)
         for table, lists, x in ((2, "irrelevant", u), (3, "condensed", c)):
             for estimator, values in common_topic_estimates(t, x, masks).items():
-                parts.append(pd.DataFrame({
-                    "table": table, "lists": lists, "common_topics": n_eff,
-                    "estimator": estimator, "sample": np.arange(topic_samples),
-                    "true": t.mean(), "estimate": values}))
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "table": table,
+                            "lists": lists,
+                            "common_topics": n_eff,
+                            "estimator": estimator,
+                            "sample": np.arange(topic_samples),
+                            "true": t.mean(),
+                            "estimate": values,
+                        }
+                    )
+                )
     errors = pd.concat(parts, ignore_index=True).assign(width=width, repeat=repeat)
     return {"sample": sample, "errors": errors}
 
@@ -152,32 +206,68 @@ def sample_task(width: int, repeat: int, seed: int, *, runs, qrels, pooled, pool
 # --------------------------------------------------------------------------------------------
 
 
-def run_track(track: str, runs, qrels, pooled: list[str], *, jobs: int = 1, dask=None,
-              seed: int = 2009,
-              repeats: int = 5, widths=(2, 4, 10, 20, 40), common=(5, 10, 20),
-              topic_samples: int = 200, pool_depth: int = 10, rbp_p: float = 0.8,
-              progress=None) -> dict:
+def run_track(
+    track: str,
+    runs,
+    qrels,
+    pooled: list[str],
+    *,
+    jobs: int = 1,
+    dask=None,
+    seed: int = 2009,
+    repeats: int = 5,
+    widths=(2, 4, 10, 20, 40),
+    common=(5, 10, 20),
+    topic_samples: int = 200,
+    pool_depth: int = 10,
+    rbp_p: float = 0.8,
+    progress=None,
+) -> dict:
     """Algorithm 3 on one collection (``pooled``: the runs that may be sampled); returns
     ``samples`` and ``mae`` frames."""
     used = sorted({min(int(w), len(pooled) - 1) for w in widths})
     if used != sorted(int(w) for w in widths):
-        print(f"{track}: pool widths {list(widths)} clipped to {used} "
-              f"({len(pooled)} pooled runs)", file=sys.stderr)
+        print(
+            f"{track}: pool widths {list(widths)} clipped to {used} ({len(pooled)} pooled runs)",
+            file=sys.stderr,
+        )
     params = grid.product(width=used, repeat=range(repeats))
-    shared = dict(runs=runs, qrels=qrels, pooled=pooled, pool_depth=pool_depth, rbp_p=rbp_p,
-                  common=tuple(common), topic_samples=topic_samples)
-    res = grid.run_grid(sample_task, params, jobs=jobs, dask=dask, seed=seed, shared=shared,
-                        progress=progress, desc=f"webber2009 {track}")
+    shared = dict(
+        runs=runs,
+        qrels=qrels,
+        pooled=pooled,
+        pool_depth=pool_depth,
+        rbp_p=rbp_p,
+        common=tuple(common),
+        topic_samples=topic_samples,
+    )
+    res = grid.run_grid(
+        sample_task,
+        params,
+        jobs=jobs,
+        dask=dask,
+        seed=seed,
+        shared=shared,
+        progress=progress,
+        desc=f"webber2009 {track}",
+    )
     samples = pd.DataFrame([r["sample"] for r in res])
     samples.insert(0, "track", track)
     errors = pd.concat([r["errors"] for r in res], ignore_index=True)
-    errors["name"] = (errors["width"].astype(str) + "/" + errors["repeat"].astype(str) + "/"
-                      + errors["sample"].astype(str))
+    errors["name"] = (
+        errors["width"].astype(str)
+        + "/"
+        + errors["repeat"].astype(str)
+        + "/"
+        + errors["sample"].astype(str)
+    )
     keys = ["table", "lists", "width", "common_topics", "estimator"]
     missing = errors["estimate"].isna()
     if missing.any():
-        print(f"{track}: {int(missing.sum())} samples without an estimate (left out of the MAE)",
-              file=sys.stderr)
+        print(
+            f"{track}: {int(missing.sum())} samples without an estimate (left out of the MAE)",
+            file=sys.stderr,
+        )
     errors = errors[~missing]
     mae = stats.mae(errors[[*keys, "name", "true", "estimate"]], by=keys)
     counts = errors.groupby(keys, sort=False).size().rename("n_samples").reset_index()
@@ -187,8 +277,9 @@ def run_track(track: str, runs, qrels, pooled: list[str], *, jobs: int = 1, dask
     return {"samples": samples, "mae": mae}
 
 
-def run(root=None, out="out/webber2009", jobs: int | None = None, dask=None, progress=None,
-        **params) -> dict[str, pd.DataFrame]:
+def run(
+    root=None, out="out/webber2009", jobs: int | None = None, dask=None, progress=None, **params
+) -> dict[str, pd.DataFrame]:
     """Run Algorithm 3 on every track under ``root`` (or ``synthetic=True``), write Parquet and
     plots to ``out`` (None: write nothing) and return ``{"samples": …, "mae": …}``.
 
@@ -199,13 +290,34 @@ def run(root=None, out="out/webber2009", jobs: int | None = None, dask=None, pro
     def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
         # synthetic: score against the complete judgments, so the true score is exact
         qrels = t.truth if t.truth is not None else t.qrels
-        return run_track(t.name, t.runs, qrels, t.pooled, jobs=jobs, dask=dask, seed=p["seed"],
-                         repeats=p["repeats"], widths=p["widths"], common=p["common"],
-                         topic_samples=p["topic_samples"], pool_depth=p["pool_depth"],
-                         rbp_p=p["rbp_p"], progress=progress)
+        return run_track(
+            t.name,
+            t.runs,
+            qrels,
+            t.pooled,
+            jobs=jobs,
+            dask=dask,
+            seed=p["seed"],
+            repeats=p["repeats"],
+            widths=p["widths"],
+            common=p["common"],
+            topic_samples=p["topic_samples"],
+            pool_depth=p["pool_depth"],
+            rbp_p=p["rbp_p"],
+            progress=progress,
+        )
 
-    return _common.run_tracks("webber2009", root, out, DEFAULTS, params, per_track, jobs=jobs,
-                              plot=lambda result, o: plot(result["mae"], o), quiet=True)
+    return _common.run_tracks(
+        "webber2009",
+        root,
+        out,
+        DEFAULTS,
+        params,
+        per_track,
+        jobs=jobs,
+        plot=lambda result, o: plot(result["mae"], o),
+        quiet=True,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,11 +348,16 @@ def plot(mae: pd.DataFrame, out: Path) -> None:
             fig, ax = plt.subplots(figsize=(7, 4.5))
             styles = {"unadjusted": ":", "mixed": "--", "adjusted": "-"}
             widths = sorted(t["width"].unique())
-            colors = {w: plt.cm.viridis(i / max(len(widths) - 1, 1))
-                      for i, w in enumerate(widths)}
+            colors = {w: plt.cm.viridis(i / max(len(widths) - 1, 1)) for i, w in enumerate(widths)}
             for (w, est), g in t.groupby(["width", "estimator"], sort=True):
-                ax.plot(g["common_topics"], g["mae"], styles.get(est, "-"), marker=".",
-                        color=colors[w], label=f"w={w} {est}")
+                ax.plot(
+                    g["common_topics"],
+                    g["mae"],
+                    styles.get(est, "-"),
+                    marker=".",
+                    color=colors[w],
+                    label=f"w={w} {est}",
+                )
             ax.set_xlabel("common (fully judged) topics")
             ax.set_ylabel("MAE")
             ax.set_title(f"Table {table}: inference from topics, {title} ({track})")
@@ -260,39 +377,69 @@ def report(result: dict[str, pd.DataFrame]) -> str:
         lines.append("\nTable 1: MAE, inference from systems (unjudged = irrelevant)")
         lines.append(t1.round(4).to_string())
         for table, title in ((2, "unjudged = irrelevant"), (3, "condensed lists")):
-            t = m[m["table"] == table].pivot_table(index=["width", "estimator"],
-                                                   columns="common_topics", values="mae")
-            lines.append(f"\nTable {table}: MAE, inference from common topics ({title}); "
-                         "columns = common topics")
+            t = m[m["table"] == table].pivot_table(
+                index=["width", "estimator"], columns="common_topics", values="mae"
+            )
+            lines.append(
+                f"\nTable {table}: MAE, inference from common topics ({title}); "
+                "columns = common topics"
+            )
             lines.append(t.round(4).to_string())
         s = result["samples"]
         s = s[s["track"] == track]
         lines.append("\nmean bias (estimate − true) per width:")
-        b = s.assign(unadjusted=s["unadjusted"] - s["true"],
-                     condensed=s["condensed"] - s["true"],
-                     webber_runs=s["webber_runs"] - s["true"])
-        lines.append(b.groupby("width")[["unadjusted", "condensed", "webber_runs",
-                                         "judged_share"]].mean().round(4).to_string())
+        b = s.assign(
+            unadjusted=s["unadjusted"] - s["true"],
+            condensed=s["condensed"] - s["true"],
+            webber_runs=s["webber_runs"] - s["true"],
+        )
+        lines.append(
+            b.groupby("width")[["unadjusted", "condensed", "webber_runs", "judged_share"]]
+            .mean()
+            .round(4)
+            .to_string()
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python benchmarks/webber2009.py ROOT [-o DIR] [--repeats I] …``."""
     ap = _common.parser(__doc__, "out/webber2009", DEFAULTS["seed"])
-    ap.add_argument("--repeats", type=int, default=DEFAULTS["repeats"],
-                    help="system samples per pool width (paper: 100)")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULTS["repeats"],
+        help="system samples per pool width (paper: 100)",
+    )
     ap.add_argument("--widths", type=int, nargs="+", default=list(DEFAULTS["widths"]))
-    ap.add_argument("--common", type=int, nargs="+", default=list(DEFAULTS["common"]),
-                    help="numbers of common (fully judged) topics")
-    ap.add_argument("--topic-samples", type=int, default=DEFAULTS["topic_samples"],
-                    help="topic subsets per system sample (paper: 200)")
+    ap.add_argument(
+        "--common",
+        type=int,
+        nargs="+",
+        default=list(DEFAULTS["common"]),
+        help="numbers of common (fully judged) topics",
+    )
+    ap.add_argument(
+        "--topic-samples",
+        type=int,
+        default=DEFAULTS["topic_samples"],
+        help="topic subsets per system sample (paper: 200)",
+    )
     ap.add_argument("--pool-depth", type=int, default=DEFAULTS["pool_depth"])
     ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"])
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
-    result = run(a.root, a.out, **_common.common_params(a), repeats=a.repeats,
-                 widths=tuple(a.widths), common=tuple(a.common),
-                 topic_samples=a.topic_samples, pool_depth=a.pool_depth, rbp_p=a.rbp_p)
+    result = run(
+        a.root,
+        a.out,
+        **_common.common_params(a),
+        repeats=a.repeats,
+        widths=tuple(a.widths),
+        common=tuple(a.common),
+        topic_samples=a.topic_samples,
+        pool_depth=a.pool_depth,
+        rbp_p=a.rbp_p,
+    )
     return _common.finish(result, report, a.out, t0)
 
 

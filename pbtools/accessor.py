@@ -68,8 +68,14 @@ class PbAccessor:
         out.attrs[_QRELS_KEY] = _Shared(qrels)
         return out
 
-    def measure(self, measures: str | Sequence[str], qrels: pd.DataFrame | None = None, *,
-                per_topic: bool = False, all_topics: bool = False) -> pd.DataFrame:
+    def measure(
+        self,
+        measures: str | Sequence[str],
+        qrels: pd.DataFrame | None = None,
+        *,
+        per_topic: bool = False,
+        all_topics: bool = False,
+    ) -> pd.DataFrame:
         """Measures of a judged frame: averages (``name``, ``measure``, ``value``) or per topic.
 
         ``qrels`` defaults to the ones :meth:`judge` used. See :func:`pbtools.measures.compute`.
@@ -79,8 +85,9 @@ class PbAccessor:
         if qrels is None:
             shared = self._df.attrs.get(_QRELS_KEY)
             if shared is None:
-                raise ValueError("measure() needs qrels: call .pb.judge(qrels) first, "
-                                 "or pass qrels=")
+                raise ValueError(
+                    "measure() needs qrels: call .pb.judge(qrels) first, or pass qrels="
+                )
             qrels = shared.frame
         if "label" not in self._df.columns:
             raise ValueError("measure() needs a judged frame (a 'label' column): call .pb.judge")
@@ -91,8 +98,14 @@ class PbAccessor:
             return per
         return m.aggregate(per, qrels=qrels, all_topics=all_topics)
 
-    def evaluate(self, qrels: pd.DataFrame, measures: str | Sequence[str], *,
-                 per_topic: bool = False, all_topics: bool = False) -> pd.DataFrame:
+    def evaluate(
+        self,
+        qrels: pd.DataFrame,
+        measures: str | Sequence[str],
+        *,
+        per_topic: bool = False,
+        all_topics: bool = False,
+    ) -> pd.DataFrame:
         """``judge(qrels)`` then ``measure(measures)`` in one call."""
         judged = self.judge(qrels)
         return judged.pb.measure(measures, per_topic=per_topic, all_topics=all_topics)
@@ -103,8 +116,9 @@ class PbAccessor:
         df = self._df
         frames.require_columns(df, ("name", "measure", "value"), "results")
         index = [c for c in df.columns if c not in ("measure", "value", "residual")]
-        out = df.pivot_table(index=index, columns="measure", values="value", observed=True,
-                             sort=False)
+        out = df.pivot_table(
+            index=index, columns="measure", values="value", observed=True, sort=False
+        )
         out.columns.name = None
         return out.reset_index()
 

@@ -139,8 +139,7 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
     remap = np.empty(len(dic), dtype=np.int32)
     remap[order] = np.arange(len(dic), dtype=np.int32)
     cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
-    return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats),
-                                     validate=False)
+    return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats), validate=False)
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
@@ -191,6 +190,30 @@ def codes_into(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray
 def codes(s: pd.Series) -> np.ndarray:
     """The integer codes of an encoded id column (int32 or wider, as pandas stores them)."""
     return encode(s).cat.codes.to_numpy()
+
+
+def used_codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Compact codes of an id column over the sorted dictionary of the ids it actually uses.
+
+    O(rows + dictionary) with a bincount, no sort: the dictionary is already sorted.
+    """
+    col = encode(col)
+    raw = col.cat.codes.to_numpy()
+    cats = col.cat.categories
+    if len(raw) == 0:
+        return np.zeros(0, dtype=np.int64), cats[:0]
+    present = np.bincount(raw, minlength=len(cats)) > 0
+    remap = np.cumsum(present, dtype=np.int64) - 1
+    return remap[raw], cats[np.flatnonzero(present)]
+
+
+def mapped_codes(col: pd.Series, cats: pd.Index) -> np.ndarray:
+    """Codes of an id column in the dictionary ``cats`` (-1 where the id is not in it)."""
+    col = encode(col)
+    if col.cat.categories.equals(cats):
+        return col.cat.codes.to_numpy().astype(np.int64)
+    remap = cats.get_indexer(col.cat.categories).astype(np.int64)
+    return remap[col.cat.codes.to_numpy()] if len(remap) else np.zeros(len(col), np.int64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,8 +318,11 @@ def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarr
         return np.argsort(packed, kind="stable")
     o = np.argsort(-doc, kind="stable")
     o = o[np.argsort(-score[o], kind="stable")]
-    return o[np.argsort(group[o], kind="stable")] if space < 2**62 else o[
-        np.lexsort([k[o] for k in reversed(keys)])]
+    return (
+        o[np.argsort(group[o], kind="stable")]
+        if space < 2**62
+        else o[np.lexsort([k[o] for k in reversed(keys)])]
+    )
 
 
 def trec_order(runs: pd.DataFrame, by: Sequence[str] = ("name", "qid")) -> pd.DataFrame:
@@ -310,8 +336,10 @@ def trec_order(runs: pd.DataFrame, by: Sequence[str] = ("name", "qid")) -> pd.Da
     Returns a new frame with a fresh RangeIndex; the input is not modified.
     """
     require_columns(runs, (*by, "docno", "score"), "run")
-    keys = [runs[c].to_numpy() if pd.api.types.is_numeric_dtype(runs[c].dtype) else
-            codes(runs[c]) for c in by]
+    keys = [
+        runs[c].to_numpy() if pd.api.types.is_numeric_dtype(runs[c].dtype) else codes(runs[c])
+        for c in by
+    ]
     doc = codes(runs["docno"]).astype(np.int64)
     score = runs["score"].to_numpy(dtype=np.float64)
     order = trec_sort_order(keys, score, doc)
@@ -349,8 +377,11 @@ def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarr
     return key
 
 
-def judge(runs: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str] | None = None,
-          ) -> pd.DataFrame:
+def judge(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    keys: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Attach relevance labels to runs: the run ⋈ qrels left join on (qid, docno).
 
     ``label`` is the qrels label (nullable ``Int16``), ``<NA>`` where the document is not in the

@@ -74,8 +74,10 @@ def product(**axes: Iterable[Any]) -> list[dict[str, Any]]:
     ``product(width=[2, 4], repeat=range(3))`` → ``[{"width": 2, "repeat": 0}, …]`` (6 dicts).
     """
     names = list(axes)
-    return [dict(zip(names, values, strict=True))
-            for values in itertools.product(*(list(v) for v in axes.values()))]
+    return [
+        dict(zip(names, values, strict=True))
+        for values in itertools.product(*(list(v) for v in axes.values()))
+    ]
 
 
 def task_seeds(seed: int | None, n: int) -> list[int]:
@@ -85,12 +87,18 @@ def task_seeds(seed: int | None, n: int) -> list[int]:
     ``seed=None`` draws fresh OS entropy (not reproducible; avoid in experiments).
     """
     children = np.random.SeedSequence(seed).spawn(n)
-    return [int(c.generate_state(2, dtype=np.uint32).astype(np.uint64) @
-                np.array([1 << 31, 1], dtype=np.uint64)) for c in children]
+    return [
+        int(
+            c.generate_state(2, dtype=np.uint32).astype(np.uint64)
+            @ np.array([1 << 31, 1], dtype=np.uint64)
+        )
+        for c in children
+    ]
 
 
-def tasks_from(fn: Callable[..., Any] | Sequence, params: Iterable[Mapping[str, Any]] | None
-               = None) -> list[Task]:
+def tasks_from(
+    fn: Callable[..., Any] | Sequence, params: Iterable[Mapping[str, Any]] | None = None
+) -> list[Task]:
     """Normalise a grid to a list of :class:`Task`.
 
     Accepts ``(fn, [kwargs, …])`` — one function over parameter dicts — or a sequence of
@@ -119,8 +127,9 @@ def _accepts(fn: Callable[..., Any], name: str) -> bool:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return False
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD
-               for p in sig.parameters.values())
+    return any(
+        p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
+    )
 
 
 def _seeded(tasks: list[Task], seed: int | None) -> list[Task]:
@@ -128,8 +137,12 @@ def _seeded(tasks: list[Task], seed: int | None) -> list[Task]:
     if seed is None:
         return tasks
     seeds = task_seeds(seed, len(tasks))
-    return [t if "seed" in t.kwargs or not _accepts(t.fn, "seed")
-            else Task(t.fn, {**t.kwargs, "seed": s}) for t, s in zip(tasks, seeds, strict=True)]
+    return [
+        t
+        if "seed" in t.kwargs or not _accepts(t.fn, "seed")
+        else Task(t.fn, {**t.kwargs, "seed": s})
+        for t, s in zip(tasks, seeds, strict=True)
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,8 +168,11 @@ def _limit_threads() -> None:
     threadpool_limits(1)
 
 
-def _call(fn: Callable[..., Any], kwargs: Mapping[str, Any], shared: Mapping[str, Any] | None,
-          ) -> Any:
+def _call(
+    fn: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    shared: Mapping[str, Any] | None,
+) -> Any:
     return fn(**(_SHARED if shared is None else shared), **kwargs)
 
 
@@ -185,8 +201,9 @@ def progress_bar(total: int, progress: bool | None = None, desc: str | None = No
 
 def _raise(i: int, task: Task, exc: BaseException) -> None:
     name = getattr(task.fn, "__qualname__", repr(task.fn))
-    raise GridError(f"task {i} ({name}, kwargs={dict(task.kwargs)!r}) failed: "
-                    f"{type(exc).__name__}: {exc}") from exc
+    raise GridError(
+        f"task {i} ({name}, kwargs={dict(task.kwargs)!r}) failed: {type(exc).__name__}: {exc}"
+    ) from exc
 
 
 def _serial(tasks, shared, bar):
@@ -212,11 +229,14 @@ def _processes(tasks, shared, jobs, chunksize, start_method, bar):
     if chunksize is None:
         chunksize = max(1, n // (jobs * 4))
     indexed = list(enumerate(tasks))
-    chunks = [indexed[k:k + chunksize] for k in range(0, n, chunksize)]
+    chunks = [indexed[k : k + chunksize] for k in range(0, n, chunksize)]
     out: list[Any] = [None] * n
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)),
-                             mp_context=_mp_context(start_method),
-                             initializer=_init_worker, initargs=(dict(shared),)) as ex:
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(chunks)),
+        mp_context=_mp_context(start_method),
+        initializer=_init_worker,
+        initargs=(dict(shared),),
+    ) as ex:
         futures = {ex.submit(_run_chunk, c): c for c in chunks}
         for fut in as_completed(futures):
             try:
@@ -253,8 +273,9 @@ def _by_value(fns: Iterable[Callable[..., Any]]) -> None:
         import cloudpickle
     except ImportError:  # pragma: no cover - cloudpickle comes with distributed
         return
-    installed = tuple(os.path.realpath(sysconfig.get_paths()[k])
-                      for k in ("purelib", "platlib", "stdlib"))
+    installed = tuple(
+        os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib", "stdlib")
+    )
     for mod_name in {getattr(f, "__module__", None) for f in fns} - {None, "__main__"}:
         mod = sys.modules.get(mod_name)
         path = os.path.realpath(getattr(mod, "__file__", None) or "")
@@ -270,8 +291,9 @@ def _dask(tasks, shared, dask, bar):
     try:
         _by_value(t.fn for t in tasks)
         scattered = {k: client.scatter(v, broadcast=True, hash=False) for k, v in shared.items()}
-        futures = [client.submit(_dask_call, t.fn, dict(t.kwargs), **scattered, pure=False)
-                   for t in tasks]
+        futures = [
+            client.submit(_dask_call, t.fn, dict(t.kwargs), **scattered, pure=False) for t in tasks
+        ]
         index = {f.key: i for i, f in enumerate(futures)}
         out: list[Any] = [None] * len(tasks)
         for fut in distributed.as_completed(futures):
@@ -289,11 +311,19 @@ def _dask(tasks, shared, dask, bar):
             client.close()
 
 
-def run_grid(tasks: Callable[..., Any] | Sequence, params: Iterable[Mapping[str, Any]] | None
-             = None, *, jobs: int | None = 1, dask: Any = None, seed: int | None = None,
-             shared: Mapping[str, Any] | None = None, progress: bool | None = None,
-             desc: str | None = None, chunksize: int | None = None,
-             start_method: str | None = None) -> list[Any]:
+def run_grid(
+    tasks: Callable[..., Any] | Sequence,
+    params: Iterable[Mapping[str, Any]] | None = None,
+    *,
+    jobs: int | None = 1,
+    dask: Any = None,
+    seed: int | None = None,
+    shared: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
+    desc: str | None = None,
+    chunksize: int | None = None,
+    start_method: str | None = None,
+) -> list[Any]:
     """Run independent tasks and return their results in task order.
 
     Parameters

@@ -110,7 +110,7 @@ class SyntheticCollection:
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):  # one file per run
             name = str(self.runs["name"].iloc[a])
             lo = int(ends[a - 1]) if a else 0
-            chunk = text[lo:int(ends[b - 1])]
+            chunk = text[lo : int(ends[b - 1])]
             target = root / "Runs" / f"input.{name}"
             if gzip:
                 with gz.open(f"{target}.gz", "wb") as fh:
@@ -118,10 +118,15 @@ class SyntheticCollection:
             else:
                 target.write_bytes(chunk)
         lines = ["<set>"]
-        for name, org in zip(self.orgs["name"].astype(str), self.orgs["org"].astype(str),
-                             strict=True):
-            lines += ["    <runs>", f"        <tag>{escape(name)}</tag>",
-                      f"        <organization>{escape(org)}</organization>", "    </runs>"]
+        for name, org in zip(
+            self.orgs["name"].astype(str), self.orgs["org"].astype(str), strict=True
+        ):
+            lines += [
+                "    <runs>",
+                f"        <tag>{escape(name)}</tag>",
+                f"        <organization>{escape(org)}</organization>",
+                "    </runs>",
+            ]
         lines.append("</set>")
         (root / "desc.xml").write_text("\n".join(lines) + "\n")
         return root
@@ -131,8 +136,10 @@ def _cat(values: np.ndarray, labels: list[str]) -> pd.Categorical:
     """Dictionary column from codes into ``labels`` (already sorted), codes in pandas' dtype."""
     n = len(labels)
     dt = np.int8 if n < 128 else np.int16 if n < 32768 else np.int32
-    return pd.Categorical.from_codes(np.asarray(values).astype(dt, copy=False),
-                                     dtype=pd.CategoricalDtype(pd.Index(labels, dtype="str")))
+    return pd.Categorical.from_codes(
+        np.asarray(values).astype(dt, copy=False),
+        dtype=pd.CategoricalDtype(pd.Index(labels, dtype="str")),
+    )
 
 
 def _strings(col: pd.Series) -> pa.Array:
@@ -153,8 +160,9 @@ def _lines(columns: list, sep: str = " ") -> tuple[bytes, np.ndarray]:
     if isinstance(joined, pa.ChunkedArray):
         joined = joined.combine_chunks()
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[
-        joined.offset:joined.offset + len(joined) + 1]
-    data = joined.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
+        joined.offset : joined.offset + len(joined) + 1
+    ]
+    data = joined.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
     return data, (offsets[1:] - offsets[0]).astype(np.int64)
 
 
@@ -162,8 +170,9 @@ def _write_qrels(qrels: pd.DataFrame, path: Path) -> None:
     if len(qrels) == 0:
         path.write_bytes(b"")
         return
-    text, _ = _lines([_strings(qrels["qid"]), pa.scalar("0"), _strings(qrels["docno"]),
-                      _strings(qrels["label"])])
+    text, _ = _lines(
+        [_strings(qrels["qid"]), pa.scalar("0"), _strings(qrels["docno"]), _strings(qrels["label"])]
+    )
     path.write_bytes(text)
 
 
@@ -174,16 +183,35 @@ def _run_lines(runs: pd.DataFrame) -> tuple[bytes, np.ndarray]:
     score = runs["score"].to_numpy()
     # the scores hold 4 decimals already; Arrow's shortest round-trip text of each double
     # reads back as the same double
-    return _lines([_strings(runs["qid"]), pa.scalar("Q0"), _strings(runs["docno"]),
-                   _strings(runs["rank"]), pc.cast(pa.array(score), pa.string()),
-                   _strings(runs["name"])])
+    return _lines(
+        [
+            _strings(runs["qid"]),
+            pa.scalar("Q0"),
+            _strings(runs["docno"]),
+            _strings(runs["rank"]),
+            pc.cast(pa.array(score), pa.string()),
+            _strings(runs["name"]),
+        ]
+    )
 
 
-def generate(topics: int = 50, docs: int = 2000, rel_share: float = 0.05, runs: int = 40,
-             orgs: int = 20, run_length: int = 1000, depth: int = 100, *, unpooled: int = 2,
-             quality: float = 1.5, quality_spread: float = 0.5, org_similarity: float = 0.6,
-             system_similarity: float = 0.4, novelty: float = 0.5, seed: int = 0,
-             ) -> SyntheticCollection:
+def generate(
+    topics: int = 50,
+    docs: int = 2000,
+    rel_share: float = 0.05,
+    runs: int = 40,
+    orgs: int = 20,
+    run_length: int = 1000,
+    depth: int = 100,
+    *,
+    unpooled: int = 2,
+    quality: float = 1.5,
+    quality_spread: float = 0.5,
+    org_similarity: float = 0.6,
+    system_similarity: float = 0.4,
+    novelty: float = 0.5,
+    seed: int = 0,
+) -> SyntheticCollection:
     """Generate a synthetic collection with complete relevance (see the module docstring).
 
     ``topics``; ``docs``: documents per topic (one shared document set); ``rel_share``: share of
@@ -198,8 +226,22 @@ def generate(topics: int = 50, docs: int = 2000, rel_share: float = 0.05, runs: 
     Returns a :class:`SyntheticCollection`. Ids: qids ``"001"…``, docnos ``"d0000"…`` (zero
     padded, so docno order is document order), run names ``"o01r1"`` (org ``"o01"``, run 1).
     """
-    p = SynthParams(topics, docs, rel_share, runs, orgs, run_length, depth, unpooled, quality,
-                    quality_spread, org_similarity, system_similarity, novelty, seed)
+    p = SynthParams(
+        topics,
+        docs,
+        rel_share,
+        runs,
+        orgs,
+        run_length,
+        depth,
+        unpooled,
+        quality,
+        quality_spread,
+        org_similarity,
+        system_similarity,
+        novelty,
+        seed,
+    )
     if not (0 < run_length <= docs):
         raise ValueError(f"run_length must be in 1..docs ({docs}), got {run_length}")
     if not (1 <= orgs <= runs):
@@ -209,8 +251,7 @@ def generate(topics: int = 50, docs: int = 2000, rel_share: float = 0.05, runs: 
     rng = np.random.default_rng(seed)
     rel = rng.random((topics, docs)) < rel_share
     rel[np.arange(topics), rng.integers(0, docs, topics)] = True  # >= 1 relevant per topic
-    org_of = np.repeat(np.arange(orgs), np.diff(np.linspace(0, runs, orgs + 1).round()
-                                                .astype(int)))
+    org_of = np.repeat(np.arange(orgs), np.diff(np.linspace(0, runs, orgs + 1).round().astype(int)))
     q = np.clip(quality + quality_spread * rng.standard_normal(runs), 0.0, None)
     is_unpooled = np.zeros(runs, dtype=bool)
     is_unpooled[rng.choice(runs, unpooled, replace=False)] = True
@@ -254,13 +295,16 @@ def generate(topics: int = 50, docs: int = 2000, rel_share: float = 0.05, runs: 
     topic_idx = np.tile(np.repeat(np.arange(topics, dtype=np.int32), run_length), runs)
     doc_idx = docs_out.reshape(-1)
     rank = np.tile(np.arange(1, run_length + 1, dtype=RANK_DTYPE), runs * topics)
-    run_frame = pd.DataFrame({
-        "name": _cat(run_idx, names),
-        "qid": _cat(topic_idx, qids),
-        "docno": _cat(doc_idx, docnos),
-        "score": score_out.reshape(-1).astype(SCORE_DTYPE),
-        "rank": rank,
-    }, copy=False)
+    run_frame = pd.DataFrame(
+        {
+            "name": _cat(run_idx, names),
+            "qid": _cat(topic_idx, qids),
+            "docno": _cat(doc_idx, docnos),
+            "score": score_out.reshape(-1).astype(SCORE_DTYPE),
+            "rank": rank,
+        },
+        copy=False,
+    )
 
     # truth: every relevant document and every retrieved one; qrels: the pooled top-d documents
     retrieved = np.zeros((topics, docs), dtype=bool)
@@ -270,24 +314,34 @@ def generate(topics: int = 50, docs: int = 2000, rel_share: float = 0.05, runs: 
     pooled_mask[topic_idx[in_pool], doc_idx[in_pool]] = True
     truth = _qrels_from_mask(rel | retrieved, rel, qids, docnos)
     qrels = _qrels_from_mask(pooled_mask, rel, qids, docnos)
-    org_frame = pd.DataFrame({"name": _cat(np.arange(runs), names),
-                              "org": _cat(org_of, org_names)})
+    org_frame = pd.DataFrame({"name": _cat(np.arange(runs), names), "org": _cat(org_of, org_names)})
     pooled = [names[j] for j in range(runs) if not is_unpooled[j]]
-    quality_frame = pd.DataFrame({"name": _cat(np.arange(runs), names),
-                                  "org": _cat(org_of, org_names),
-                                  "quality": q, "pooled": ~is_unpooled})
+    quality_frame = pd.DataFrame(
+        {
+            "name": _cat(np.arange(runs), names),
+            "org": _cat(org_of, org_names),
+            "quality": q,
+            "pooled": ~is_unpooled,
+        }
+    )
     return SyntheticCollection(run_frame, qrels, truth, org_frame, pooled, p, quality_frame)
 
 
-def _qrels_from_mask(mask: np.ndarray, rel: np.ndarray, qids: list[str], docnos: list[str],
-                     ) -> pd.DataFrame:
+def _qrels_from_mask(
+    mask: np.ndarray,
+    rel: np.ndarray,
+    qids: list[str],
+    docnos: list[str],
+) -> pd.DataFrame:
     """Qrels rows for the (topic, doc) cells of ``mask``, labelled 1 (relevant) or 0."""
     t, d = np.nonzero(mask)
-    return pd.DataFrame({
-        "qid": _cat(t.astype(np.int32), qids),
-        "docno": _cat(d.astype(np.int32), docnos),
-        "label": rel[t, d].astype(LABEL_DTYPE),
-    })
+    return pd.DataFrame(
+        {
+            "qid": _cat(t.astype(np.int32), qids),
+            "docno": _cat(d.astype(np.int32), docnos),
+            "label": rel[t, d].astype(LABEL_DTYPE),
+        }
+    )
 
 
 def params_dict(c: SyntheticCollection) -> dict:

@@ -17,9 +17,22 @@ from pathlib import Path
 
 from pbtools import synth
 
-SAMPLE = dict(topics=20, docs=3000, rel_share=0.05, runs=12, orgs=6, run_length=100, depth=20,
-              unpooled=2, quality=1.5, quality_spread=0.5, org_similarity=0.6,
-              system_similarity=0.4, novelty=0.8, seed=2015)
+SAMPLE = dict(
+    topics=20,
+    docs=3000,
+    rel_share=0.05,
+    runs=12,
+    orgs=6,
+    run_length=100,
+    depth=20,
+    unpooled=2,
+    quality=1.5,
+    quality_spread=0.5,
+    org_similarity=0.6,
+    system_similarity=0.4,
+    novelty=0.8,
+    seed=2015,
+)
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -32,8 +45,10 @@ def main(argv: list[str] | None = None) -> Path:
     c.write(out)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     unpooled = sorted(set(c.orgs["name"].astype(str)) - set(c.pooled))
-    print(f"{out}: {len(c.runs)} run rows, {len(c.qrels)} pooled judgments, "
-          f"{len(c.truth)} true judgments, unpooled {unpooled}, {size / 1024:.0f} KiB")
+    print(
+        f"{out}: {len(c.runs)} run rows, {len(c.qrels)} pooled judgments, "
+        f"{len(c.truth)} true judgments, unpooled {unpooled}, {size / 1024:.0f} KiB"
+    )
     return out
 
 

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, settings
 
 # Property tests: no wall-clock deadline (timing is for benchmarks/, never tests), and under CI a
 # fixed example sequence, so a submission's CI run is reproducible. Locally the examples vary.
-settings.register_profile("ci", derandomize=True, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 

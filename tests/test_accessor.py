@@ -8,14 +8,17 @@ import pytest
 import pbtools  # noqa: F401  (registers .pb)
 from pbtools import io, measures
 
-RUNS = pd.DataFrame({
-    "name": ["a"] * 4 + ["b"] * 3,
-    "qid": ["1", "1", "2", "2", "1", "1", "2"],
-    "docno": ["d1", "d2", "d3", "d4", "d2", "d5", "d3"],
-    "score": [3.0, 2.0, 1.0, 0.5, 9.0, 1.0, 1.0],
-})
-QRELS = pd.DataFrame({"qid": ["1", "1", "2", "2"], "docno": ["d1", "d2", "d3", "d9"],
-                      "label": [1, 0, 2, 1]})
+RUNS = pd.DataFrame(
+    {
+        "name": ["a"] * 4 + ["b"] * 3,
+        "qid": ["1", "1", "2", "2", "1", "1", "2"],
+        "docno": ["d1", "d2", "d3", "d4", "d2", "d5", "d3"],
+        "score": [3.0, 2.0, 1.0, 0.5, 9.0, 1.0, 1.0],
+    }
+)
+QRELS = pd.DataFrame(
+    {"qid": ["1", "1", "2", "2"], "docno": ["d1", "d2", "d3", "d9"], "label": [1, 0, 2, 1]}
+)
 
 
 def test_judge_then_measure_chain():
@@ -28,11 +31,18 @@ def test_judge_then_measure_chain():
     # P@2 = .5, AP = (1/1)/2 = .5 (two relevant in qrels)
     assert got[("a", "P@2")] == pytest.approx(0.5)
     assert got[("a", "AP")] == pytest.approx(0.75)
-    expected = measures.evaluate(RUNS.pb.trec_order(), QRELS.astype({"label": "int16"}),
-                                 ["P@2", "AP"])
+    expected = measures.evaluate(
+        RUNS.pb.trec_order(), QRELS.astype({"label": "int16"}), ["P@2", "AP"]
+    )
     pd.testing.assert_series_equal(
-        got.sort_index(), expected.set_index(["name", "measure"])["value"].astype(float)
-        .rename(index=str).sort_index(), check_names=False, check_index_type=False)
+        got.sort_index(),
+        expected.set_index(["name", "measure"])["value"]
+        .astype(float)
+        .rename(index=str)
+        .sort_index(),
+        check_names=False,
+        check_index_type=False,
+    )
 
 
 def test_per_topic_and_wide_layout():
@@ -60,7 +70,11 @@ def test_top_and_trec_order():
     assert top.groupby(["name", "qid"], observed=True).size().eq(1).all()
     # ties broken by docno descending: run b, topic 2 has one doc; run a topic 1: d1 (3.0)
     assert set(zip(top["name"].astype(str), top["docno"].astype(str), strict=True)) == {
-        ("a", "d1"), ("a", "d3"), ("b", "d2"), ("b", "d3")}
+        ("a", "d1"),
+        ("a", "d3"),
+        ("b", "d2"),
+        ("b", "d3"),
+    }
 
 
 def test_to_parquet_round_trip(tmp_path):

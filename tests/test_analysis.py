@@ -1,4 +1,4 @@
-"""``pbtools analyze`` / :func:`pbtools.analysis.analyze` on the bundled sample."""
+"""``pbtools analyze`` / :func:`pbtools.experiments.analysis.analyze` on the bundled sample."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from pbtools import io, stats
-from pbtools.analysis import SAMPLE, analyze
 from pbtools.cli import main
+from pbtools.experiments.analysis import SAMPLE, analyze
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,9 @@ def test_every_configuration_and_estimator_is_there(result):
 
 def test_scores_obey_the_estimators_bounds(result):
     s = result.scores
-    wide = s.pivot_table(index=["by", "runs", "n", "name"], columns="estimator",
-                         values="estimate", observed=True)
+    wide = s.pivot_table(
+        index=["by", "runs", "n", "name"], columns="estimator", values="estimate", observed=True
+    )
     k = s[s["estimator"] == "reduced"].set_index(["by", "runs", "n", "name"])["k"]
     # reduced ≤ Lipani ≤ reduced + k̄ (Algorithm 1) and the reduced pool never beats the truth
     assert (wide["lipani"] >= wide["reduced"] - 1e-12).all()
@@ -44,15 +45,18 @@ def test_scores_obey_the_estimators_bounds(result):
 
 def test_errors_agree_with_stats_on_the_scores(result):
     s = result.scores
-    sel = s[(s["by"] == "org") & (s["runs"] == "all") & (s["n"] == 10)
-            & (s["estimator"] == "lipani")]
-    row = result.errors.query("by == 'org' and runs == 'all' and n == 10 "
-                              "and estimator == 'lipani'").iloc[0]
+    sel = s[
+        (s["by"] == "org") & (s["runs"] == "all") & (s["n"] == 10) & (s["estimator"] == "lipani")
+    ]
+    row = result.errors.query(
+        "by == 'org' and runs == 'all' and n == 10 and estimator == 'lipani'"
+    ).iloc[0]
     assert row["mae"] == pytest.approx(np.mean(np.abs(sel["true"] - sel["estimate"])))
     frame = sel[["name", "true", "estimate"]]
     assert row["sre"] == stats.sre(frame, by=[])["sre"].iloc[0]
-    assert row["tau"] == pytest.approx(stats.kendall_tau(sel.set_index("name")["true"],
-                                                         sel.set_index("name")["estimate"]))
+    assert row["tau"] == pytest.approx(
+        stats.kendall_tau(sel.set_index("name")["true"], sel.set_index("name")["estimate"])
+    )
 
 
 def test_truth_is_balanced_and_matches_scores(result):
@@ -75,8 +79,9 @@ def test_write_parquet_with_parameters(result, tmp_path):
 
 
 def test_cli_main_job_on_the_sample(capsys, tmp_path):
-    code = main(["analyze", "-m", "P@10", "--run-sets", "all", "--no-progress",
-                 "-o", str(tmp_path)])
+    code = main(
+        ["analyze", "-m", "P@10", "--run-sets", "all", "--no-progress", "-o", str(tmp_path)]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "|R| = 12" in out and "leave-one-organization-out" in out
@@ -93,9 +98,12 @@ def test_jobs_give_identical_results():
 
 def test_dask_cluster_gives_identical_results():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         a = analyze(SAMPLE, cutoffs=(10,), progress=False, dask=client)
     b = analyze(SAMPLE, cutoffs=(10,), progress=False)
     pd.testing.assert_frame_equal(a.errors, b.errors)

@@ -30,12 +30,28 @@ def conformance(shared_dir):
 
 def test_trec_layout_matches_trec_eval_lines(capsys, conformance):
     """``--trec --per-topic`` prints byte-identical lines to trec_eval's ``-q`` output."""
-    code, out, _ = run_cli(capsys, "evaluate", conformance / "qrels.test",
-                           conformance / "results.test", "-m", "map", "-m", "P_5",
-                           "-m", "num_ret", "-m", "ndcg_cut_10", "--trec", "--per-topic")
+    code, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        conformance / "qrels.test",
+        conformance / "results.test",
+        "-m",
+        "map",
+        "-m",
+        "P_5",
+        "-m",
+        "num_ret",
+        "-m",
+        "ndcg_cut_10",
+        "--trec",
+        "--per-topic",
+    )
     assert code == 0
-    expected = [ln for ln in (conformance / "out.test.aq").read_text().splitlines()
-                if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10"}]
+    expected = [
+        ln
+        for ln in (conformance / "out.test.aq").read_text().splitlines()
+        if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10"}
+    ]
     assert sorted(out.splitlines()) == sorted(expected)
 
 
@@ -48,16 +64,28 @@ def test_table_tsv_and_parquet_outputs(capsys, tmp_path, toy_dir):
     assert len(out.splitlines()) == 1 + 5  # five runs
 
     tsv = tmp_path / "r.tsv"
-    code, _, _ = run_cli(capsys, "evaluate", qrels, toy_dir / "Runs", "-m", "P@5",
-                         "--per-topic", "--format", "tsv", "-o", tsv)
+    code, _, _ = run_cli(
+        capsys,
+        "evaluate",
+        qrels,
+        toy_dir / "Runs",
+        "-m",
+        "P@5",
+        "--per-topic",
+        "--format",
+        "tsv",
+        "-o",
+        tsv,
+    )
     assert code == 0
     df = pd.read_csv(tsv, sep="\t")
     assert list(df.columns) == ["name", "qid", "measure", "value"]
     assert df["measure"].unique().tolist() == ["P@5"]
 
     pq = tmp_path / "r.parquet"
-    code, _, _ = run_cli(capsys, "evaluate", qrels, toy_dir / "Runs", "-m", "AP",
-                         "--format", "parquet", "-o", pq)
+    code, _, _ = run_cli(
+        capsys, "evaluate", qrels, toy_dir / "Runs", "-m", "AP", "--format", "parquet", "-o", pq
+    )
     assert code == 0
     back = io.read_parquet(pq)
     assert list(back.columns) == ["name", "measure", "value"]
@@ -92,8 +120,9 @@ def test_lenient_flag_repairs_and_warns(capsys, tmp_path):
         fh.write("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 1.0 x extra\n1 Q0 short\n")
     code, _, _ = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2")
     assert code == 2
-    code, out, err = run_cli(capsys, "evaluate", qrels, run, "-m", "P@2", "-m", "NumRet",
-                             "--lenient", "--format", "tsv")
+    code, out, err = run_cli(
+        capsys, "evaluate", qrels, run, "-m", "P@2", "-m", "NumRet", "--lenient", "--format", "tsv"
+    )
     assert code == 0
     assert "pbtools: warning:" in err and "input.x.gz" in err
     df = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
@@ -102,8 +131,9 @@ def test_lenient_flag_repairs_and_warns(capsys, tmp_path):
 
 def test_console_script_entry_point(tmp_path):
     """``python -m pbtools`` and the parser's --help work as a separate process."""
-    proc = subprocess.run([sys.executable, "-m", "pbtools", "--help"], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pbtools", "--help"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0
     for command in ("evaluate", "pool", "correct", "analyze"):
         assert command in proc.stdout
@@ -137,8 +167,15 @@ def test_pool_leave_out_writes_reduced_qrels(capsys, tmp_path):
 
 
 def test_pool_qrels_runs_desc_form(capsys):
-    code, out, _ = run_cli(capsys, "pool", SAMPLE / "QRels" / "qrels", SAMPLE / "Runs",
-                           "--desc", SAMPLE / "desc.xml", "--json")
+    code, out, _ = run_cli(
+        capsys,
+        "pool",
+        SAMPLE / "QRels" / "qrels",
+        SAMPLE / "Runs",
+        "--desc",
+        SAMPLE / "desc.xml",
+        "--json",
+    )
     assert code == 0
     assert json.loads(out)["depth"] == 20
 
@@ -154,10 +191,25 @@ def test_pool_trec2_matches_lipani_table2(capsys, trec2_dir):
 
 def test_correct_leave_out_reports_true_and_bounds(capsys, tmp_path):
     out_file = tmp_path / "c.parquet"
-    code, _, _ = run_cli(capsys, "correct", SAMPLE / "QRels" / "qrels", SAMPLE / "Runs",
-                         SAMPLE / "Runs" / "input.o01r1", "--desc", SAMPLE / "desc.xml",
-                         "-m", "P@10", "-m", "RBP(p=0.8)@10", "--leave-out", "org",
-                         "--format", "parquet", "-o", out_file)
+    code, _, _ = run_cli(
+        capsys,
+        "correct",
+        SAMPLE / "QRels" / "qrels",
+        SAMPLE / "Runs",
+        SAMPLE / "Runs" / "input.o01r1",
+        "--desc",
+        SAMPLE / "desc.xml",
+        "-m",
+        "P@10",
+        "-m",
+        "RBP(p=0.8)@10",
+        "--leave-out",
+        "org",
+        "--format",
+        "parquet",
+        "-o",
+        out_file,
+    )
     assert code == 0
     res = io.read_parquet(out_file)
     assert list(res.columns[:4]) == ["name", "measure", "estimator", "value"]
@@ -173,9 +225,17 @@ def test_correct_leave_out_reports_true_and_bounds(capsys, tmp_path):
 
 
 def test_correct_unpooled_run(capsys):
-    code, out, err = run_cli(capsys, "correct", SAMPLE / "QRels" / "qrels", SAMPLE / "Runs",
-                             SAMPLE / "Runs" / "input.o03r1", "--desc", SAMPLE / "desc.xml",
-                             "--format", "tsv")
+    code, out, err = run_cli(
+        capsys,
+        "correct",
+        SAMPLE / "QRels" / "qrels",
+        SAMPLE / "Runs",
+        SAMPLE / "Runs" / "input.o03r1",
+        "--desc",
+        SAMPLE / "desc.xml",
+        "--format",
+        "tsv",
+    )
     assert code == 0
     df = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
     assert set(df["estimator"]) == {"reduced", "webber", "lipani", "condensed"}
@@ -183,9 +243,11 @@ def test_correct_unpooled_run(capsys):
 
 
 def test_missing_paths_are_named(capsys, tmp_path):
-    for argv, name in ((["analyze", tmp_path / "nope"], "nope"),
-                       (["pool", tmp_path / "nope"], "nope"),
-                       (["evaluate", tmp_path / "q", tmp_path / "r"], "q")):
+    for argv, name in (
+        (["analyze", tmp_path / "nope"], "nope"),
+        (["pool", tmp_path / "nope"], "nope"),
+        (["evaluate", tmp_path / "q", tmp_path / "r"], "q"),
+    ):
         code, _, err = run_cli(capsys, *argv)
         assert code == 2
         assert "no such file or directory" in err and str(tmp_path / name) in err

@@ -19,12 +19,18 @@ from pbtools.corrections import (
     estimate,
     resolve,
 )
-from pbtools.webber import webber_common_topics
+from pbtools.corrections.webber_topics import webber_common_topics
 
 
 def run(name, docs, qid="1"):
-    return pd.DataFrame({"name": name, "qid": qid, "docno": list(docs),
-                         "score": np.arange(len(docs), 0, -1, dtype=float)})
+    return pd.DataFrame(
+        {
+            "name": name,
+            "qid": qid,
+            "docno": list(docs),
+            "score": np.arange(len(docs), 0, -1, dtype=float),
+        }
+    )
 
 
 # pooled runs p1, p2 (depth 2); the new run u finds the unjudged relevant-looking x, y
@@ -38,8 +44,9 @@ def one(df, est, col="value"):
 
 
 def test_reduced_and_lipani_by_hand():
-    res = correct(QRELS, POOLED, NEW, measures=["P@2", "P@4"], depth=2,
-                  estimators=("reduced", "lipani"))
+    res = correct(
+        QRELS, POOLED, NEW, measures=["P@2", "P@4"], depth=2, estimators=("reduced", "lipani")
+    )
     r2 = res[res["measure"] == "P@2"]
     # u top2 = x a → P .5, P̄ 0, k̄ .5
     assert one(r2, "reduced") == 0.5
@@ -60,11 +67,13 @@ def test_webber_by_hand_with_and_without_replacement():
     new = run("u", "cqrs")
     # depth 2: p1 contributes a b, p2 contributes c d. Leaving p1 out: a, b unjudged (P@2 1 → 0);
     # leaving p2 out: c unjudged unless u replaces p2 (u has c in its top 2).
-    no = correct(qrels, pooled, new, measures=["P@2"], depth=2, estimators=("webber",),
-                 replace=False)
+    no = correct(
+        qrels, pooled, new, measures=["P@2"], depth=2, estimators=("webber",), replace=False
+    )
     assert one(no, "webber", "adjustment") == pytest.approx((1.0 + 0.5) / 2)
-    yes = correct(qrels, pooled, new, measures=["P@2"], depth=2, estimators=("webber",),
-                  replace=True)
+    yes = correct(
+        qrels, pooled, new, measures=["P@2"], depth=2, estimators=("webber",), replace=True
+    )
     assert one(yes, "webber", "adjustment") == pytest.approx((1.0 + 0.0) / 2)
     assert one(yes, "webber") == pytest.approx(0.5 + 0.5)
 
@@ -72,16 +81,31 @@ def test_webber_by_hand_with_and_without_replacement():
 def test_webber_rbp():
     qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 1]})
     pooled = pd.concat([run("p1", "ab"), run("p2", "zz"[:1] + "y")])
-    res = correct(qrels, pooled, run("u", "ab"), measures=["RBP(p=0.5)@2"], depth=2,
-                  estimators=("reduced", "webber"), replace=False)
+    res = correct(
+        qrels,
+        pooled,
+        run("u", "ab"),
+        measures=["RBP(p=0.5)@2"],
+        depth=2,
+        estimators=("reduced", "webber"),
+        replace=False,
+    )
     assert one(res, "reduced") == pytest.approx(0.5 + 0.25)
     assert one(res, "webber", "adjustment") == pytest.approx((0.75 + 0.0) / 2)
 
 
 def test_leave_out_reports_true_and_objects():
     orgs = pd.DataFrame({"name": ["p1", "p2"], "org": ["A", "B"]})
-    res = correct(QRELS, POOLED, POOLED[POOLED["name"] == "p1"], orgs=orgs, measures=["P@2"],
-                  leave_out="org", depth=2, estimators=("true", "reduced", "lipani", "webber"))
+    res = correct(
+        QRELS,
+        POOLED,
+        POOLED[POOLED["name"] == "p1"],
+        orgs=orgs,
+        measures=["P@2"],
+        leave_out="org",
+        depth=2,
+        estimators=("true", "reduced", "lipani", "webber"),
+    )
     assert set(res["estimator"]) == {"true", "reduced", "lipani", "webber"}
     assert one(res, "true") == 0.5
     for cls in (ReducedPool, Lipani, WebberOnRuns, Condensed, TrueScore):
@@ -91,8 +115,10 @@ def test_leave_out_reports_true_and_objects():
             est.score(NEW)
         out = est.fit(QRELS, POOLED).score(NEW)
         assert {"name", "measure", "estimator", "value"} <= set(out.columns)
-    assert float(Condensed(measures=["P@2"], depth=2).fit(QRELS, POOLED).score(NEW)["value"]
-                 .iloc[0]) == 0.5  # condensed u = a b
+    assert (
+        float(Condensed(measures=["P@2"], depth=2).fit(QRELS, POOLED).score(NEW)["value"].iloc[0])
+        == 0.5
+    )  # condensed u = a b
 
 
 def test_presets():
@@ -128,23 +154,32 @@ docs = st.lists(st.sampled_from(list("abcdefgh")), min_size=2, max_size=8, uniqu
 def test_properties(d1, d2, du, labels):
     pooled = pd.concat([run("p1", d1), run("p2", d2)])
     alld = sorted(set(d1) | set(d2) | set(du))
-    full = pd.DataFrame({"qid": "1", "docno": alld, "label": labels[:len(alld)] +
-                         [0] * (len(alld) - len(labels))})
+    full = pd.DataFrame(
+        {"qid": "1", "docno": alld, "label": labels[: len(alld)] + [0] * (len(alld) - len(labels))}
+    )
     # nothing unjudged: every estimator equals the true score
-    res = estimate(pooled, run("u", du), full, measures=["P@2", "P@5"], depth=8,
-                   estimators=("reduced", "lipani"))
+    res = estimate(
+        pooled,
+        run("u", du),
+        full,
+        measures=["P@2", "P@5"],
+        depth=8,
+        estimators=("reduced", "lipani"),
+    )
     for _, g in res.groupby("measure"):
         red = g.loc[g["estimator"] == "reduced", "value"].iloc[0]
         assert np.allclose(g.loc[g["estimator"] == "lipani", "value"], red)
     # Webber's adjustment is 0 when no pooled run contributes unique documents
     twins = pd.concat([run("p1", d1), run("p2", d1)])
-    w = estimate(twins, run("u", du), full, measures=["P@2"], depth=8,
-                 estimators=("reduced", "webber"))
+    w = estimate(
+        twins, run("u", du), full, measures=["P@2"], depth=8, estimators=("reduced", "webber")
+    )
     assert np.allclose(w["value"], w["value"].iloc[0])
     # Lipani's correction stays within [0, k̄] on partial qrels
     part = full[full["docno"].isin(d1[:1] + d2[:1])]
-    res = estimate(pooled, run("u", du), part, measures=["P@2", "P@5"], depth=1,
-                   estimators=("lipani",))
+    res = estimate(
+        pooled, run("u", du), part, measures=["P@2", "P@5"], depth=1, estimators=("lipani",)
+    )
     assert (res["adjustment"] >= -1e-12).all()
     assert (res["adjustment"] <= res["k"] + 1e-12).all()
 
@@ -158,7 +193,8 @@ SAMPLE_DIR = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" 
 
 @pytest.fixture(scope="module")
 def sample_pool():
-    from pbtools import inference, io
+    from pbtools import io
+    from pbtools.pooling import inference
 
     col = io.read_collection(SAMPLE_DIR)
     info = inference.infer_pool(col.runs, col.qrels)
@@ -167,8 +203,11 @@ def sample_pool():
 
 
 def _by(frame, value="value"):
-    return frame.assign(name=frame["name"].astype(str), measure=frame["measure"].astype(str)
-                        ).set_index(["name", "measure"])[value].sort_index()
+    return (
+        frame.assign(name=frame["name"].astype(str), measure=frame["measure"].astype(str))
+        .set_index(["name", "measure"])[value]
+        .sort_index()
+    )
 
 
 def test_reduced_and_indicators_agree_with_measures(sample_pool):
@@ -176,28 +215,31 @@ def test_reduced_and_indicators_agree_with_measures(sample_pool):
 
     col, info, S, U = sample_pool
     cut = [5, 10, 20]
-    res = corrections.correct(col.qrels, S, U, measures=[f"P@{n}" for n in cut],
-                              estimators=("reduced",), depth=info.depth)
-    ref = measures.evaluate(U, col.qrels, [f"{m}@{n}" for n in cut
-                                           for m in ("P", "AntiP", "Unjudged")])
+    res = corrections.correct(
+        col.qrels, S, U, measures=[f"P@{n}" for n in cut], estimators=("reduced",), depth=info.depth
+    )
+    ref = measures.evaluate(
+        U, col.qrels, [f"{m}@{n}" for n in cut for m in ("P", "AntiP", "Unjudged")]
+    )
     ref = _by(ref)
     for col_name, base in (("P", "P"), ("AntiP", "AntiP"), ("k", "Unjudged")):
         got = res.assign(measure=res["measure"].str.replace("P@", f"{base}@"))
         got = _by(got, col_name)
         want = ref[ref.index.get_level_values("measure").str.startswith(f"{base}@")]
-        np.testing.assert_allclose(got.to_numpy(), want.reindex(got.index).to_numpy(),
-                                   atol=1e-12)
+        np.testing.assert_allclose(got.to_numpy(), want.reindex(got.index).to_numpy(), atol=1e-12)
 
 
 def test_reduced_rbp_agrees_with_measures(sample_pool):
     from pbtools import measures
 
     col, info, S, U = sample_pool
-    res = corrections.correct(col.qrels, S, U, measures=["RBP(p=0.8)@10"],
-                              estimators=("reduced",), depth=info.depth)
+    res = corrections.correct(
+        col.qrels, S, U, measures=["RBP(p=0.8)@10"], estimators=("reduced",), depth=info.depth
+    )
     ref = _by(measures.evaluate(U, col.qrels, ["RBP(p=0.8)@10"]))
-    np.testing.assert_allclose(_by(res).to_numpy(), ref.reindex(_by(res).index).to_numpy(),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        _by(res).to_numpy(), ref.reindex(_by(res).index).to_numpy(), atol=1e-12
+    )
 
 
 def test_condensed_agrees_with_judged_only_measures(sample_pool):
@@ -206,10 +248,12 @@ def test_condensed_agrees_with_judged_only_measures(sample_pool):
     col, info, S, U = sample_pool
     got = corrections.condensed(U, col.qrels, ["P@5", "P@10"])
     ref = measures.evaluate(U, col.qrels, ["P(judged_only=True)@5", "P(judged_only=True)@10"])
-    ref = ref.assign(measure=ref["measure"].astype(str).str.replace("(judged_only=True)", "",
-                                                                    regex=False))
-    np.testing.assert_allclose(_by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(),
-                               atol=1e-12)
+    ref = ref.assign(
+        measure=ref["measure"].astype(str).str.replace("(judged_only=True)", "", regex=False)
+    )
+    np.testing.assert_allclose(
+        _by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(), atol=1e-12
+    )
     assert (got["estimator"] == "condensed").all()
 
 
@@ -220,6 +264,7 @@ def test_true_score_is_p_at_n_on_the_repooled_qrels(sample_pool):
     est = corrections.TrueScore(measures=["P@10"]).fit(col.qrels, S, col.orgs)
     got = est.score(S)
     ref = measures.evaluate(S, pooling.repool(col.qrels, S, info.depth), ["P@10"])
-    np.testing.assert_allclose(_by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        _by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(), atol=1e-12
+    )
     assert (got["estimator"] == "true").all()

@@ -13,8 +13,12 @@ def _draw(width: int, repeat: int, seed: int, table: pd.DataFrame) -> dict:
     """A task using its explicit seed and a shared frame."""
     rng = np.random.default_rng(seed)
     pick = rng.choice(len(table), size=width, replace=False)
-    return {"width": width, "repeat": repeat, "seed": seed,
-            "value": float(table["x"].to_numpy()[pick].sum() + rng.normal())}
+    return {
+        "width": width,
+        "repeat": repeat,
+        "seed": seed,
+        "value": float(table["x"].to_numpy()[pick].sum() + rng.normal()),
+    }
 
 
 def _fail(k: int) -> int:
@@ -45,16 +49,18 @@ def test_product_and_seeds():
 
 def test_serial_vs_processes_identical_and_ordered():
     serial = _run(jobs=1)
-    assert [(r["width"], r["repeat"]) for r in serial] == [(p["width"], p["repeat"])
-                                                          for p in PARAMS]
+    assert [(r["width"], r["repeat"]) for r in serial] == [
+        (p["width"], p["repeat"]) for p in PARAMS
+    ]
     assert [r["seed"] for r in serial] == grid.task_seeds(7, 12)
     assert _run(jobs=2) == serial
     assert _run(jobs=2, chunksize=1) == serial
 
 
 def test_task_pairs_and_explicit_seed_kept():
-    tasks = [(_square, {"k": k}) for k in range(5)] + [grid.Task(_draw, {
-        "width": 1, "repeat": 0, "seed": 123, "table": TABLE})]
+    tasks = [(_square, {"k": k}) for k in range(5)] + [
+        grid.Task(_draw, {"width": 1, "repeat": 0, "seed": 123, "table": TABLE})
+    ]
     out = grid.run_grid(tasks, seed=1, progress=False, jobs=2)
     assert out[:5] == [0, 1, 4, 9, 16]
     assert out[5]["seed"] == 123
@@ -71,9 +77,12 @@ def test_errors_name_the_task():
 def test_dask_local_cluster_identical():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
     serial = _run(jobs=1)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         assert _run(dask=client) == serial
         assert _run(dask=cluster.scheduler_address) == serial
 
@@ -87,5 +96,8 @@ def test_dask_missing_gives_clear_error(monkeypatch):
 def test_progress_bar_forced_off_and_on(capsys):
     assert grid.run_grid(_square, [{"k": k} for k in range(3)], progress=True) == [0, 1, 4]
     assert grid.run_grid(_square, [{"k": k} for k in range(3)], progress=False) == [0, 1, 4]
-    assert grid.run_grid(_square, [{"k": k} for k in range(3)], jobs=None,
-                         progress=False) == [0, 1, 4]
+    assert grid.run_grid(_square, [{"k": k} for k in range(3)], jobs=None, progress=False) == [
+        0,
+        1,
+        4,
+    ]

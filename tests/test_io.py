@@ -42,8 +42,9 @@ def lenient(fn, *args, **kw):
 
 
 def test_read_run_schema_and_trec_order(tmp_path):
-    p = write(tmp_path / "input.r", ["1 Q0 a 1 2.0 r", "1 Q0 c 2 2.0 r", "1 Q0 b 9 5 r",
-                                     "10 Q0 x 1 1 r"])
+    p = write(
+        tmp_path / "input.r", ["1 Q0 a 1 2.0 r", "1 Q0 c 2 2.0 r", "1 Q0 b 9 5 r", "10 Q0 x 1 1 r"]
+    )
     df = io.read_run(p)
     assert list(df.columns) == ["name", "qid", "docno", "score", "rank"]
     for c in ("name", "qid", "docno"):
@@ -156,15 +157,18 @@ def test_toy_collection(toy_dir):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad, line, words", [
-    ("1 Q0 d9 3 1.0", 3, "5 fields"),
-    ("1 Q0 d9 3 1.0 r extra", 3, "7 fields"),
-    ("", 3, "blank line"),
-    ("   \t ", 3, "blank line"),
-    ("1 Q0 d9 3 high r", 3, "non-numeric score 'high'"),
-    ("1 Q0 d9 3 nan r", 3, "non-numeric score 'nan'"),
-    ("1 Q0 d9 third 1.0 r", 3, "non-numeric rank 'third'"),
-])
+@pytest.mark.parametrize(
+    "bad, line, words",
+    [
+        ("1 Q0 d9 3 1.0", 3, "5 fields"),
+        ("1 Q0 d9 3 1.0 r extra", 3, "7 fields"),
+        ("", 3, "blank line"),
+        ("   \t ", 3, "blank line"),
+        ("1 Q0 d9 3 high r", 3, "non-numeric score 'high'"),
+        ("1 Q0 d9 3 nan r", 3, "non-numeric score 'nan'"),
+        ("1 Q0 d9 third 1.0 r", 3, "non-numeric rank 'third'"),
+    ],
+)
 def test_run_line_errors(tmp_path, bad, line, words):
     lines = RUN6[:2] + [bad] + RUN6[2:]
     err = strict_error(io.read_run, write(tmp_path / "input.r", lines))
@@ -209,8 +213,10 @@ def test_several_tags_strict(tmp_path):
 
 
 def test_duplicate_in_run_strict(tmp_path):
-    p = write(tmp_path / "input.r", ["1 Q0 d1 1 3 r", "2 Q0 d1 1 3 r", "1 Q0 d2 2 2 r",
-                                     "1 Q0 d1 3 1 r", "1 Q0 d2 4 1 r"])
+    p = write(
+        tmp_path / "input.r",
+        ["1 Q0 d1 1 3 r", "2 Q0 d1 1 3 r", "1 Q0 d2 2 2 r", "1 Q0 d1 3 1 r", "1 Q0 d2 4 1 r"],
+    )
     err = strict_error(io.read_run, p)
     assert err.line == 4
     assert "duplicate document 'd1' for topic '1'" in err.problem and "line 1" in err.problem
@@ -248,15 +254,18 @@ def test_invalid_utf8(tmp_path):
     assert err.line == 2 and "UTF-8" in err.problem
 
 
-@pytest.mark.parametrize("bad, words", [
-    ("1 0 d9 1.5", "non-integer relevance label '1.5'"),
-    ("1 0 d9 rel", "non-integer relevance label 'rel'"),
-    ("1 0 d9 70000", "outside the int16 range"),
-    ("1 0 d9", "3 fields"),
-    ("1 0 d9 1 extra", "5 fields"),
-    ("", "blank line"),
-    ("1 0 d1 0", "duplicate judgment of document 'd1' for topic '1' (first at line 1)"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ("1 0 d9 1.5", "non-integer relevance label '1.5'"),
+        ("1 0 d9 rel", "non-integer relevance label 'rel'"),
+        ("1 0 d9 70000", "outside the int16 range"),
+        ("1 0 d9", "3 fields"),
+        ("1 0 d9 1 extra", "5 fields"),
+        ("", "blank line"),
+        ("1 0 d1 0", "duplicate judgment of document 'd1' for topic '1' (first at line 1)"),
+    ],
+)
 def test_qrels_errors(tmp_path, bad, words):
     p = write(tmp_path / "qrels", ["1 0 d1 1", "2 0 d1 0", bad, "2 0 d2 1"])
     err = strict_error(io.read_qrels, p)
@@ -273,8 +282,10 @@ def test_malformed_xml(tmp_path):
     p.write_text("<set>\n<runs><tag>a</tag></runs>\n</set>\n")
     err = strict_error(io.read_orgs, p)
     assert err.line == 2 and "<organization>" in err.problem
-    p.write_text("<set>\n<runs><tag>a</tag><organization>A</organization></runs>\n"
-                 "<runs><tag>a</tag><organization>B</organization></runs>\n</set>\n")
+    p.write_text(
+        "<set>\n<runs><tag>a</tag><organization>A</organization></runs>\n"
+        "<runs><tag>a</tag><organization>B</organization></runs>\n</set>\n"
+    )
     err = strict_error(io.read_orgs, p)
     assert err.line == 3 and "listed twice" in err.problem
     orgs = lenient(io.read_orgs, p)
@@ -313,39 +324,47 @@ def test_collection_malformed_desc(tiny_collection):
 
 
 def test_lenient_short_blank_long_lines(tmp_path):
-    p = write(tmp_path / "input.r", ["1 Q0 d1 1 3 r", "", "1 Q0 d2 2", " ",
-                                     "1 Q0 d3 3 1 r note", "2 Q0 d1 1 1 r"])
+    p = write(
+        tmp_path / "input.r",
+        ["1 Q0 d1 1 3 r", "", "1 Q0 d2 2", " ", "1 Q0 d3 3 1 r note", "2 Q0 d1 1 1 r"],
+    )
     with pytest.warns(TrecFormatWarning, match="input.r"):
         df = io.read_run(p, lenient=True)
     assert df["docno"].astype(str).tolist() == ["d1", "d3", "d1"]
     rep = df.attrs["repairs"]
     assert list(rep.columns) == ["file", "line", "problem", "action"]
     assert rep["line"].tolist() == [2, 3, 4, 5]
-    assert rep["action"].tolist() == ["skipped", "skipped", "skipped",
-                                      "kept the first 6 fields"]
+    assert rep["action"].tolist() == ["skipped", "skipped", "skipped", "kept the first 6 fields"]
     assert rep["problem"].tolist()[1] == "4 fields, expected 6"
     assert (rep["file"] == str(p)).all()
 
 
 def test_lenient_duplicates_highest_score_first_on_ties(tmp_path):
-    p = write(tmp_path / "input.r", [
-        "1 Q0 d1 1 1.0 r",   # 1: d1 low
-        "1 Q0 d2 2 5.0 r",   # 2: d2
-        "1 Q0 d1 3 4.0 r",   # 3: d1 best → kept
-        "1 Q0 d2 4 5.0 r",   # 4: d2 equal score, later → dropped
-        "1 Q0 d1 5 4.0 r",   # 5: d1 equal to best, later → dropped
-        "2 Q0 d1 1 0.5 r",   # 6: other topic, not a duplicate
-    ])
+    p = write(
+        tmp_path / "input.r",
+        [
+            "1 Q0 d1 1 1.0 r",  # 1: d1 low
+            "1 Q0 d2 2 5.0 r",  # 2: d2
+            "1 Q0 d1 3 4.0 r",  # 3: d1 best → kept
+            "1 Q0 d2 4 5.0 r",  # 4: d2 equal score, later → dropped
+            "1 Q0 d1 5 4.0 r",  # 5: d1 equal to best, later → dropped
+            "2 Q0 d1 1 0.5 r",  # 6: other topic, not a duplicate
+        ],
+    )
     with pytest.warns(TrecFormatWarning, match="3 × duplicate"):
         df = io.read_run(p, lenient=True)
-    got = {(q, d): s for q, d, s in zip(df["qid"].astype(str), df["docno"].astype(str),
-                                         df["score"], strict=True)}
+    got = {
+        (q, d): s
+        for q, d, s in zip(df["qid"].astype(str), df["docno"].astype(str), df["score"], strict=True)
+    }
     assert got == {("1", "d2"): 5.0, ("1", "d1"): 4.0, ("2", "d1"): 0.5}
     rep = df.attrs["repairs"]
     assert rep["line"].tolist() == [1, 4, 5]
-    assert rep["action"].tolist() == ["dropped (lower score)",
-                                      "dropped (equal score, later occurrence)",
-                                      "dropped (equal score, later occurrence)"]
+    assert rep["action"].tolist() == [
+        "dropped (lower score)",
+        "dropped (equal score, later occurrence)",
+        "dropped (equal score, later occurrence)",
+    ]
     assert "also at line 3" in rep["problem"].iloc[0]
     assert "also at line 2" in rep["problem"].iloc[1]
 
@@ -383,8 +402,11 @@ def test_lenient_qrels_duplicates_keep_first(tmp_path):
     assert q["label"].tolist() == [1, 0, 2]
     rep = q.attrs["repairs"]
     assert rep["line"].tolist() == [3, 4, 5]
-    assert rep["action"].tolist() == ["skipped", "dropped (kept the first)",
-                                      "kept the first 4 fields"]
+    assert rep["action"].tolist() == [
+        "skipped",
+        "dropped (kept the first)",
+        "kept the first 4 fields",
+    ]
 
 
 def test_lenient_empty_file_reported(tmp_path):
@@ -468,8 +490,7 @@ def test_trec2_repairs(trec2_file):
     # the reference README counts repeated (qid, docno) pairs: citymf 30, UREKA2 8,
     # UREKA3 17 (one of them, topic 113, 1,000 copies), uicah 52; dropped rows are one fewer
     # than the copies of each pair
-    expected = {"citymf": (30, 32), "UREKA2": (8, 8), "UREKA3": (17, 16 + 999),
-                "uicah": (52, 52)}
+    expected = {"citymf": (30, 32), "UREKA2": (8, 8), "UREKA3": (17, 16 + 999), "uicah": (52, 52)}
     for run, (pairs, dropped) in expected.items():
         dup = _repairs_of(c, run)
         dup = dup[dup["problem"].str.startswith("duplicate")]
@@ -479,8 +500,7 @@ def test_trec2_repairs(trec2_file):
     big = _repairs_of(c, "UREKA3")
     assert big["problem"].str.contains("'AP880212-0001' for topic '113'").sum() == 999
     dirty = {Path(f).name for f in c.repairs["file"]}
-    assert dirty == {f"input.{r}.gz" for r in ("UREKA3", "citymf", "rutcomb1", "UREKA2",
-                                              "uicah")}
+    assert dirty == {f"input.{r}.gz" for r in ("UREKA3", "citymf", "rutcomb1", "UREKA2", "uicah")}
 
 
 def test_trec2_file_identity_matches_reference(trec2_file, shared_dir):
@@ -488,8 +508,9 @@ def test_trec2_file_identity_matches_reference(trec2_file, shared_dir):
     assert c.runs["name"].nunique() == 38 and c.unmapped == []
     assert len(c.orgs) == 38
     assert len(c.runs) == 1_823_790 - 25 - 1 - (32 + 8 + 1015 + 52)
-    ref = pd.read_csv(shared_dir / "data/trec_eval_reference/trec2_trec_eval.tsv.gz", sep="\t",
-                      dtype=str)
+    ref = pd.read_csv(
+        shared_dir / "data/trec_eval_reference/trec2_trec_eval.tsv.gz", sep="\t", dtype=str
+    )
     ref = ref[ref["qid"] != "all"]
     ref_pairs = set(zip(ref["run"], ref["qid"], strict=True))
     pairs = c.runs[["name", "qid"]].astype(str).drop_duplicates()
@@ -513,9 +534,14 @@ def test_trec2_strict_fails_at_first_dirty_file(trec2_dir):
 def test_parquet_round_trip_run(tmp_path, tiny_collection):
     c = io.read_collection(tiny_collection)
     runs = c.runs
-    runs.attrs["repairs"] = pd.DataFrame({
-        "file": pd.array(["x"], dtype="str"), "line": pd.array([pd.NA], dtype="Int64"),
-        "problem": pd.array(["p"], dtype="str"), "action": pd.array(["a"], dtype="str")})
+    runs.attrs["repairs"] = pd.DataFrame(
+        {
+            "file": pd.array(["x"], dtype="str"),
+            "line": pd.array([pd.NA], dtype="Int64"),
+            "problem": pd.array(["p"], dtype="str"),
+            "action": pd.array(["a"], dtype="str"),
+        }
+    )
     runs.attrs["source"] = "tiny"
     io.write_parquet(runs, tmp_path / "runs.parquet", metadata={"depth": 100, "tag": "t"})
     back = io.read_parquet(tmp_path / "runs.parquet")
@@ -569,8 +595,9 @@ def test_ir_measures_and_ranx_adapters(tiny_collection):
     qrels = io.read_qrels(tiny_collection / "QRels")
     q_irm = io.to_ir_measures(qrels)
     assert list(q_irm.columns) == ["query_id", "doc_id", "relevance"]
-    pd.testing.assert_frame_equal(io.from_ir_measures(q_irm), io.read_qrels(
-        tiny_collection / "QRels" / "qrels"))
+    pd.testing.assert_frame_equal(
+        io.from_ir_measures(q_irm), io.read_qrels(tiny_collection / "QRels" / "qrels")
+    )
     rx = io.to_ranx(a)
     assert rx["1"] == {"d1": 3.0, "d2": 2.0, "d3": 2.0}
     pd.testing.assert_frame_equal(io.from_ranx(rx, name="a"), back)

@@ -11,33 +11,53 @@ TRACK = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec" 
 
 # (estimator, n) → (MAE, SRE), Table 2 "Ad Hoc 2", top 75%, leave-one-organization-out
 TARGETS = {
-    ("lipani", 5): (0.0063, 19), ("lipani", 10): (0.0082, 32), ("lipani", 20): (0.0132, 50),
-    ("lipani", 30): (0.0149, 51), ("lipani", 100): (0.0216, 88),
-    ("webber", 5): (0.0069, 18), ("webber", 10): (0.0084, 27), ("webber", 20): (0.0119, 48),
-    ("webber", 30): (0.0129, 42), ("webber", 100): (0.0169, 61),
-    ("reduced", 5): (0.0065, 19), ("reduced", 10): (0.0085, 32), ("reduced", 20): (0.0138, 52),
-    ("reduced", 30): (0.0164, 56), ("reduced", 100): (0.0293, 122),
+    ("lipani", 5): (0.0063, 19),
+    ("lipani", 10): (0.0082, 32),
+    ("lipani", 20): (0.0132, 50),
+    ("lipani", 30): (0.0149, 51),
+    ("lipani", 100): (0.0216, 88),
+    ("webber", 5): (0.0069, 18),
+    ("webber", 10): (0.0084, 27),
+    ("webber", 20): (0.0119, 48),
+    ("webber", 30): (0.0129, 42),
+    ("webber", 100): (0.0169, 61),
+    ("reduced", 5): (0.0065, 19),
+    ("reduced", 10): (0.0085, 32),
+    ("reduced", 20): (0.0138, 52),
+    ("reduced", 30): (0.0164, 56),
+    ("reduced", 100): (0.0293, 122),
 }
 
-pytestmark = [pytest.mark.shared, pytest.mark.slow,
-              pytest.mark.skipif(not TRACK.is_dir(), reason=f"{TRACK} not available")]
+pytestmark = [
+    pytest.mark.shared,
+    pytest.mark.slow,
+    pytest.mark.skipif(not TRACK.is_dir(), reason=f"{TRACK} not available"),
+]
 
 
 @pytest.fixture(scope="module")
 def errors():
+    from pbtools.corrections.rerank import round_half_up
     from pbtools.experiments import leave_one_out_experiment
-    from pbtools.rerank import round_half_up
     from pbtools.stats import mae, sre
 
-    res = leave_one_out_experiment(str(TRACK), cutoffs=(5, 10, 20, 30, 100), by="org",
-                                   runs="top75", estimators=("reduced", "webber", "lipani"),
-                                   protocol="lipani2015")
+    res = leave_one_out_experiment(
+        str(TRACK),
+        cutoffs=(5, 10, 20, 30, 100),
+        by="org",
+        runs="top75",
+        estimators=("reduced", "webber", "lipani"),
+        protocol="lipani2015",
+    )
     frame = res[["name", "n", "estimator", "true", "estimate"]]
-    out = mae(frame, by=["n", "estimator"]).merge(sre(frame, by=["n", "estimator"]),
-                                                  on=["n", "estimator"])
+    out = mae(frame, by=["n", "estimator"]).merge(
+        sre(frame, by=["n", "estimator"]), on=["n", "estimator"]
+    )
     out["mae"] = round_half_up(out["mae"].to_numpy(), 4)
-    return {(e, int(n)): (m, int(s)) for e, n, m, s in
-            out[["estimator", "n", "mae", "sre"]].itertuples(index=False)}, res
+    return {
+        (e, int(n)): (m, int(s))
+        for e, n, m, s in out[["estimator", "n", "mae", "sre"]].itertuples(index=False)
+    }, res
 
 
 def test_run_counts(errors):

@@ -415,8 +415,14 @@ def test_topic_coverage_is_reported_not_silent():
     """A run that lacks a judged topic, or answers an unjudged one, is named in a warning."""
     from pbtools.measures import CoverageWarning, topic_coverage
 
-    runs = pd.DataFrame({"name": ["a", "a", "b"], "qid": ["1", "3", "1"],
-                         "docno": ["d1", "d2", "d1"], "score": [1.0, 1.0, 1.0]})
+    runs = pd.DataFrame(
+        {
+            "name": ["a", "a", "b"],
+            "qid": ["1", "3", "1"],
+            "docno": ["d1", "d2", "d1"],
+            "score": [1.0, 1.0, 1.0],
+        }
+    )
     qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d1", "d2"], "label": [1, 1]})
     cov = topic_coverage(runs, qrels).set_index("name")
     assert cov.loc["a", "missing"] == ["2"] and cov.loc["a", "unjudged"] == ["3"]
@@ -432,6 +438,7 @@ def test_topic_coverage_is_reported_not_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error", CoverageWarning)
         M.evaluate(runs, qrels, ["P@1"], warn=False)
-    both = pd.DataFrame({"name": ["a", "a"], "qid": ["1", "2"], "docno": ["d1", "d2"],
-                         "score": [1.0, 1.0]})
+    both = pd.DataFrame(
+        {"name": ["a", "a"], "qid": ["1", "2"], "docno": ["d1", "d2"], "score": [1.0, 1.0]}
+    )
     assert topic_coverage(both, qrels).empty

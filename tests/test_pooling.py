@@ -1,4 +1,4 @@
-"""Tests for pbtools.pooling and pbtools.inference: hand-checked cases, properties, TREC-2."""
+"""Tests for pbtools.pooling (incl. inference): hand-checked cases, properties, TREC-2."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbtools import frames, pooling
-from pbtools.inference import infer_pool, judged_prefixes
+from pbtools.pooling.inference import infer_pool, judged_prefixes
 
 # --------------------------------------------------------------------------------------------
 # a tiny collection: runs A, B (org X) and C (org Y), topics 1 and 2, pool depth 2
@@ -24,16 +24,33 @@ from pbtools.inference import infer_pool, judged_prefixes
 # --------------------------------------------------------------------------------------------
 
 RUNS = {
-    ("A", "1"): ["d1", "d2", "d3"], ("B", "1"): ["d2", "d4", "d5"], ("C", "1"): ["d1", "d6", "d7"],
-    ("A", "2"): ["e1", "e2"], ("B", "2"): ["e1", "e3"], ("C", "2"): ["e4", "e1"],
+    ("A", "1"): ["d1", "d2", "d3"],
+    ("B", "1"): ["d2", "d4", "d5"],
+    ("C", "1"): ["d1", "d6", "d7"],
+    ("A", "2"): ["e1", "e2"],
+    ("B", "2"): ["e1", "e3"],
+    ("C", "2"): ["e4", "e1"],
 }
-LABELS = {("1", "d1"): 1, ("1", "d2"): 1, ("1", "d3"): 0, ("1", "d4"): 0, ("1", "d6"): 1,
-          ("1", "x9"): 1, ("2", "e1"): 0, ("2", "e2"): 1, ("2", "e3"): 0, ("2", "e4"): 1}
+LABELS = {
+    ("1", "d1"): 1,
+    ("1", "d2"): 1,
+    ("1", "d3"): 0,
+    ("1", "d4"): 0,
+    ("1", "d6"): 1,
+    ("1", "x9"): 1,
+    ("2", "e1"): 0,
+    ("2", "e2"): 1,
+    ("2", "e3"): 0,
+    ("2", "e4"): 1,
+}
 
 
 def make_runs(rankings: dict) -> pd.DataFrame:
-    rows = [(name, qid, doc, float(len(docs) - i), i + 1)
-            for (name, qid), docs in rankings.items() for i, doc in enumerate(docs)]
+    rows = [
+        (name, qid, doc, float(len(docs) - i), i + 1)
+        for (name, qid), docs in rankings.items()
+        for i, doc in enumerate(docs)
+    ]
     return frames.as_run(pd.DataFrame(rows, columns=["name", "qid", "docno", "score", "rank"]))
 
 
@@ -62,8 +79,16 @@ ALL = set(LABELS)
 
 def test_pool_by_hand(tiny):
     runs, _, _ = tiny
-    assert pairs(pooling.pool(runs, 2)) == {("1", "d1"), ("1", "d2"), ("1", "d4"), ("1", "d6"),
-                                            ("2", "e1"), ("2", "e2"), ("2", "e3"), ("2", "e4")}
+    assert pairs(pooling.pool(runs, 2)) == {
+        ("1", "d1"),
+        ("1", "d2"),
+        ("1", "d4"),
+        ("1", "d6"),
+        ("2", "e1"),
+        ("2", "e2"),
+        ("2", "e3"),
+        ("2", "e4"),
+    }
     assert pairs(pooling.pool(runs, 1)) == {("1", "d1"), ("1", "d2"), ("2", "e1"), ("2", "e4")}
     assert len(pooling.pool(runs, 0)) == 0
 
@@ -93,10 +118,18 @@ def test_contributions_by_hand(tiny):
     assert len(got) == 2 + 2 + 1 + 1 + 3 + 1 + 1 + 1
     c = pooling.contributions(runs, 2, by="org", orgs=orgs)
     got = {(str(q), str(d), str(u)): int(n) for q, d, u, n in c.itertuples(index=False)}
-    assert got == {("1", "d1", "X"): 2, ("1", "d1", "Y"): 2, ("1", "d2", "X"): 1,
-                   ("1", "d4", "X"): 1, ("1", "d6", "Y"): 1, ("2", "e1", "X"): 2,
-                   ("2", "e1", "Y"): 2, ("2", "e2", "X"): 1, ("2", "e3", "X"): 1,
-                   ("2", "e4", "Y"): 1}
+    assert got == {
+        ("1", "d1", "X"): 2,
+        ("1", "d1", "Y"): 2,
+        ("1", "d2", "X"): 1,
+        ("1", "d4", "X"): 1,
+        ("1", "d6", "Y"): 1,
+        ("2", "e1", "X"): 2,
+        ("2", "e1", "Y"): 2,
+        ("2", "e2", "X"): 1,
+        ("2", "e3", "X"): 1,
+        ("2", "e4", "Y"): 1,
+    }
 
 
 def test_leave_one_run_out_by_hand(tiny):
@@ -113,10 +146,13 @@ def test_leave_one_run_out_by_hand(tiny):
 def test_leave_one_org_out_by_hand(tiny):
     runs, qrels, orgs = tiny
     got = blocks(pooling.leave_one_out(qrels, runs, 2, by="org", orgs=orgs), "left_out")
-    assert got == {"X": ALL - {("1", "d2"), ("1", "d4"), ("2", "e2"), ("2", "e3")},
-                   "Y": ALL - {("1", "d6"), ("2", "e4")}}
-    rep = blocks(pooling.leave_one_out(qrels, runs, 2, by="org", orgs=orgs, repool=True),
-                 "left_out")
+    assert got == {
+        "X": ALL - {("1", "d2"), ("1", "d4"), ("2", "e2"), ("2", "e3")},
+        "Y": ALL - {("1", "d6"), ("2", "e4")},
+    }
+    rep = blocks(
+        pooling.leave_one_out(qrels, runs, 2, by="org", orgs=orgs, repool=True), "left_out"
+    )
     never = {("1", "d3"), ("1", "x9")}
     assert rep == {k: v - never for k, v in got.items()}
 
@@ -167,10 +203,17 @@ def test_take_teams_by_hand(tiny):
     assert list(t1.columns) == ["qid", "docno", "label", "kept"]
     assert blocks(t1, "kept") == {
         "X": {("1", "d1"), ("1", "d2"), ("1", "d4"), ("2", "e1"), ("2", "e2"), ("2", "e3")},
-        "Y": {("1", "d1"), ("1", "d6"), ("2", "e1"), ("2", "e4")}}
+        "Y": {("1", "d1"), ("1", "d6"), ("2", "e1"), ("2", "e4")},
+    }
     t2 = pooling.take_teams(qrels, runs, 2, k=2, by="run")
-    assert blocks(t2, "kept")["A+C"] == {("1", "d1"), ("1", "d2"), ("1", "d6"), ("2", "e1"),
-                                         ("2", "e2"), ("2", "e4")}
+    assert blocks(t2, "kept")["A+C"] == {
+        ("1", "d1"),
+        ("1", "d2"),
+        ("1", "d6"),
+        ("2", "e1"),
+        ("2", "e2"),
+        ("2", "e4"),
+    }
     assert sorted(t2["kept"].cat.categories) == ["A+B", "A+C", "B+C"]
     t = pooling.take_teams(qrels, runs, 2, by="run", combos=[["C", "B"]])
     assert list(t["kept"].cat.categories) == ["B+C"]
@@ -203,9 +246,13 @@ def test_subset_pool(tiny):
 
 
 def test_top_fraction():
-    scores = pd.DataFrame({
-        "name": list("abcdefgh") * 2, "measure": ["P@10"] * 8 + ["AP"] * 8,
-        "value": [0.1, 0.30004, 0.3, 0.2, 0.5, 0.0, 0.29996, 0.4] + list(np.arange(8) / 10)})
+    scores = pd.DataFrame(
+        {
+            "name": list("abcdefgh") * 2,
+            "measure": ["P@10"] * 8 + ["AP"] * 8,
+            "value": [0.1, 0.30004, 0.3, 0.2, 0.5, 0.0, 0.29996, 0.4] + list(np.arange(8) / 10),
+        }
+    )
     top = pooling.top_fraction(scores)
     p10 = top[top["measure"] == "P@10"]
     # b, c and g all round to 0.3000: the stable sort keeps their input order
@@ -213,8 +260,9 @@ def test_top_fraction():
     assert p10["rank"].tolist() == [1, 2, 3, 4, 5, 6]
     assert top[top["measure"] == "AP"]["name"].tolist() == list("hgfedc")
     assert len(pooling.top_fraction(scores.iloc[:8], round=None)) == 6
-    n36 = pd.DataFrame({"name": [f"r{i}" for i in range(36)], "measure": "P@5",
-                        "value": np.linspace(0, 1, 36)})
+    n36 = pd.DataFrame(
+        {"name": [f"r{i}" for i in range(36)], "measure": "P@5", "value": np.linspace(0, 1, 36)}
+    )
     assert len(pooling.top_fraction(n36)) == 27
 
 
@@ -249,8 +297,14 @@ def collections(draw):
         for t in range(n_topics):
             docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True))
             rankings[(f"r{r}", str(t + 1))] = docs
-    judged = draw(st.sets(st.tuples(st.sampled_from([str(t + 1) for t in range(n_topics)]),
-                                    st.sampled_from(DOCS)), min_size=1))
+    judged = draw(
+        st.sets(
+            st.tuples(
+                st.sampled_from([str(t + 1) for t in range(n_topics)]), st.sampled_from(DOCS)
+            ),
+            min_size=1,
+        )
+    )
     labels = {k: draw(st.integers(0, 2)) for k in sorted(judged)}
     org_of = {f"r{r}": f"o{draw(st.integers(0, 1))}" for r in range(n_runs)}
     depth = draw(st.integers(1, 6))
@@ -302,10 +356,10 @@ def test_take_all_and_shallow_properties(coll):
     assert pairs(pooling.shallow(qrels, runs, 1)) <= reference
     c = pooling.contributions(runs, depth)
     assert {(q, d) for q, d, _u, _n in c.itertuples(index=False)} == pairs(
-        pooling.pool(runs, depth))
+        pooling.pool(runs, depth)
+    )
     counts = c.groupby(["qid", "docno"], observed=True)["unit"].size()
-    assert (c.set_index(["qid", "docno"])["n_units"].groupby(level=[0, 1]).first()
-            == counts).all()
+    assert (c.set_index(["qid", "docno"])["n_units"].groupby(level=[0, 1]).first() == counts).all()
 
 
 # --------------------------------------------------------------------------------------------
@@ -329,8 +383,9 @@ def test_infer_pool_by_hand():
     rankings = {}
     for name in "PQR":
         for t in ("1", "2"):
-            rankings[(name, t)] = [f"{name}{t}k{i}" for i in range(4)] + [f"{name}{t}n{i}"
-                                                                        for i in range(3)]
+            rankings[(name, t)] = [f"{name}{t}k{i}" for i in range(4)] + [
+                f"{name}{t}n{i}" for i in range(3)
+            ]
     rankings[("U", "1")] = ["P1k0", "Q1k0", "u1", "u2", "u3", "u4", "u5"]
     rankings[("U", "2")] = ["P2k1", "R2k3", "u6", "u7", "u8"]
     runs = make_runs(rankings)
@@ -350,8 +405,12 @@ def test_infer_pool_by_hand():
 
 def test_infer_pool_tolerance():
     # rank 3 unjudged: pooled at depth 5 only when one unjudged document may be stepped over
-    runs = make_runs({("A", "1"): ["a", "b", "x", "c", "d", "e", "y"],
-                      ("B", "1"): ["a", "b", "c", "d", "e", "f"]})
+    runs = make_runs(
+        {
+            ("A", "1"): ["a", "b", "x", "c", "d", "e", "y"],
+            ("B", "1"): ["a", "b", "c", "d", "e", "f"],
+        }
+    )
     qrels = make_qrels({("1", d): 0 for d in "abcde"})
     assert infer_pool(runs, qrels, depth=5, tolerance=0.0).pooled_runs == ["B"]
     assert infer_pool(runs, qrels, depth=5, tolerance=0.2).pooled_runs == ["A", "B"]

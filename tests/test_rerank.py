@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbtools.frames import judge
-from pbtools.rerank import (
+from pbtools.corrections.rerank import (
     deltas,
     fires,
     indicators,
@@ -16,11 +15,18 @@ from pbtools.rerank import (
     round_half_up,
     run_means,
 )
+from pbtools.frames import judge
 
 
 def run(name, docs, qid="1"):
-    return pd.DataFrame({"name": name, "qid": qid, "docno": list(docs),
-                         "score": np.arange(len(docs), 0, -1, dtype=float)})
+    return pd.DataFrame(
+        {
+            "name": name,
+            "qid": qid,
+            "docno": list(docs),
+            "score": np.arange(len(docs), 0, -1, dtype=float),
+        }
+    )
 
 
 def order(m):
@@ -78,10 +84,12 @@ def test_merge_many_pairs_one_frame():
     us = pd.concat([run("u1", "dc"), run("u2", "ab")])
     m = merge(ps, us)
     got = {(u, p): order(g) for (u, p), g in m.groupby(["unpooled", "name"], observed=True)}
-    assert got == {("u1", "p1"): order(merge(run("p1", "abcd"), run("u1", "dc"))),
-                   ("u1", "p2"): order(merge(run("p2", "dcba"), run("u1", "dc"))),
-                   ("u2", "p1"): order(merge(run("p1", "abcd"), run("u2", "ab"))),
-                   ("u2", "p2"): order(merge(run("p2", "dcba"), run("u2", "ab")))}
+    assert got == {
+        ("u1", "p1"): order(merge(run("p1", "abcd"), run("u1", "dc"))),
+        ("u1", "p2"): order(merge(run("p2", "dcba"), run("u1", "dc"))),
+        ("u2", "p1"): order(merge(run("p1", "abcd"), run("u2", "ab"))),
+        ("u2", "p2"): order(merge(run("p2", "dcba"), run("u2", "ab"))),
+    }
 
 
 def test_round_half_up():
@@ -123,8 +131,12 @@ docs = st.lists(st.sampled_from(list("abcdefghijkl")), min_size=1, max_size=12, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(docs, docs, st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.sampled_from(["exclusive_first",
-                                                                             "lipani2015"]))
+@given(
+    docs,
+    docs,
+    st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+    st.sampled_from(["exclusive_first", "lipani2015"]),
+)
 def test_properties_merge(dp, du, alpha, tie):
     p, u = run("p", dp), run("u", du)
     m = merge(p, u, alpha=alpha, tie=tie)
@@ -146,14 +158,18 @@ def test_properties_dk_nonnegative_when_judged_to_depth(dp, du, labels):
     qrels = pd.DataFrame({"qid": "1", "docno": list(dp[:m_]), "label": labels[:m_]})
     p, u = run("p", dp), run("u", du)
     ns = list(range(1, m_ + 1))
-    pm = run_means(precision_at(judge(p.assign(rank=range(1, len(dp) + 1)), qrels, keys=[]),
-                                ns))
+    pm = run_means(precision_at(judge(p.assign(rank=range(1, len(dp) + 1)), qrels, keys=[]), ns))
     mj = judge(merge(p, u), qrels, keys=[])
     mm = run_means(precision_at(mj, ns, keys=["unpooled"]), keys=["unpooled"])
     d = deltas(mm, pm)
     assert (d["dk"] >= -1e-12).all()
-    same = deltas(run_means(precision_at(judge(merge(p, run("u", dp)), qrels, keys=[]), ns,
-                                         keys=["unpooled"]), keys=["unpooled"]), pm)
+    same = deltas(
+        run_means(
+            precision_at(judge(merge(p, run("u", dp)), qrels, keys=[]), ns, keys=["unpooled"]),
+            keys=["unpooled"],
+        ),
+        pm,
+    )
     assert np.allclose(same[["dP", "dAntiP", "dk"]].to_numpy(), 0.0)
 
 
@@ -185,8 +201,12 @@ ranking = st.lists(st.sampled_from(pool), min_size=0, max_size=40, unique=True)
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(ranking, min_size=8, max_size=8), st.sampled_from([0.0, 0.5, 1.0]),
-       st.sampled_from(["exclusive_first", "lipani2015"]), st.sampled_from([None, 1, 3, 10]))
+@given(
+    st.lists(ranking, min_size=8, max_size=8),
+    st.sampled_from([0.0, 0.5, 1.0]),
+    st.sampled_from(["exclusive_first", "lipani2015"]),
+    st.sampled_from([None, 1, 3, 10]),
+)
 def test_merge_matches_reference(rankings, alpha, tie, depth):
     # 2 pooled and 2 unpooled runs on 2 topics (a ranking may be empty: the topic is absent);
     # long rankings with shared heads exercise the window fallback of the α = 1 path
@@ -202,8 +222,10 @@ def test_merge_matches_reference(rankings, alpha, tie, depth):
     if not pooled or not unpooled:
         return
     m = merge(pd.concat(pooled), pd.concat(unpooled), alpha=alpha, tie=tie, depth=depth)
-    got = {k: list(g.sort_values("rank")["docno"].astype(str))
-           for k, g in m.groupby(["unpooled", "name", "qid"], observed=True)}
+    got = {
+        k: list(g.sort_values("rank")["docno"].astype(str))
+        for k, g in m.groupby(["unpooled", "name", "qid"], observed=True)
+    }
     want = {}
     for u in ("u1", "u2"):
         for p in ("p1", "p2"):

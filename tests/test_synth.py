@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbtools import frames, pooling, synth
-from pbtools.inference import infer_pool
+from pbtools.pooling.inference import infer_pool
 
 SMALL = dict(topics=6, docs=300, runs=8, orgs=3, run_length=40, depth=10, unpooled=2)
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -47,10 +47,20 @@ def test_schema_and_shape():
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 5), st.integers(1, 3), st.integers(0, 2))
 def test_pool_and_truth_properties(seed, depth, orgs, unpooled):
-    c = synth.generate(topics=3, docs=60, runs=4, orgs=orgs, run_length=12, depth=depth,
-                       unpooled=unpooled, seed=seed)
-    truth = {(q, d): lab for q, d, lab in c.truth.astype({"qid": str, "docno": str})
-             .itertuples(index=False)}
+    c = synth.generate(
+        topics=3,
+        docs=60,
+        runs=4,
+        orgs=orgs,
+        run_length=12,
+        depth=depth,
+        unpooled=unpooled,
+        seed=seed,
+    )
+    truth = {
+        (q, d): lab
+        for q, d, lab in c.truth.astype({"qid": str, "docno": str}).itertuples(index=False)
+    }
     # qrels: exactly the true labels of the depth-d pool of the pooled runs
     pooled_runs = c.runs[c.runs["name"].astype(str).isin(c.pooled)]
     assert pairs(c.qrels) == pairs(pooling.pool(pooled_runs, depth))
@@ -68,8 +78,9 @@ def test_pool_and_truth_properties(seed, depth, orgs, unpooled):
 
 
 def test_quality_drives_true_score():
-    c = synth.generate(topics=30, docs=500, runs=12, orgs=4, run_length=50, depth=10,
-                       quality_spread=0.8, seed=3)
+    c = synth.generate(
+        topics=30, docs=500, runs=12, orgs=4, run_length=50, depth=10, quality_spread=0.8, seed=3
+    )
     j = frames.judge(c.runs[c.runs["rank"] <= 10], c.truth)
     p10 = (j["label"].fillna(0) > 0).groupby(j["name"].astype(str)).mean()
     q = c.quality.set_index(c.quality["name"].astype(str))["quality"]
@@ -77,8 +88,17 @@ def test_quality_drives_true_score():
 
 
 def test_novel_runs_are_unpooled_and_detectable():
-    c = synth.generate(topics=10, docs=1000, runs=10, orgs=5, run_length=100, depth=20,
-                       unpooled=2, novelty=1.0, seed=11)
+    c = synth.generate(
+        topics=10,
+        docs=1000,
+        runs=10,
+        orgs=5,
+        run_length=100,
+        depth=20,
+        unpooled=2,
+        novelty=1.0,
+        seed=11,
+    )
     info = infer_pool(c.runs, c.qrels)
     assert info.depth == 20
     assert info.pooled_runs == sorted(c.pooled)

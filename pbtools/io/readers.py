@@ -34,35 +34,32 @@ Run identity (PROTOCOL item 1): ``run_id="tag"`` (default) names a run by its co
 from __future__ import annotations
 
 import glob as _glob
-import json
 import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
-from pbtools import _parse
-from pbtools._parse import file_run_name
-from pbtools._repairs import AttrsFrame, Repairs, warn
 from pbtools.frames import (
     TrecFormatError,
     TrecFormatWarning,
-    as_qrels,
-    as_run,
     encode,
 )
+from pbtools.io import parse as _parse
+from pbtools.io.repairs import Repairs, warn
 
 __all__ = [
-    "Collection", "read_run", "read_runs", "read_qrels", "read_orgs", "read_collection",
-    "write_parquet", "read_parquet", "to_trec", "to_trec_qrels", "from_ir_measures",
-    "to_ir_measures", "from_ranx", "to_ranx", "run_files", "file_run_name",
+    "Collection",
+    "read_run",
+    "read_runs",
+    "read_qrels",
+    "read_orgs",
+    "read_collection",
+    "find_tracks",
+    "load_collection",
+    "run_files",
 ]
 
 PathLike = str | os.PathLike
@@ -89,8 +86,9 @@ def run_files(source: Source) -> list[str]:
     for item in items:
         p = Path(item)
         if p.is_dir():
-            found = sorted(str(f) for f in p.iterdir() if f.name.startswith("input.")
-                           and f.is_file())
+            found = sorted(
+                str(f) for f in p.iterdir() if f.name.startswith("input.") and f.is_file()
+            )
             if not found:
                 raise FileNotFoundError(f"no input.* run files in directory {p}")
             out.extend(found)
@@ -111,8 +109,9 @@ def run_files(source: Source) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def read_runs(source: Source, *, lenient: bool = False, float32: bool = False,
-              run_id: str = "tag") -> pd.DataFrame:
+def read_runs(
+    source: Source, *, lenient: bool = False, float32: bool = False, run_id: str = "tag"
+) -> pd.DataFrame:
     """Read TREC run files into one long run frame.
 
     ``source``: a run file, a directory (its ``input.*`` files), a glob pattern, or a list of
@@ -141,8 +140,9 @@ def read_runs(source: Source, *, lenient: bool = False, float32: bool = False,
     return df
 
 
-def read_run(path: PathLike, *, lenient: bool = False, float32: bool = False,
-             run_id: str = "tag") -> pd.DataFrame:
+def read_run(
+    path: PathLike, *, lenient: bool = False, float32: bool = False, run_id: str = "tag"
+) -> pd.DataFrame:
     """Read one TREC run file (gzip transparent) into a run frame.
 
     Same columns, options and errors as :func:`read_runs`; a file whose lines carry several run
@@ -203,8 +203,9 @@ def read_orgs(path: PathLike, *, lenient: bool = False) -> pd.DataFrame:
     entry and is recorded in ``attrs["repairs"]``).
     """
     names, orgs, repairs = _parse.parse_desc(path, lenient)
-    df = pd.DataFrame({"name": encode(pd.Series(names, dtype="str")),
-                       "org": encode(pd.Series(orgs, dtype="str"))})
+    df = pd.DataFrame(
+        {"name": encode(pd.Series(names, dtype="str")), "org": encode(pd.Series(orgs, dtype="str"))}
+    )
     if lenient:
         df.attrs["repairs"] = repairs
         warn(repairs)
@@ -236,15 +237,24 @@ class Collection:
     name: str
 
     def __repr__(self) -> str:
-        return (f"Collection({self.name!r}: {self.runs['name'].nunique()} runs, "
-                f"{len(self.runs)} run rows, {len(self.qrels)} judgments, "
-                f"{len(self.repairs)} repairs, unmapped={self.unmapped})")
+        return (
+            f"Collection({self.name!r}: {self.runs['name'].nunique()} runs, "
+            f"{len(self.runs)} run rows, {len(self.qrels)} judgments, "
+            f"{len(self.repairs)} repairs, unmapped={self.unmapped})"
+        )
 
 
-def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
-                    float32: bool = False, run_id: str = "tag", name: str | None = None,
-                    qrels: PathLike | None = None, runs: Source | None = None,
-                    desc: PathLike | None = None) -> Collection:
+def read_collection(
+    track_dir: PathLike | None = None,
+    *,
+    lenient: bool = False,
+    float32: bool = False,
+    run_id: str = "tag",
+    name: str | None = None,
+    qrels: PathLike | None = None,
+    runs: Source | None = None,
+    desc: PathLike | None = None,
+) -> Collection:
     """Read a track laid out as ``TRACK/{QRels/,Runs/,desc.xml}`` (``../shared/data/trec``).
 
     ``QRels/``: every file is read and concatenated (:func:`read_qrels`); ``Runs/``: its
@@ -280,8 +290,9 @@ def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrecFormatWarning)
         qrels = read_qrels(qrels_src, lenient=lenient)
-        runs, files, repairs = _parse.load_runs(run_files(runs_src), lenient=lenient,
-                                                float32=float32, run_id=run_id)
+        runs, files, repairs = _parse.load_runs(
+            run_files(runs_src), lenient=lenient, float32=float32, run_id=run_id
+        )
     rep = Repairs()
     rep.parts.append(repairs)
     if "repairs" in qrels.attrs:
@@ -296,8 +307,9 @@ def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
         if "repairs" in orgs.attrs:
             rep.parts.append(orgs.attrs.pop("repairs"))
     elif lenient:
-        orgs = pd.DataFrame({"name": encode(pd.Series([], dtype="str")),
-                             "org": encode(pd.Series([], dtype="str"))})
+        orgs = pd.DataFrame(
+            {"name": encode(pd.Series([], dtype="str")), "org": encode(pd.Series([], dtype="str"))}
+        )
         rep.add(desc, None, "desc.xml is missing", "every run left unmapped")
     else:
         raise TrecFormatError("desc.xml is missing (run tag → organization map)", desc)
@@ -305,19 +317,33 @@ def read_collection(track_dir: PathLike | None = None, *, lenient: bool = False,
     unmapped = sorted(n for n in runs["name"].cat.categories if n not in known)
     if unmapped:
         if not lenient:
-            raise TrecFormatError(f"desc.xml lacks run tag {unmapped[0]!r}"
-                                  + (f" (and {len(unmapped) - 1} more: {unmapped[1:]})"
-                                     if len(unmapped) > 1 else ""), desc)
+            raise TrecFormatError(
+                f"desc.xml lacks run tag {unmapped[0]!r}"
+                + (f" (and {len(unmapped) - 1} more: {unmapped[1:]})" if len(unmapped) > 1 else ""),
+                desc,
+            )
         for u in unmapped:
-            rep.add(desc, None, f"desc.xml lacks run {u!r}",
-                    "listed in Collection.unmapped (kept in the runs, no organization)")
+            rep.add(
+                desc,
+                None,
+                f"desc.xml lacks run {u!r}",
+                "listed in Collection.unmapped (kept in the runs, no organization)",
+            )
     rep_frame = rep.frame()
     if lenient:
         runs.attrs["repairs"] = rep_frame
         qrels.attrs["repairs"] = rep_frame
         warn(rep_frame)
-    return Collection(runs=runs, qrels=qrels, orgs=orgs, files=files, repairs=rep_frame,
-                      unmapped=unmapped, path=root, name=name or root.name)
+    return Collection(
+        runs=runs,
+        qrels=qrels,
+        orgs=orgs,
+        files=files,
+        repairs=rep_frame,
+        unmapped=unmapped,
+        path=root,
+        name=name or root.name,
+    )
 
 
 def find_tracks(root: PathLike) -> list[Path]:
@@ -338,8 +364,9 @@ def find_tracks(root: PathLike) -> list[Path]:
     return found
 
 
-def load_collection(paths: Sequence[PathLike], *, desc: PathLike | None = None,
-                    **options) -> Collection:
+def load_collection(
+    paths: Sequence[PathLike], *, desc: PathLike | None = None, **options
+) -> Collection:
     """A collection from command-line style arguments: ``[TRACK_DIR]`` or ``[QRELS, RUNS...]``.
 
     One path that is a directory: :func:`read_collection` of that track (``desc`` overrides its
@@ -354,217 +381,3 @@ def load_collection(paths: Sequence[PathLike], *, desc: PathLike | None = None,
     if len(paths) < 2:
         raise ValueError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
     return read_collection(qrels=paths[0], runs=[str(p) for p in paths[1:]], desc=desc, **options)
-
-
-# --------------------------------------------------------------------------------------------
-# Parquet
-# --------------------------------------------------------------------------------------------
-
-_META_KEY = b"pbtools"
-
-
-def _to_json(value):
-    if isinstance(value, pd.DataFrame):
-        return {"__dataframe__": {
-            "columns": [str(c) for c in value.columns],
-            "dtypes": [str(t) for t in value.dtypes],
-            "data": [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v)
-                      for v in value[c].tolist()] for c in value.columns]}}
-    if isinstance(value, dict):
-        return {str(k): _to_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_to_json(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
-def _from_json(value):
-    if isinstance(value, dict):
-        if set(value) == {"__dataframe__"}:
-            d = value["__dataframe__"]
-            return AttrsFrame({c: pd.Series(v, dtype=t) if t != "category" else
-                               encode(pd.Series(v, dtype="str"))
-                               for c, t, v in zip(d["columns"], d["dtypes"], d["data"],
-                                                  strict=True)})
-        return {k: _from_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_json(v) for v in value]
-    return value
-
-
-def write_parquet(df: pd.DataFrame, path: PathLike, metadata: dict | None = None) -> None:
-    """Write a frame to Parquet so that :func:`read_parquet` gives it back exactly.
-
-    Dtypes (categorical ids with their dictionary, nullable ``Int16`` labels, int32 ranks,
-    Arrow-backed strings), row order, index and values round-trip. ``df.attrs`` (JSON values or
-    DataFrames such as ``attrs["repairs"]``) and ``metadata`` (a JSON-serialisable dict, read
-    back as ``attrs["metadata"]``) are stored as JSON in the Parquet schema metadata.
-    """
-    plain = df.copy(deep=False)
-    plain.attrs = {}  # stored below, as pbtools JSON (pyarrow would try and warn)
-    table = pa.Table.from_pandas(plain, preserve_index=None)
-    cats = {}
-    for c in df.columns:
-        if isinstance(df[c].dtype, pd.CategoricalDtype):
-            categories = df[c].cat.categories
-            used = df[c].cat.codes.to_numpy()
-            complete = (categories.is_monotonic_increasing and categories.dtype == "str"
-                        and len(np.unique(used[used >= 0])) == len(categories))
-            cats[str(c)] = None if complete else {
-                "categories": [str(x) for x in categories], "ordered": bool(df[c].cat.ordered),
-                "str": categories.dtype == "str"}
-    attrs = {k: v for k, v in df.attrs.items() if k != "metadata"}
-    meta = {"attrs": _to_json(attrs), "metadata": _to_json(metadata if metadata is not None
-                                                           else df.attrs.get("metadata")),
-            "categoricals": cats}
-    schema_meta = dict(table.schema.metadata or {})
-    schema_meta[_META_KEY] = json.dumps(meta).encode()
-    pq.write_table(table.replace_schema_metadata(schema_meta), str(path))
-
-
-def read_parquet(path: PathLike) -> pd.DataFrame:
-    """Read a Parquet file written by :func:`write_parquet` (or any Parquet file).
-
-    Categorical columns come back with their exact dictionary (sorted Arrow-backed ``str``
-    categories for pbtools ids); ``attrs`` are restored and the ``metadata`` given to
-    :func:`write_parquet` is ``attrs["metadata"]``.
-    """
-    table = pq.read_table(str(path))
-    raw = (table.schema.metadata or {}).get(_META_KEY)
-    df = table.to_pandas()
-    df.attrs.clear()
-    if raw is None:
-        return df
-    meta = json.loads(raw)
-    for c, spec in meta.get("categoricals", {}).items():
-        if c not in df.columns:
-            continue
-        if spec is None:
-            df[c] = encode(df[c].astype("str"))
-        else:
-            values = df[c].astype("str" if spec["str"] else object)
-            cats = pd.Index(spec["categories"], dtype="str" if spec["str"] else object)
-            df[c] = pd.Categorical(values, categories=cats, ordered=spec["ordered"])
-    df.attrs.update(_from_json(meta.get("attrs") or {}))
-    if meta.get("metadata") is not None:
-        df.attrs["metadata"] = _from_json(meta["metadata"])
-    return df
-
-
-# --------------------------------------------------------------------------------------------
-# writing TREC files and adapters
-# --------------------------------------------------------------------------------------------
-
-
-def _write_lines(lines: pa.Array, path: PathLike) -> None:
-    table = pa.table({"line": lines})
-    opts = pcsv.WriteOptions(include_header=False, quoting_style="none")
-    compression = "gzip" if str(path).endswith(".gz") else None
-    with pa.output_stream(str(path), compression=compression) as out:
-        pcsv.write_csv(table, out, write_options=opts)
-
-
-def _str(s: pd.Series) -> pa.Array:
-    return pa.array(s.astype("str").to_numpy(dtype=object), type=pa.string())
-
-
-def to_trec(run: pd.DataFrame, path: PathLike) -> None:
-    """Write a run frame as TREC run text (``qid Q0 docno rank score name``).
-
-    ``path`` a file (``.gz`` → gzip): every run of the frame goes into it (:func:`read_run`
-    wants one run per file, so give it one run, or read several back with ``lenient=True``);
-    ``path`` an existing directory: one ``input.<name>`` file per run (read back with
-    :func:`read_runs`). Needs ``qid``, ``docno``, ``score``; ``name`` defaults to ``run``. Rows
-    are written in trec order with ranks 1..n, scores with the shortest text that reads back to
-    the same float64, so reading the file gives the frame's values exactly.
-    """
-    run = as_run(run)
-    if Path(path).is_dir():
-        for name in run["name"].cat.categories:
-            one = run[run["name"] == name]
-            if len(one):
-                to_trec(one, Path(path) / f"input.{name}")
-        return
-    score = pc.cast(pa.array(run["score"].to_numpy(dtype=np.float64)), pa.string())
-    rank = pc.cast(pa.array(run["rank"].to_numpy()), pa.string())
-    q0 = pa.array(np.full(len(run), "Q0", dtype=object), type=pa.string())
-    lines = pc.binary_join_element_wise(_str(run["qid"]), q0, _str(run["docno"]), rank, score,
-                                        _str(run["name"]), " ")
-    _write_lines(lines, path)
-
-
-def to_trec_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
-    """Write a qrels frame as a TREC qrels file (``qid 0 docno label``; ``.gz`` → gzip), in the
-    frame's row order. Needs ``qid``, ``docno``, ``label`` (ir_measures names accepted)."""
-    qrels = as_qrels(qrels)
-    zero = pa.array(np.full(len(qrels), "0", dtype=object), type=pa.string())
-    label = pc.cast(pa.array(qrels["label"].to_numpy()), pa.string())
-    lines = pc.binary_join_element_wise(_str(qrels["qid"]), zero, _str(qrels["docno"]), label,
-                                        " ")
-    _write_lines(lines, path)
-
-
-def from_ir_measures(data, name: str = "run") -> pd.DataFrame:
-    """An ir_measures run or qrels (DataFrame or iterable of ``ScoredDoc``/``Qrel`` tuples with
-    ``query_id``, ``doc_id`` and ``score`` or ``relevance``) → a pbtools run frame (trec order,
-    ``name`` column filled with ``name`` unless present) or qrels frame.
-
-    ir_datasets yields the same tuples, so ``from_ir_measures(dataset.qrels_iter())`` and
-    ``from_ir_measures(dataset.scoreddocs_iter(), name=...)`` load its data (extra fields such as
-    ``iteration`` are dropped); :func:`from_ir_datasets` is the same function."""
-    df = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
-    df = df.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
-    if "score" in df.columns:
-        df = df[[c for c in ("name", "qid", "docno", "score") if c in df.columns]]
-        if "name" not in df.columns:
-            df = df.assign(name=name)
-        return as_run(df)
-    return as_qrels(df[["qid", "docno", "label"]])
-
-
-from_ir_datasets = from_ir_measures
-
-
-def to_ir_measures(df: pd.DataFrame) -> pd.DataFrame:
-    """A run frame (``qid``, ``docno``, ``score``) or qrels frame (``label``) → ir_measures'
-    columns ``query_id``, ``doc_id``, ``score`` / ``relevance`` (plain ``str`` ids; ``name``
-    kept when present)."""
-    cols = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
-    keep = [c for c in ("name", "qid", "docno", "score", "label") if c in df.columns]
-    out = df[keep].rename(columns=cols)
-    for c in ("name", "query_id", "doc_id"):
-        if c in out.columns:
-            out[c] = out[c].astype("str")
-    if "relevance" in out.columns:
-        out["relevance"] = out["relevance"].astype(np.int64)
-    return out.reset_index(drop=True)
-
-
-def to_ranx(df: pd.DataFrame) -> dict[str, dict[str, float | int]]:
-    """A single run (``qid``, ``docno``, ``score``) or qrels (``label``) frame → ranx's dict
-    form ``{q_id: {doc_id: score}}``. Raises ``ValueError`` for several runs."""
-    if "name" in df.columns and df["name"].nunique() > 1:
-        raise ValueError("to_ranx takes one run; select it first")
-    value = "score" if "score" in df.columns else "label"
-    out: dict[str, dict] = {}
-    for q, d, v in zip(df["qid"].astype("str"), df["docno"].astype("str"),
-                       df[value].tolist(), strict=True):
-        out.setdefault(q, {})[d] = v
-    return out
-
-
-def from_ranx(data: dict[str, dict[str, float]], name: str = "run",
-              qrels: bool = False) -> pd.DataFrame:
-    """ranx's ``{q_id: {doc_id: score}}`` → a run frame named ``name`` (trec order), or a
-    qrels frame when ``qrels=True``."""
-    rows = [(q, d, v) for q, docs in data.items() for d, v in docs.items()]
-    q, d, v = (list(x) for x in zip(*rows, strict=True)) if rows else ([], [], [])
-    if qrels:
-        return as_qrels(pd.DataFrame({"qid": pd.Series(q, dtype="str"),
-                                      "docno": pd.Series(d, dtype="str"), "label": v}))
-    return as_run(pd.DataFrame({"name": name, "qid": pd.Series(q, dtype="str"),
-                                "docno": pd.Series(d, dtype="str"),
-                                "score": np.asarray(v, dtype=np.float64)}))

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Measure", "parse", "MEASURES", "measure_names"]
+__all__ = ["Measure", "parse", "parse_all", "MEASURES", "measure_names"]
 
 # base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
 _COMMON = ("rel", "judged_only")
@@ -138,10 +138,18 @@ class Measure:
 
 #: base → (trec_eval name without cut-off, trec_eval name prefix with a cut-off)
 _TREC_NAMES = {
-    "P": (None, "P"), "R": (None, "recall"), "AP": ("map", "map_cut"),
-    "nDCG": ("ndcg", "ndcg_cut"), "Bpref": ("bpref", None), "Rprec": ("Rprec", None),
-    "RR": ("recip_rank", None), "Success": (None, "success"), "NumRet": ("num_ret", None),
-    "NumRel": ("num_rel", None), "NumRelRet": ("num_rel_ret", None), "RBP": ("rbp", None),
+    "P": (None, "P"),
+    "R": (None, "recall"),
+    "AP": ("map", "map_cut"),
+    "nDCG": ("ndcg", "ndcg_cut"),
+    "Bpref": ("bpref", None),
+    "Rprec": ("Rprec", None),
+    "RR": ("recip_rank", None),
+    "Success": (None, "success"),
+    "NumRet": ("num_ret", None),
+    "NumRel": ("num_rel", None),
+    "NumRelRet": ("num_rel_ret", None),
+    "RBP": ("rbp", None),
 }
 
 
@@ -228,7 +236,7 @@ def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> 
     return Measure(base, cut, rel, jo, p, beta)
 
 
-def _parse_all(measures) -> list[Measure]:
+def parse_all(measures) -> list[Measure]:
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     out: list[Measure] = []
@@ -243,4 +251,4 @@ def _parse_all(measures) -> list[Measure]:
 
 def measure_names(measures: Iterable) -> list[str]:
     """Canonical names of ``measures`` (deduplicated, in the order given)."""
-    return [str(m) for m in _parse_all(measures)]
+    return [str(m) for m in parse_all(measures)]

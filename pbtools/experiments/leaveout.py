@@ -17,16 +17,21 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools._dense import DenseRuns, item_means, merge_rows, run_rows, topic_scores
-from pbtools.corrections import _dense_estimate, resolve
+from pbtools.corrections.core import _dense_estimate, resolve
+from pbtools.corrections.rerank import _sorted_runs, precision_at, round_half_up, run_means
 from pbtools.frames import as_qrels, encode, judge, require_columns
-from pbtools.rerank import _sorted_runs, precision_at, round_half_up, run_means
+from pbtools.pooling.dense import DenseRuns, item_means, merge_rows, run_rows, topic_scores
 
 __all__ = ["leave_one_out_experiment", "leave_one_out_experiments", "load"]
 
 
-def load(collection_or_frames, *, protocol: str | None = None, float32: bool | None = None,
-         run_id: str | None = None):
+def load(
+    collection_or_frames,
+    *,
+    protocol: str | None = None,
+    float32: bool | None = None,
+    run_id: str | None = None,
+):
     """``(runs, qrels, orgs)`` from a track directory, an io ``Collection`` or a 3-tuple.
 
     A path is read with :func:`pbtools.io.read_collection` (``lenient=True``) with the
@@ -41,12 +46,17 @@ def load(collection_or_frames, *, protocol: str | None = None, float32: bool | N
 
     from pbtools.frames import TrecFormatWarning
     from pbtools.io import read_collection
+
     opts = resolve(protocol, float32=float32, run_id=run_id)
     rid = str(opts["run_id"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrecFormatWarning)
-        c = read_collection(collection_or_frames, lenient=True, float32=bool(opts["float32"]),
-                            run_id="file" if rid == "lipani2015" else rid)
+        c = read_collection(
+            collection_or_frames,
+            lenient=True,
+            float32=bool(opts["float32"]),
+            run_id="file" if rid == "lipani2015" else rid,
+        )
     c.runs.attrs = {}
     c.qrels.attrs = {}
     orgs = c.orgs
@@ -61,7 +71,7 @@ def _file_tag(path) -> str | None:
 
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
-    with (gzip.open(path, "rt") if gz else open(path)) as fh:
+    with gzip.open(path, "rt") if gz else open(path) as fh:
         for line in fh:
             f = line.split()
             if f:
@@ -87,10 +97,13 @@ def _orgs_by_tag(files: pd.DataFrame, orgs: pd.DataFrame) -> pd.DataFrame:
 def _pool_info(runs, qrels, pooled, depth, policy):
     if pooled is not None and depth is not None:
         return list(map(str, pooled)), int(depth)
-    from pbtools.inference import infer_pool
+    from pbtools.pooling.inference import infer_pool
+
     info = infer_pool(runs, qrels, policy=policy)
-    return (list(map(str, pooled)) if pooled is not None else list(info.pooled_runs),
-            int(depth) if depth is not None else int(info.depth))
+    return (
+        list(map(str, pooled)) if pooled is not None else list(info.pooled_runs),
+        int(depth) if depth is not None else int(info.depth),
+    )
 
 
 def _scores(runs, qrels, cutoffs, decimals):
@@ -101,20 +114,30 @@ def _scores(runs, qrels, cutoffs, decimals):
     return m
 
 
-def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
-                             by: str = "org", runs: str = "all",
-                             estimators: Iterable[str] = ("reduced", "webber", "lipani"),
-                             protocol: str | None = None, *, pooled: Iterable[str] | None = None,
-                             depth: int | None = None, fraction: float = 0.75,
-                             alpha: float | None = None, tie: str | None = None,
-                             indicator: str | None = None, rp: str | None = None,
-                             decimals: int | None = None, replace: bool | None = None,
-                             pool_policy: str | None = None) -> pd.DataFrame:
+def leave_one_out_experiment(
+    collection_or_frames,
+    cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
+    by: str = "org",
+    runs: str = "all",
+    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+    protocol: str | None = None,
+    *,
+    pooled: Iterable[str] | None = None,
+    depth: int | None = None,
+    fraction: float = 0.75,
+    alpha: float | None = None,
+    tie: str | None = None,
+    indicator: str | None = None,
+    rp: str | None = None,
+    decimals: int | None = None,
+    replace: bool | None = None,
+    pool_policy: str | None = None,
+) -> pd.DataFrame:
     """Leave-one-unit-out estimation errors over a collection (Lipani §5, PROTOCOL 7-16).
 
     Steps (PROTOCOL item numbers):
 
-    1. ``pooled``/``depth`` default to :func:`pbtools.inference.infer_pool` (items 4-6).
+    1. ``pooled``/``depth`` default to :func:`pbtools.pooling.inference.infer_pool` (items 4-6).
     2. ``runs="all"``: the run set S = the pooled runs; ``runs="top75"``: per cut-off, S = the best
        ⌊fraction·|R_p|⌋ pooled runs by P@n (rounded to 4 decimals, stable descending sort) on
        the re-pooled qrels (item 9) — and the whole experiment is redone inside S.
@@ -130,7 +153,7 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
     principled defaults (``corrections.DEFAULTS``).
 
     Implementation: the pooled runs are encoded once into the dense per-topic layout of
-    :mod:`pbtools._dense`; the truth and every unit's reduced qrels are label arrays derived from
+    ``pooling.dense``; the truth and every unit's reduced qrels are label arrays derived from
     one contributor table (no qrels frames are built), and r_p ∘ r_u is merged once for every
     pair of pooled runs and shared by all run subsets (top 75% blocks).
 
@@ -140,29 +163,58 @@ def leave_one_out_experiment(collection_or_frames, cutoffs: Sequence[int] = (5, 
     ``adjustment``, ``n_pooled``).
     """
     return leave_one_out_experiments(
-        collection_or_frames, [{"by": by, "runs": runs}], cutoffs, estimators, protocol,
-        pooled=pooled, depth=depth, fraction=fraction, alpha=alpha, tie=tie,
-        indicator=indicator, rp=rp, decimals=decimals, replace=replace,
-        pool_policy=pool_policy)[0]
+        collection_or_frames,
+        [{"by": by, "runs": runs}],
+        cutoffs,
+        estimators,
+        protocol,
+        pooled=pooled,
+        depth=depth,
+        fraction=fraction,
+        alpha=alpha,
+        tie=tie,
+        indicator=indicator,
+        rp=rp,
+        decimals=decimals,
+        replace=replace,
+        pool_policy=pool_policy,
+    )[0]
 
 
-def leave_one_out_experiments(collection_or_frames, configs: Sequence[dict],
-                              cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
-                              estimators: Iterable[str] = ("reduced", "webber", "lipani"),
-                              protocol: str | None = None, *,
-                              pooled: Iterable[str] | None = None, depth: int | None = None,
-                              fraction: float = 0.75, alpha: float | None = None,
-                              tie: str | None = None, indicator: str | None = None,
-                              rp: str | None = None, decimals: int | None = None,
-                              replace: bool | None = None, pool_policy: str | None = None,
-                              progress: bool | None = False) -> list[pd.DataFrame]:
+def leave_one_out_experiments(
+    collection_or_frames,
+    configs: Sequence[dict],
+    cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
+    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+    protocol: str | None = None,
+    *,
+    pooled: Iterable[str] | None = None,
+    depth: int | None = None,
+    fraction: float = 0.75,
+    alpha: float | None = None,
+    tie: str | None = None,
+    indicator: str | None = None,
+    rp: str | None = None,
+    decimals: int | None = None,
+    replace: bool | None = None,
+    pool_policy: str | None = None,
+    progress: bool | None = False,
+) -> list[pd.DataFrame]:
     """:func:`leave_one_out_experiment` for several ``configs`` (dicts with ``by`` and ``runs``)
     that share one encoding of the pooled runs and one merge r_p ∘ r_u of every pair — the merge
     depends on the runs only, not on the leave-out unit or the run subset. Returns one frame
     per config, in order, each as :func:`leave_one_out_experiment` returns it. ``progress``: a
     progress bar over the configurations (:func:`pbtools.grid.progress_bar`; None = auto)."""
-    opts = resolve(protocol, alpha=alpha, tie=tie, indicator=indicator, rp=rp,
-                   decimals=decimals, replace=replace, pool_policy=pool_policy)
+    opts = resolve(
+        protocol,
+        alpha=alpha,
+        tie=tie,
+        indicator=indicator,
+        rp=rp,
+        decimals=decimals,
+        replace=replace,
+        pool_policy=pool_policy,
+    )
     for cfg in configs:
         if cfg.get("runs", "all") not in ("all", "top75"):
             raise ValueError(f"runs must be 'all' or 'top75', got {cfg['runs']!r}")
@@ -193,8 +245,11 @@ def leave_one_out_experiments(collection_or_frames, configs: Sequence[dict],
             keep = int(np.floor(fraction * len(slots) + 1e-9))
             blocks.append(([n], np.sort(slots[order[:keep]])))
         blocks_of["top75"] = blocks
-    cache = _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs)) \
-        if "lipani" in estimators else None
+    cache = (
+        _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs))
+        if "lipani" in estimators
+        else None
+    )
     from pbtools.grid import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
@@ -203,8 +258,10 @@ def leave_one_out_experiments(collection_or_frames, configs: Sequence[dict],
         if bar is not None:
             bar.update(1)
         by, runs = cfg.get("by", "org"), cfg.get("runs", "all")
-        out = [_experiment_block(enc, base, O, block, d, cut, by, estimators, opts, dec, cache)
-               for cut, block in blocks_of[runs]]
+        out = [
+            _experiment_block(enc, base, O, block, d, cut, by, estimators, opts, dec, cache)
+            for cut, block in blocks_of[runs]
+        ]
         res = pd.concat(out, ignore_index=True)
         res.insert(3, "runs", runs)
         results.append(res)
@@ -226,16 +283,16 @@ class _MergeCache:
             R = enc.R
             gu, gp = np.meshgrid(np.arange(R), np.arange(R), indexing="ij")
             keep = gu != gp
-            pair, t, M = merge_rows(enc, gu[keep], gp[keep], alpha=self.alpha, tie=self.tie,
-                                    depth=self.depth)
+            pair, t, M = merge_rows(
+                enc, gu[keep], gp[keep], alpha=self.alpha, tie=self.tie, depth=self.depth
+            )
             self.index = np.full((R, R), -1, dtype=np.int64)
             self.index[gu[keep], gp[keep]] = np.arange(int(keep.sum()))
             self.pair, self.t, self.M = pair, t, M
             self.start = np.searchsorted(pair, np.arange(int(keep.sum()) + 1))
         gi = self.index[pu, pp]
         lens = self.start[gi + 1] - self.start[gi]
-        rows = np.repeat(self.start[gi] - np.cumsum(lens) + lens, lens) + \
-            np.arange(int(lens.sum()))
+        rows = np.repeat(self.start[gi] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
         return np.repeat(np.arange(len(gi)), lens), self.t[rows], self.M[rows]
 
 
@@ -266,8 +323,9 @@ def _experiment_block(enc, base, O, block, d, cutoffs, by, estimators, opts, dec
     truth = np.where(pooled, base, np.int8(-1))
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
     ev_code = ulabels.get_indexer(eval_units)
-    lab = np.where(pooled[None] & (owner[None] != ev_code[:, None, None]), base[None],
-                   np.int8(-1)).astype(np.int8)
+    lab = np.where(
+        pooled[None] & (owner[None] != ev_code[:, None, None]), base[None], np.int8(-1)
+    ).astype(np.int8)
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
     if opts["rp"] == "run":
@@ -278,21 +336,58 @@ def _experiment_block(enc, base, O, block, d, cutoffs, by, estimators, opts, dec
         ok = un[:, None] != pn[None, :]
     pu, pi = np.nonzero(ok)
     est = [e for e in estimators if e != "true"]
-    res = _dense_estimate(enc, block, u_slots, u_var, eval_units, lab, pu.astype(np.int64),
-                          block[pi], d, cutoffs, "P", 0.8, est, float(opts["alpha"]),
-                          str(opts["tie"]), str(opts["indicator"]), dec, bool(opts["replace"]),
-                          merged=cache)
+    res = _dense_estimate(
+        enc,
+        block,
+        u_slots,
+        u_var,
+        eval_units,
+        lab,
+        pu.astype(np.int64),
+        block[pi],
+        d,
+        cutoffs,
+        "P",
+        0.8,
+        est,
+        float(opts["alpha"]),
+        str(opts["tie"]),
+        str(opts["indicator"]),
+        dec,
+        bool(opts["replace"]),
+        merged=cache,
+    )
     tP, _ = _run_scores(enc, u_slots, np.zeros(len(u_slots), np.int64), truth[None], cutoffs)
     if dec is not None:
         tP = round_half_up(tP, dec)
-    true = pd.DataFrame({"name": np.repeat(evaluated, len(cutoffs)),
-                         "n": np.tile(np.asarray(cutoffs, dtype=np.int64), len(evaluated)),
-                         "true": tP.ravel()})
+    true = pd.DataFrame(
+        {
+            "name": np.repeat(evaluated, len(cutoffs)),
+            "n": np.tile(np.asarray(cutoffs, dtype=np.int64), len(evaluated)),
+            "true": tP.ravel(),
+        }
+    )
     res = res.merge(true, on=["name", "n"], how="left")
     res["left_out"] = res["name"].map(unit_of)
     res = res.rename(columns={"value": "estimate"})
-    cols = ["name", "n", "estimator", "left_out", "true", "estimate", "P", "AntiP", "k", "dP",
-            "dAntiP", "dk", "lam", "fired", "adjustment", "n_pooled"]
+    cols = [
+        "name",
+        "n",
+        "estimator",
+        "left_out",
+        "true",
+        "estimate",
+        "P",
+        "AntiP",
+        "k",
+        "dP",
+        "dAntiP",
+        "dk",
+        "lam",
+        "fired",
+        "adjustment",
+        "n_pooled",
+    ]
     for c in cols:
         if c not in res.columns:
             res[c] = np.nan

@@ -44,7 +44,7 @@ from pbtools.frames import TrecFormatWarning, encode, unify
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 CUTOFFS = (5, 10, 20, 30, 100)
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 @dataclass
@@ -80,39 +80,54 @@ class Analysis:
     def report(self) -> str:
         """A readable terminal report: properties, then one error table per configuration."""
         p = self.properties.iloc[0]
-        lines = [f"collection {p['collection']}: |R| = {p['R']}, |O| = {p['O']}, "
-                 f"|R_p| = {p['R_p']}, d = {p['d']}, |T| = {p['T']}"]
+        lines = [
+            f"collection {p['collection']}: |R| = {p['R']}, |O| = {p['O']}, "
+            f"|R_p| = {p['R_p']}, d = {p['d']}, |T| = {p['T']}"
+        ]
         if p["R_files"] != p["R"]:
-            lines.append(f"  ({p['R_files']} run files, {p['R_p_files']} of them pooled: "
-                         "several files share a run tag)")
+            lines.append(
+                f"  ({p['R_files']} run files, {p['R_p_files']} of them pooled: "
+                "several files share a run tag)"
+            )
         if self.params.get("protocol"):
             lines.append(f"  protocol: {self.params['protocol']}")
         for (by, runs), grp in self.errors.groupby(["by", "runs"], sort=False, observed=True):
             lines.append("")
-            lines.append(f"leave-one-{'organization' if by == 'org' else 'run'}-out, "
-                         f"{'all pooled runs' if runs == 'all' else 'top 75% of the runs'}"
-                         f" ({self._evaluated(by, runs)} runs evaluated)")
-            table = grp.pivot_table(index="n", columns="estimator",
-                                    values=["mae", "sre", "sre_star", "tau"], observed=True,
-                                    sort=False)
+            lines.append(
+                f"leave-one-{'organization' if by == 'org' else 'run'}-out, "
+                f"{'all pooled runs' if runs == 'all' else 'top 75% of the runs'}"
+                f" ({self._evaluated(by, runs)} runs evaluated)"
+            )
+            table = grp.pivot_table(
+                index="n",
+                columns="estimator",
+                values=["mae", "sre", "sre_star", "tau"],
+                observed=True,
+                sort=False,
+            )
             table = table.reorder_levels([1, 0], axis=1)
             ests = [e for e in self.params["estimators"] if e in grp["estimator"].unique()]
             cols = [(e, m) for e in ests for m in ("mae", "sre", "sre_star", "tau")]
             table = table.reindex(columns=pd.MultiIndex.from_tuples(cols))
             header = "  P@n " + "".join(f"{e:>32s}" for e in ests)
-            sub = "      " + "".join(f"{'MAE':>9s}{'SRE':>6s}{'SRE*':>6s}{'tau':>11s}"
-                                    for _ in ests)
+            sub = "      " + "".join(
+                f"{'MAE':>9s}{'SRE':>6s}{'SRE*':>6s}{'tau':>11s}" for _ in ests
+            )
             lines += [header, sub]
             for n, row in table.iterrows():
                 cells = "".join(
                     f"{row[(e, 'mae')]:9.4f}{int(row[(e, 'sre')]):6d}"
-                    f"{_int(row[(e, 'sre_star')]):>6s}{row[(e, 'tau')]:11.4f}" for e in ests)
+                    f"{_int(row[(e, 'sre_star')]):>6s}{row[(e, 'tau')]:11.4f}"
+                    for e in ests
+                )
                 lines.append(f"  {n:<4d}{cells}")
         if self.timings:
             t = self.timings
             lines.append("")
-            lines.append(f"time: parse {t['parse']:.2f} s, analysis {t['analysis']:.2f} s "
-                         f"({t['analysis'] / max(t['parse'], 1e-9):.2f}× the parse time)")
+            lines.append(
+                f"time: parse {t['parse']:.2f} s, analysis {t['analysis']:.2f} s "
+                f"({t['analysis'] / max(t['parse'], 1e-9):.2f}× the parse time)"
+            )
         return "\n".join(lines)
 
     def _evaluated(self, by: str, runs: str) -> int:
@@ -160,12 +175,21 @@ def _properties(name, runs, qrels, orgs, info, col) -> pd.DataFrame:
         rp_files = int(per_name.reindex(info.pooled_runs).fillna(1).sum())
     else:
         r_files, rp_files = len(names), len(info.pooled_runs)
-    return pd.DataFrame([{
-        "collection": name, "R": len(names), "O": n_orgs, "R_p": len(info.pooled_runs),
-        "d": int(info.depth), "T": int(encode(qrels["qid"]).cat.categories.size),
-        "R_files": r_files, "R_p_files": rp_files,
-        "pooled_runs": json.dumps(list(info.pooled_runs)),
-    }])
+    return pd.DataFrame(
+        [
+            {
+                "collection": name,
+                "R": len(names),
+                "O": n_orgs,
+                "R_p": len(info.pooled_runs),
+                "d": int(info.depth),
+                "T": int(encode(qrels["qid"]).cat.categories.size),
+                "R_files": r_files,
+                "R_p_files": rp_files,
+                "pooled_runs": json.dumps(list(info.pooled_runs)),
+            }
+        ]
+    )
 
 
 def _shared_dictionaries(runs: pd.DataFrame, qrels: pd.DataFrame):
@@ -180,7 +204,7 @@ def _shared_dictionaries(runs: pd.DataFrame, qrels: pd.DataFrame):
 def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
     """Per-topic true P@n of the evaluated runs, per run set and cut-off (for Tukey HSD)."""
     from pbtools import measures
-    from pbtools.pooling import repool, top_fraction
+    from pbtools.pooling.reductions import repool, top_fraction
 
     # P@n needs the top n, the pool the top d
     runs = runs[runs["rank"].to_numpy() <= max(max(cutoffs), depth)]
@@ -192,8 +216,14 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
     p_at = {n: f"P@{n}" for n in cutoffs}
     if "all" in run_sets:  # one truth for every cut-off: one evaluation
         ev = sorted({r for n in cutoffs for r in evaluated.get(("all", n), [])})
-        per = measures.evaluate(s_all[s_names.isin(ev)], base, list(p_at.values()),
-                                per_topic=True, all_topics=True, warn=False)
+        per = measures.evaluate(
+            s_all[s_names.isin(ev)],
+            base,
+            list(p_at.values()),
+            per_topic=True,
+            all_topics=True,
+            warn=False,
+        )
         per["name"], per["measure"] = per["name"].astype(str), per["measure"].astype(str)
         for n in cutoffs:
             ev_n = evaluated.get(("all", n), [])
@@ -211,11 +241,19 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
             keep = top_fraction(scores_n, frac=fraction)["name"].astype(str).tolist()
             missing = sorted(set(ev) - set(keep))
             if missing:
-                raise RuntimeError(f"top-{fraction:.0%} selection disagrees with the "
-                                   f"experiment's at P@{n}: {missing}")
+                raise RuntimeError(
+                    f"top-{fraction:.0%} selection disagrees with the "
+                    f"experiment's at P@{n}: {missing}"
+                )
             truth_q = repool(qrels, s_all[s_names.isin(keep)], depth)
-            per = measures.evaluate(s_all[s_names.isin(ev)], truth_q, [p_at[n]],
-                                    per_topic=True, all_topics=True, warn=False)
+            per = measures.evaluate(
+                s_all[s_names.isin(ev)],
+                truth_q,
+                [p_at[n]],
+                per_topic=True,
+                all_topics=True,
+                warn=False,
+            )
             parts.append(per.assign(runs="top75", n=n))
     truth = pd.concat(parts, ignore_index=True)
     for c in ("name", "qid", "measure"):
@@ -223,13 +261,25 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
     return truth[["runs", "n", "name", "qid", "measure", "value"]]
 
 
-def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
-            leave_out: Sequence[str] = ("org", "run"), run_sets: Sequence[str] = ("all", "top75"),
-            estimators: Sequence[str] = ESTIMATORS, protocol: str | None = None,
-            lenient: bool = False, float32: bool = False, run_id: str = "tag",
-            desc=None, fraction: float = 0.75, policy: str = "lipani2015",
-            jobs: int = 1, dask=None, progress: bool | None = None,
-            alpha: float = 0.05) -> Analysis:
+def analyze(
+    source=None,
+    *,
+    cutoffs: Sequence[int] = CUTOFFS,
+    leave_out: Sequence[str] = ("org", "run"),
+    run_sets: Sequence[str] = ("all", "top75"),
+    estimators: Sequence[str] = ESTIMATORS,
+    protocol: str | None = None,
+    lenient: bool = False,
+    float32: bool = False,
+    run_id: str = "tag",
+    desc=None,
+    fraction: float = 0.75,
+    policy: str = "lipani2015",
+    jobs: int = 1,
+    dask=None,
+    progress: bool | None = None,
+    alpha: float = 0.05,
+) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
     ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
@@ -246,15 +296,16 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     time of the collection and the time of everything after it.
     """
     from pbtools.grid import product, run_grid
-    from pbtools.inference import infer_pool
+    from pbtools.pooling.inference import infer_pool
 
     source = SAMPLE if source is None else source
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         if protocol is not None:
             warnings.simplefilter("ignore", TrecFormatWarning)
-        runs, qrels, orgs, col = _read(source, protocol=protocol, lenient=lenient,
-                                       float32=float32, run_id=run_id, desc=desc)
+        runs, qrels, orgs, col = _read(
+            source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
+        )
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     runs, qrels = _shared_dictionaries(runs, qrels)
@@ -268,22 +319,45 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     props = _properties(name, runs, qrels, orgs, info, col)
     cutoffs = sorted({int(n) for n in cutoffs})
     configs = product(by=list(leave_out), runs=list(run_sets))
-    shared = {"frames": (runs, qrels, orgs), "cutoffs": cutoffs,
-              "estimators": tuple(estimators), "protocol": protocol,
-              "pooled": list(info.pooled_runs), "depth": int(info.depth), "fraction": fraction}
+    shared = {
+        "frames": (runs, qrels, orgs),
+        "cutoffs": cutoffs,
+        "estimators": tuple(estimators),
+        "protocol": protocol,
+        "pooled": list(info.pooled_runs),
+        "depth": int(info.depth),
+        "fraction": fraction,
+    }
     if (jobs == 1 or len(configs) == 1) and dask is None:
         # one process: the configurations share the encoding and the merge r_p ∘ r_u
         results = _configs(configs, **shared, progress=progress)
     else:
-        results = run_grid(_one_config, configs, jobs=jobs, dask=dask, progress=progress,
-                           desc="leave-one-out", shared=shared)
+        results = run_grid(
+            _one_config,
+            configs,
+            jobs=jobs,
+            dask=dask,
+            progress=progress,
+            desc="leave-one-out",
+            shared=shared,
+        )
     scores = pd.concat(results, ignore_index=True)
     scores["name"] = scores["name"].astype(str)
     scores["left_out"] = scores["left_out"].astype(str)
-    evaluated = {(rs, int(n)): sorted(g["name"].unique())
-                 for (rs, n), g in scores.groupby(["runs", "n"], observed=True)}
-    truth = _truth(runs, qrels, list(info.pooled_runs), int(info.depth), cutoffs,
-                   list(run_sets), evaluated, fraction)
+    evaluated = {
+        (rs, int(n)): sorted(g["name"].unique())
+        for (rs, n), g in scores.groupby(["runs", "n"], observed=True)
+    }
+    truth = _truth(
+        runs,
+        qrels,
+        list(info.pooled_runs),
+        int(info.depth),
+        cutoffs,
+        list(run_sets),
+        evaluated,
+        fraction,
+    )
     significance = stats.tukey_hsd_by(truth, by=["runs", "n"], alpha=alpha)
     keyed = scores[["by", "runs", "n", "estimator", "name", "true", "estimate"]]
     keys = ["by", "runs", "n", "estimator"]
@@ -291,25 +365,51 @@ def analyze(source=None, *, cutoffs: Sequence[int] = CUTOFFS,
     tau = stats.kendall_tau_by(keyed, by=keys)
     errors = errors.merge(tau, on=keys, how="left")
     t_analysis = time.perf_counter() - t1
-    params = {"collection": name, "cutoffs": cutoffs, "leave_out": list(leave_out),
-              "run_sets": list(run_sets), "estimators": list(estimators),
-              "protocol": protocol, "lenient": lenient, "float32": float32, "run_id": run_id,
-              "fraction": fraction, "policy": policy, "alpha": alpha,
-              "depth": int(info.depth), "pooled_runs": list(info.pooled_runs)}
-    return Analysis(properties=props, scores=scores, truth=truth, significance=significance,
-                    errors=errors, params=params,
-                    timings={"parse": t_parse, "analysis": t_analysis},
-                    frames=(runs, qrels, orgs))
+    params = {
+        "collection": name,
+        "cutoffs": cutoffs,
+        "leave_out": list(leave_out),
+        "run_sets": list(run_sets),
+        "estimators": list(estimators),
+        "protocol": protocol,
+        "lenient": lenient,
+        "float32": float32,
+        "run_id": run_id,
+        "fraction": fraction,
+        "policy": policy,
+        "alpha": alpha,
+        "depth": int(info.depth),
+        "pooled_runs": list(info.pooled_runs),
+    }
+    return Analysis(
+        properties=props,
+        scores=scores,
+        truth=truth,
+        significance=significance,
+        errors=errors,
+        params=params,
+        timings={"parse": t_parse, "analysis": t_analysis},
+        frames=(runs, qrels, orgs),
+    )
 
 
-def _configs(configs, frames, cutoffs, estimators, protocol, pooled, depth, fraction,
-             progress=False):
+def _configs(
+    configs, frames, cutoffs, estimators, protocol, pooled, depth, fraction, progress=False
+):
     """Several leave-one-out configurations in one call: the experiments' tidy frames + keys."""
     from pbtools import experiments
 
     results = experiments.leave_one_out_experiments(
-        frames, configs, cutoffs=cutoffs, estimators=estimators, protocol=protocol,
-        pooled=pooled, depth=depth, fraction=fraction, progress=progress)
+        frames,
+        configs,
+        cutoffs=cutoffs,
+        estimators=estimators,
+        protocol=protocol,
+        pooled=pooled,
+        depth=depth,
+        fraction=fraction,
+        progress=progress,
+    )
     for cfg, res in zip(configs, results, strict=True):
         res.insert(0, "by", cfg["by"])
     return results
@@ -323,8 +423,9 @@ def _one_config(by, runs, **shared):
 def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and estimator: mean MAE, total SRE and SRE*, mean τ over the cut-offs."""
     g = errors.groupby(["by", "runs", "estimator"], observed=True, sort=False)
-    return g.agg(mae=("mae", "mean"), sre=("sre", "sum"), sre_star=("sre_star", "sum"),
-                 tau=("tau", "mean")).reset_index()
+    return g.agg(
+        mae=("mae", "mean"), sre=("sre", "sum"), sre_star=("sre_star", "sum"), tau=("tau", "mean")
+    ).reset_index()
 
 
 __all__ = ["Analysis", "analyze", "error_summary", "ESTIMATORS", "CUTOFFS", "SAMPLE"]

@@ -145,8 +145,9 @@ class DenseRuns:
         x = np.where(hit, pc - self._tstart[np.maximum(t, 0)], -1)
         return np.maximum(t, 0), x
 
-    def label_classes(self, qrels: pd.DataFrame, key: str | None = None
-                      ) -> tuple[np.ndarray, pd.Index]:
+    def label_classes(
+        self, qrels: pd.DataFrame, key: str | None = None
+    ) -> tuple[np.ndarray, pd.Index]:
         """``LAB`` (variants × topics × U, int8) from qrels, one variant per ``key`` value."""
         from pbtools.frames import encode
 
@@ -163,8 +164,9 @@ class DenseRuns:
         lab[v[m], t[m], x[m]] = cls[m]
         return lab, names
 
-    def top_counts(self, slots: np.ndarray, depth: int, groups: np.ndarray | None = None,
-                   n_groups: int = 1) -> np.ndarray:
+    def top_counts(
+        self, slots: np.ndarray, depth: int, groups: np.ndarray | None = None, n_groups: int = 1
+    ) -> np.ndarray:
         """How many of the runs ``slots`` have x in their top ``depth``: (groups ×) T × U.
 
         ``groups`` (one group id per slot) makes one count table per group.
@@ -173,8 +175,9 @@ class DenseRuns:
         docs = self.D[slots, :, :dd]  # slots × T × d
         gid = np.zeros(len(slots), np.int64) if groups is None else np.asarray(groups, np.int64)
         ok = docs >= 0
-        flat = ((gid[:, None, None] * self.T + np.arange(self.T)[None, :, None]) * self.U
-                + docs)[ok]
+        flat = ((gid[:, None, None] * self.T + np.arange(self.T)[None, :, None]) * self.U + docs)[
+            ok
+        ]
         dt = np.uint8 if len(np.unique(slots)) < 255 else np.int32
         out = np.zeros(n_groups * self.T * self.U, dtype=dt)
         cells, counts = np.unique(flat, return_counts=True)  # faster than np.add.at
@@ -239,8 +242,16 @@ def _merge_general(enc: DenseRuns, ru, rp, rt, a: int, b: int, lipani_tie: bool)
     return rank, Dp, pr, ur
 
 
-def merge_rows(enc: DenseRuns, pair_u: np.ndarray, pair_p: np.ndarray, *, alpha: float = 1.0,
-               tie: str = "exclusive_first", depth: int | None = None, ranks: bool = False):
+def merge_rows(
+    enc: DenseRuns,
+    pair_u: np.ndarray,
+    pair_p: np.ndarray,
+    *,
+    alpha: float = 1.0,
+    tie: str = "exclusive_first",
+    depth: int | None = None,
+    ranks: bool = False,
+):
     """Top ``depth`` of r' = r_p ∘ r_u for every pair (slot arrays) and topic both runs have.
 
     Returns ``(pair, t, M)`` with one row per (pair, topic): ``M`` (rows × depth, int32) the
@@ -273,7 +284,8 @@ def merge_rows(enc: DenseRuns, pair_u: np.ndarray, pair_p: np.ndarray, *, alpha:
         for sl in _row_chunks(len(pair), W):
             rows = np.arange(sl.start, sl.stop)
             (ex, rex, Dp, pos, sh, rsh, Du, pou), beyond = _merge_window(
-                enc, ru[sl], rp[sl], t[sl], W, N, lip)
+                enc, ru[sl], rp[sl], t[sl], W, N, lip
+            )
             put(rows, ex, rex, Dp, pos, 0)
             put(rows, sh, rsh, Du, pou, pos)
             redo.append(rows[beyond])
@@ -286,7 +298,8 @@ def merge_rows(enc: DenseRuns, pair_u: np.ndarray, pair_p: np.ndarray, *, alpha:
             for sl in _row_chunks(len(redo), enc.L):
                 rows = redo[sl]
                 (ex, rex, Dp, pos, sh, rsh, Du, pou), _ = _merge_window(
-                    enc, ru[rows], rp[rows], t[rows], enc.L, N, lip)
+                    enc, ru[rows], rp[rows], t[rows], enc.L, N, lip
+                )
                 put(rows, ex, rex, Dp, pos, 0)
                 put(rows, sh, rsh, Du, pou, pos)
     else:
@@ -302,9 +315,16 @@ def merge_rows(enc: DenseRuns, pair_u: np.ndarray, pair_p: np.ndarray, *, alpha:
 # --------------------------------------------------------------------------------------------
 
 
-def topic_scores(lab: np.ndarray, var: np.ndarray, t: np.ndarray, docs: np.ndarray,
-                 cutoffs: Sequence[int], kind: str = "P", p: float = 0.8,
-                 gone: np.ndarray | None = None):
+def topic_scores(
+    lab: np.ndarray,
+    var: np.ndarray,
+    t: np.ndarray,
+    docs: np.ndarray,
+    cutoffs: Sequence[int],
+    kind: str = "P",
+    p: float = 0.8,
+    gone: np.ndarray | None = None,
+):
     """Per row (variant, topic, ranked docs): relevant and judged non-relevant mass at cut-offs.
 
     ``docs``: rows × N local docs by rank (−1 padding); ``var``/``t``: the row's qrels variant
@@ -346,8 +366,9 @@ def item_means(item: np.ndarray, vals: np.ndarray, n_items: int) -> tuple[np.nda
         return out / cnt[:, None], cnt
 
 
-def run_rows(enc: DenseRuns, slots: np.ndarray, N: int
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def run_rows(
+    enc: DenseRuns, slots: np.ndarray, N: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(item, topic) of every topic each run of ``slots`` has, and its top-N docs (rows × N)."""
     item, t = np.nonzero(enc.length[slots] > 0)
-    return item, t, enc.D[slots[item], t, :min(N, enc.L)]
+    return item, t, enc.D[slots[item], t, : min(N, enc.L)]

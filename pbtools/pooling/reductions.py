@@ -23,16 +23,14 @@ Conventions shared by every function:
   drops them, which is the re-pooled semantic of PROTOCOL-lipani2015 items 7-8.
 
 Reporting on a collection's pool (unique contributions, the ``pbtools pool`` summary) is
-:mod:`pbtools.contributions`; its two functions are re-exported here.
+:mod:`pbtools.pooling.contributions`; its two functions are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -40,16 +38,22 @@ import pandas as pd
 from pbtools.frames import (
     encode,
     group_starts,
-    id_dtype,
-    is_trec_ordered,
     ranks_from_starts,
     require_columns,
     trec_order,
 )
-from pbtools.inference import PoolInfo, _mapped, _used, infer_pool
-
-if TYPE_CHECKING:  # defined in pbtools.contributions, re-exported lazily by __getattr__ below
-    from pbtools.contributions import describe, unique_contributions
+from pbtools.pooling.contrib import (
+    Contrib,
+    contrib_table,
+    keyed,
+    locate,
+    qrels_owner,
+    stack_blocks,
+    top_rows,
+    unit_column,
+    unit_map,
+)
+from pbtools.pooling.inference import PoolInfo, infer_pool
 
 __all__ = [
     "pool",
@@ -61,154 +65,9 @@ __all__ = [
     "subset_pool",
     "top_fraction",
     "unit_map",
-    "unique_contributions",
-    "describe",
     "infer_pool",
     "PoolInfo",
 ]
-
-#: Reporting on a pool lives in :mod:`pbtools.contributions` (it imports this module's helpers);
-#: re-exported lazily so that ``pooling.unique_contributions`` / ``pooling.describe`` still work.
-_REPORTS = ("unique_contributions", "describe")
-
-
-def __getattr__(name: str):
-    if name in _REPORTS:
-        from pbtools import contributions
-
-        value = getattr(contributions, name)
-        globals()[name] = value  # cache: later lookups bypass __getattr__
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_REPORTS})
-
-
-# --------------------------------------------------------------------------------------------
-# internals: top-d rows, units, shared integer keys
-# --------------------------------------------------------------------------------------------
-
-
-def _ordered(runs: pd.DataFrame) -> pd.DataFrame:
-    """``runs`` in trec order with ranks 1..n (sorted only when it is not already)."""
-    require_columns(runs, ("name", "qid", "docno", "score", "rank"), "run")
-    return runs if is_trec_ordered(runs) else trec_order(runs)
-
-
-def _top(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None) -> pd.DataFrame:
-    """Rows of ``runs`` ranked 1..depth (of the ``pooled`` runs only, when given)."""
-    if depth is None or int(depth) < 0:
-        raise ValueError(f"pool depth must be a non-negative integer, got {depth!r}")
-    runs = _ordered(runs)
-    mask = runs["rank"].to_numpy() <= int(depth)
-    if pooled is not None:
-        name = encode(runs["name"])
-        chosen = name.cat.categories.isin(pd.Index(list(map(str, pooled)), dtype="str"))
-        mask &= chosen[name.cat.codes.to_numpy()]
-    return runs.loc[mask]
-
-
-def unit_map(names: Iterable[str], by: str = "run", orgs: pd.DataFrame | None = None,
-             ) -> pd.Series:
-    """The unit of each run name: the name itself (``by="run"``) or its organisation.
-
-    ``orgs`` (columns ``name``, ``org``) is required for ``by="org"``; a run it does not list is
-    an organisation of its own, named after the run. Returns a ``str`` Series indexed by name.
-    """
-    names = pd.Index(pd.unique(np.asarray(list(map(str, names)), dtype=object)), dtype="str")
-    if by == "run":
-        return pd.Series(names, index=names, dtype="str")
-    if by != "org":
-        raise ValueError(f"by must be 'run' or 'org', got {by!r}")
-    if orgs is None:
-        raise ValueError("by='org' needs an orgs frame (columns name, org)")
-    require_columns(orgs, ("name", "org"), "orgs")
-    m = pd.Series(orgs["org"].astype("str").to_numpy(),
-                  index=pd.Index(orgs["name"].astype("str").to_numpy(), dtype="str"))
-    m = m[~m.index.duplicated(keep="first")]
-    out = pd.Series(m.reindex(names).to_numpy(), index=names, dtype="str")
-    return out.fillna(pd.Series(names, index=names, dtype="str"))
-
-
-@dataclass
-class _Contrib:
-    """Unique (unit, document) pairs of a pool in integer codes, with a shared id dictionary."""
-
-    units: pd.Index  # unit names, sorted (unit code = position)
-    qcats: pd.Index  # qid dictionary shared with the qrels passed in (if any)
-    dcats: pd.Index  # docno dictionary shared with the qrels passed in (if any)
-    keys: np.ndarray  # sorted unique document keys q * nd + d (int64)
-    row_doc: np.ndarray  # index into ``keys`` of each top-d row
-    pair_unit: np.ndarray  # unit code of each unique (unit, doc) pair
-    pair_doc: np.ndarray  # index into ``keys`` of each pair
-    n_units: np.ndarray  # units per document (aligned with ``keys``)
-    owner: np.ndarray  # unit code of the only contributor, -1 when n_units > 1
-    q_key: np.ndarray | None = field(default=None)  # qrels document keys (when qrels given)
-
-
-def _contrib(top: pd.DataFrame, by: str, orgs: pd.DataFrame | None,
-             qrels: pd.DataFrame | None = None) -> _Contrib:
-    """Build the contributions of the top-d rows ``top``; optionally key ``qrels`` alike.
-
-    Ids are re-coded over the (sorted) dictionaries of the ids the top-d rows use, so the work
-    is proportional to the pool, not to the runs' or qrels' dictionaries.
-    """
-    name_code, names = _used(top["name"])  # only the runs that have top-d rows
-    umap = unit_map(names, by, orgs)
-    units = pd.Index(sorted(set(umap.tolist())), dtype="str")
-    cat_unit = units.get_indexer(umap.to_numpy()).astype(np.int64)
-    row_unit = cat_unit[name_code] if len(top) else np.zeros(0, np.int64)
-    tq, qcats = _used(top["qid"])
-    td, dcats = _used(top["docno"])
-    nd = np.int64(max(len(dcats), 1))
-    keys, kidx = np.unique(tq * nd + td, return_inverse=True)
-    kidx = kidx.ravel().astype(np.int64)
-    nk = np.int64(max(len(keys), 1))
-    pair = np.unique(row_unit * nk + kidx)
-    pair_unit, pair_doc = pair // nk, pair % nk
-    n_units = np.bincount(pair_doc, minlength=len(keys)).astype(np.int32)
-    owner = np.full(len(keys), -1, dtype=np.int64)
-    single = n_units[pair_doc] == 1
-    owner[pair_doc[single]] = pair_unit[single]
-    q_key = None
-    if qrels is not None:
-        qq, qd = _mapped(qrels["qid"], qcats), _mapped(qrels["docno"], dcats)
-        q_key = np.where((qq >= 0) & (qd >= 0), qq * nd + qd, -1)
-    return _Contrib(units, qcats, dcats, keys, kidx, pair_unit, pair_doc, n_units, owner, q_key)
-
-
-def _locate(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Index of each ``query`` value in the sorted unique ``keys``; -1 where absent."""
-    if len(keys) == 0:
-        return np.full(len(query), -1, dtype=np.int64)
-    pos = np.searchsorted(keys, query)
-    pos_c = np.minimum(pos, len(keys) - 1)
-    return np.where(keys[pos_c] == query, pos_c, -1)
-
-
-def _qrels_owner(c: _Contrib) -> np.ndarray:
-    """Per qrels row: the only contributing unit's code, -1 if several, -2 if none."""
-    loc = _locate(c.keys, c.q_key)
-    return np.where(loc >= 0, c.owner[np.maximum(loc, 0)], -2)
-
-
-def _keyed(qrels: pd.DataFrame, rows: np.ndarray, column: str, values: pd.Series | np.ndarray,
-           ) -> pd.DataFrame:
-    """``qrels`` rows ``rows`` (reindexed) with the key column ``column`` appended."""
-    base = [c for c in qrels.columns if c != column]
-    out = qrels[base].iloc[rows].reset_index(drop=True)
-    out[column] = values
-    return out
-
-
-def _unit_column(labels: Sequence[str], idx: np.ndarray) -> pd.Categorical:
-    """A dictionary-encoded column taking ``labels[idx]`` (categories sorted)."""
-    dtype = id_dtype(labels)
-    remap = dtype.categories.get_indexer(pd.Index(list(labels), dtype="str"))
-    return pd.Categorical.from_codes(remap[idx], dtype=dtype)
-
 
 # --------------------------------------------------------------------------------------------
 # pools and contributions
@@ -228,13 +87,15 @@ def pool(runs: pd.DataFrame, depth: int, keys: Sequence[str] = ()) -> pd.DataFra
         ranked = trec_order(runs, by=(*keys, "name", "qid"))
         top = ranked.loc[ranked["rank"].to_numpy() <= int(depth), cols]
         return top.drop_duplicates().sort_values(cols).reset_index(drop=True)
-    c = _contrib(_top(runs, depth), "run", None)
+    c = contrib_table(top_rows(runs, depth), "run", None)
     nd = max(len(c.dcats), 1)
     q, d = c.keys // nd, c.keys % nd
-    return pd.DataFrame({
-        "qid": pd.Categorical.from_codes(q, dtype=pd.CategoricalDtype(c.qcats)),
-        "docno": pd.Categorical.from_codes(d, dtype=pd.CategoricalDtype(c.dcats)),
-    })
+    return pd.DataFrame(
+        {
+            "qid": pd.Categorical.from_codes(q, dtype=pd.CategoricalDtype(c.qcats)),
+            "docno": pd.Categorical.from_codes(d, dtype=pd.CategoricalDtype(c.dcats)),
+        }
+    )
 
 
 def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
@@ -246,13 +107,14 @@ def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
     dtypes unchanged (fresh RangeIndex).
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    c = _contrib(_top(runs, depth), "run", None, qrels)
-    keep = _locate(c.keys, c.q_key) >= 0
+    c = contrib_table(top_rows(runs, depth), "run", None, qrels)
+    keep = locate(c.keys, c.q_key) >= 0
     return qrels.loc[keep].reset_index(drop=True)
 
 
-def contributions(runs: pd.DataFrame, depth: int, by: str = "run",
-                  orgs: pd.DataFrame | None = None) -> pd.DataFrame:
+def contributions(
+    runs: pd.DataFrame, depth: int, by: str = "run", orgs: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Who pooled what: for each pooled (qid, docno), the units that ranked it in their top d.
 
     Buckley et al. §1 (unique relevant documents), Sakai §4 (leave-one-team-out). ``runs``: the
@@ -263,16 +125,20 @@ def contributions(runs: pd.DataFrame, depth: int, by: str = "run",
     unit. A document with ``n_units == 1`` is *unique* to its unit: leaving that unit out makes it
     unjudged.
     """
-    c = _contrib(_top(runs, depth), by, orgs)
+    c = contrib_table(top_rows(runs, depth), by, orgs)
     nd = max(len(c.dcats), 1)
     order = np.lexsort((c.pair_unit, c.pair_doc))
     doc = c.keys[c.pair_doc[order]]
-    return pd.DataFrame({
-        "qid": pd.Categorical.from_codes(doc // nd, dtype=pd.CategoricalDtype(c.qcats)),
-        "docno": pd.Categorical.from_codes(doc % nd, dtype=pd.CategoricalDtype(c.dcats)),
-        "unit": pd.Categorical.from_codes(c.pair_unit[order], dtype=pd.CategoricalDtype(c.units)),
-        "n_units": c.n_units[c.pair_doc[order]],
-    })
+    return pd.DataFrame(
+        {
+            "qid": pd.Categorical.from_codes(doc // nd, dtype=pd.CategoricalDtype(c.qcats)),
+            "docno": pd.Categorical.from_codes(doc % nd, dtype=pd.CategoricalDtype(c.dcats)),
+            "unit": pd.Categorical.from_codes(
+                c.pair_unit[order], dtype=pd.CategoricalDtype(c.units)
+            ),
+            "n_units": c.n_units[c.pair_doc[order]],
+        }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,9 +146,17 @@ def contributions(runs: pd.DataFrame, depth: int, by: str = "run",
 # --------------------------------------------------------------------------------------------
 
 
-def leave_one_out(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, by: str = "run",
-                  orgs: pd.DataFrame | None = None, units: Iterable[str] | None = None, *,
-                  pooled: Iterable[str] | None = None, repool: bool = False) -> pd.DataFrame:
+def leave_one_out(
+    qrels: pd.DataFrame,
+    runs: pd.DataFrame,
+    depth: int,
+    by: str = "run",
+    orgs: pd.DataFrame | None = None,
+    units: Iterable[str] | None = None,
+    *,
+    pooled: Iterable[str] | None = None,
+    repool: bool = False,
+) -> pd.DataFrame:
     """Reduced qrels for leaving each unit out of the pool, all units at once.
 
     Lipani §5 / PROTOCOL item 8 (leave-one-organization-out), Sakai §4 (leave-one-team-out),
@@ -301,28 +175,15 @@ def leave_one_out(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, by: str =
     unit in unit order, qrels order within a block. Join with ``frames.judge(runs, reduced)``.
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    c = _contrib(_top(runs, depth, pooled), by, orgs, qrels)
-    owner = _qrels_owner(c)
+    c = contrib_table(top_rows(runs, depth, pooled), by, orgs, qrels)
+    owner = qrels_owner(c)
     labels = list(c.units) if units is None else list(dict.fromkeys(map(str, units)))
     ucode = c.units.get_indexer(pd.Index(labels, dtype="str")).astype(np.int64)
     ucode[ucode < 0] = -3  # a unit with no pooled run removes nothing
     keep = owner[None, :] != ucode[:, None]
     if repool:
         keep &= (owner != -2)[None, :]
-    return _blocks(qrels, keep, labels, "left_out")
-
-
-def _blocks(qrels: pd.DataFrame, keep: np.ndarray, labels: Sequence, column: str,
-            ) -> pd.DataFrame:
-    """Stack the qrels rows kept by each row of the (blocks x qrels) mask, keyed by ``column``."""
-    flat = np.flatnonzero(keep.ravel())
-    n = len(qrels)
-    block, rows = (flat // n, flat % n) if n else (flat, flat)
-    if column == "depth":
-        values = np.asarray(labels, dtype=np.int32)[block]
-    else:
-        values = _unit_column([str(v) for v in labels], block)
-    return _keyed(qrels, rows, column, values)
+    return stack_blocks(qrels, keep, labels, "left_out")
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,8 +216,12 @@ def _combos(n: int, k: int, sample: int | None, seed: int) -> np.ndarray:
     return got
 
 
-def _take(qrels: pd.DataFrame, c: _Contrib, member: np.ndarray, labels: Sequence[str],
-          ) -> pd.DataFrame:
+def _take(
+    qrels: pd.DataFrame,
+    c: Contrib,
+    member: np.ndarray,
+    labels: Sequence[str],
+) -> pd.DataFrame:
     """Qrels rows pooled by at least one unit of each combination (``member``: combos x units).
 
     Each document's contributing units are a bitset (uint64 words), each combination too; a qrels
@@ -369,19 +234,23 @@ def _take(qrels: pd.DataFrame, c: _Contrib, member: np.ndarray, labels: Sequence
     combo_bits = np.zeros((len(member), words), dtype=np.uint64)
     for w in range(words):  # a handful of 64-unit words
         sel = (c.pair_unit // 64) == w
-        np.bitwise_or.at(doc_bits[:, w], c.pair_doc[sel],
-                         np.left_shift(np.uint64(1), (c.pair_unit[sel] % 64).astype(np.uint64)))
+        np.bitwise_or.at(
+            doc_bits[:, w],
+            c.pair_doc[sel],
+            np.left_shift(np.uint64(1), (c.pair_unit[sel] % 64).astype(np.uint64)),
+        )
         cols = np.arange(w * 64, min((w + 1) * 64, n_units))
         shifts = np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64))
         combo_bits[:, w] = np.bitwise_or.reduce(
-            np.where(member[:, cols], shifts[None, :], np.uint64(0)), axis=1)
-    loc = _locate(c.keys, c.q_key)
+            np.where(member[:, cols], shifts[None, :], np.uint64(0)), axis=1
+        )
+    loc = locate(c.keys, c.q_key)
     rows = np.flatnonzero(loc >= 0)  # never-contributed rows are never kept
     qbits = doc_bits[loc[rows]]
     step = max(1, 4_000_000 // max(len(rows), 1))
     parts = []
     for start in range(0, len(member), step):  # chunks of combinations, not a loop per unit
-        cb = combo_bits[start:start + step]
+        cb = combo_bits[start : start + step]
         hit = np.zeros((len(cb), len(rows)), dtype=bool)
         for w in range(words):
             hit |= (cb[:, w][:, None] & qbits[None, :, w]) != 0
@@ -389,14 +258,23 @@ def _take(qrels: pd.DataFrame, c: _Contrib, member: np.ndarray, labels: Sequence
         parts.append((b + start, rows[r]))
     block = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
     rws = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    return _keyed(qrels, rws, "kept", _unit_column(list(labels), block))
+    return keyed(qrels, rws, "kept", unit_column(list(labels), block))
 
 
-def take_teams(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, k: int = 1,
-               by: str = "org", orgs: pd.DataFrame | None = None, *,
-               teams: Iterable[str] | None = None,
-               combos: Iterable[Iterable[str]] | None = None, sample: int | None = None,
-               seed: int = 0, pooled: Iterable[str] | None = None) -> pd.DataFrame:
+def take_teams(
+    qrels: pd.DataFrame,
+    runs: pd.DataFrame,
+    depth: int,
+    k: int = 1,
+    by: str = "org",
+    orgs: pd.DataFrame | None = None,
+    *,
+    teams: Iterable[str] | None = None,
+    combos: Iterable[Iterable[str]] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    pooled: Iterable[str] | None = None,
+) -> pd.DataFrame:
     """Take-one-team / take-k-teams relevance data: only documents the chosen teams pooled.
 
     Sakai §4 and §6: J is replaced by D_t (take-one-team, ``k=1``) or by the union of D_t over a
@@ -410,7 +288,7 @@ def take_teams(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, k: int = 1,
     units in sorted order joined by ``"+"``), one block per combination.
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    c = _contrib(_top(runs, depth, pooled), by, orgs, qrels)
+    c = contrib_table(top_rows(runs, depth, pooled), by, orgs, qrels)
     if combos is not None:
         chosen = [sorted(set(map(str, combo))) for combo in combos]
     else:
@@ -425,9 +303,18 @@ def take_teams(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, k: int = 1,
     return _take(qrels, c, member, labels)
 
 
-def subset_pool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, size: int | Iterable[int],
-                n: int = 10, *, seed: int = 0, pooled: Iterable[str] | None = None,
-                by: str = "run", orgs: pd.DataFrame | None = None) -> pd.DataFrame:
+def subset_pool(
+    qrels: pd.DataFrame,
+    runs: pd.DataFrame,
+    depth: int,
+    size: int | Iterable[int],
+    n: int = 10,
+    *,
+    seed: int = 0,
+    pooled: Iterable[str] | None = None,
+    by: str = "run",
+    orgs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Pools of random subsets of the pooled runs (Webber & Park §3: pool width experiments).
 
     For each ``size`` w, ``n`` distinct random w-subsets of the pooled runs (units with
@@ -438,7 +325,7 @@ def subset_pool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, size: int |
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
     sizes = [size] if isinstance(size, (int, np.integer)) else list(size)
-    c = _contrib(_top(runs, depth, pooled), by, orgs, qrels)
+    c = contrib_table(top_rows(runs, depth, pooled), by, orgs, qrels)
     units = list(c.units)
     idx = [_combos(len(units), int(w), n, seed + i) for i, w in enumerate(sizes)]
     member = np.zeros((sum(len(x) for x in idx), len(units)), dtype=bool)
@@ -451,8 +338,13 @@ def subset_pool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int, size: int |
     return _take(qrels, c, member, labels)
 
 
-def shallow(qrels: pd.DataFrame, runs: pd.DataFrame, depths: int | Iterable[int] = (50, 10, 1),
-            *, pooled: Iterable[str] | None = None) -> pd.DataFrame:
+def shallow(
+    qrels: pd.DataFrame,
+    runs: pd.DataFrame,
+    depths: int | Iterable[int] = (50, 10, 1),
+    *,
+    pooled: Iterable[str] | None = None,
+) -> pd.DataFrame:
     """Shallow-pool relevance data: re-pool at depths pd (< d) from the pooled runs (Sakai §7).
 
     For every ``pd`` in ``depths`` the reduced qrels are ``repool(qrels, runs, pd)``: the qrels
@@ -461,14 +353,14 @@ def shallow(qrels: pd.DataFrame, runs: pd.DataFrame, depths: int | Iterable[int]
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
     depths = [int(depths)] if isinstance(depths, (int, np.integer)) else [int(x) for x in depths]
-    top = _top(runs, max(depths, default=0), pooled)
-    c = _contrib(top, "run", None, qrels)
+    top = top_rows(runs, max(depths, default=0), pooled)
+    c = contrib_table(top, "run", None, qrels)
     best = np.full(len(c.keys), np.iinfo(np.int32).max, dtype=np.int64)
     np.minimum.at(best, c.row_doc, top["rank"].to_numpy().astype(np.int64))
-    loc = _locate(c.keys, c.q_key)
+    loc = locate(c.keys, c.q_key)
     qbest = np.where(loc >= 0, best[np.maximum(loc, 0)], np.iinfo(np.int64).max)
     keep = qbest[None, :] <= np.asarray(depths, dtype=np.int64)[:, None]
-    return _blocks(qrels, keep, depths, "depth")
+    return stack_blocks(qrels, keep, depths, "depth")
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,8 +368,11 @@ def shallow(qrels: pd.DataFrame, runs: pd.DataFrame, depths: int | Iterable[int]
 # --------------------------------------------------------------------------------------------
 
 
-def top_fraction(scores: pd.DataFrame, frac: float = 0.75, round: int | None = 4,
-                 ) -> pd.DataFrame:
+def top_fraction(
+    scores: pd.DataFrame,
+    frac: float = 0.75,
+    round: int | None = 4,
+) -> pd.DataFrame:
     """The best ``frac`` of the runs per measure (Lipani §5; PROTOCOL-lipani2015 item 9).
 
     ``scores``: averages (``name``, ``measure``, ``value``), e.g. every pooled run scored on the

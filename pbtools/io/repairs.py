@@ -67,14 +67,19 @@ class Repairs:
         n = 1 if lines is None else len(lines)
         if n == 0:
             return
-        line = pd.array([pd.NA] if lines is None else np.asarray(lines, dtype=np.int64),
-                        dtype="Int64")
-        self.parts.append(pd.DataFrame({
-            "file": pd.array([str(file)] * n, dtype="str"),
-            "line": line,
-            "problem": pd.array(_broadcast(problem, n), dtype="str"),
-            "action": pd.array(_broadcast(action, n), dtype="str"),
-        }))
+        line = pd.array(
+            [pd.NA] if lines is None else np.asarray(lines, dtype=np.int64), dtype="Int64"
+        )
+        self.parts.append(
+            pd.DataFrame(
+                {
+                    "file": pd.array([str(file)] * n, dtype="str"),
+                    "line": line,
+                    "problem": pd.array(_broadcast(problem, n), dtype="str"),
+                    "action": pd.array(_broadcast(action, n), dtype="str"),
+                }
+            )
+        )
 
     def extend(self, other: Repairs) -> None:
         self.parts.extend(other.parts)
@@ -91,10 +96,14 @@ class Repairs:
 
 
 def empty_repairs() -> pd.DataFrame:
-    return AttrsFrame({
-        "file": pd.array([], dtype="str"), "line": pd.array([], dtype="Int64"),
-        "problem": pd.array([], dtype="str"), "action": pd.array([], dtype="str"),
-    })
+    return AttrsFrame(
+        {
+            "file": pd.array([], dtype="str"),
+            "line": pd.array([], dtype="Int64"),
+            "problem": pd.array([], dtype="str"),
+            "action": pd.array([], dtype="str"),
+        }
+    )
 
 
 def _broadcast(v, n: int) -> list[str]:
@@ -109,7 +118,7 @@ def _broadcast(v, n: int) -> list[str]:
 def _caller_level() -> int:
     """The ``stacklevel`` of the first frame outside the pbtools package, so that a warning
     names the user's line rather than pbtools' own."""
-    pkg = str(Path(__file__).resolve().parent)
+    pkg = str(Path(__file__).resolve().parents[1])
     frame, level = sys._getframe(1), 1
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(pkg):
         frame, level = frame.f_back, level + 1
@@ -126,17 +135,25 @@ def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
     for file, grp in repairs.groupby("file", sort=False, observed=True):
         counts = Counter(problem_kind(p) for p in grp["problem"])
         summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
-        warnings.warn(TrecFormatWarning(f"{file}: repaired {len(grp)} line(s): {summary} "
-                                        f"(see the repairs frame)"), stacklevel=stacklevel)
+        warnings.warn(
+            TrecFormatWarning(
+                f"{file}: repaired {len(grp)} line(s): {summary} (see the repairs frame)"
+            ),
+            stacklevel=stacklevel,
+        )
 
 
 def problem_kind(problem: str) -> str:
     """A short label of a repair's problem, for the per-file warning summary."""
-    for text, kind in (("duplicate", "duplicate"), ("blank line", "blank line"),
-                       ("fields, expected", "wrong field count"),
-                       ("also carried", "run tag shared with another file"),
-                       ("run tag", "other run tag"), ("empty file", "empty file"),
-                       ("desc.xml", "not in desc.xml")):
+    for text, kind in (
+        ("duplicate", "duplicate"),
+        ("blank line", "blank line"),
+        ("fields, expected", "wrong field count"),
+        ("also carried", "run tag shared with another file"),
+        ("run tag", "other run tag"),
+        ("empty file", "empty file"),
+        ("desc.xml", "not in desc.xml"),
+    ):
         if text in problem:
             return kind
     return problem

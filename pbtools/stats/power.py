@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pbtools._scores import pair_indices, score_matrix
+from pbtools.stats.matrix import pair_indices, score_matrix
 
 METHODS = ("bootstrap", "t", "randomization")
 

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from pbtools.frames import encode, require_columns
-from pbtools.inference import infer_pool
-from pbtools.pooling import _blocks, _contrib, _qrels_owner, _top, unit_map
+from pbtools.pooling.contrib import contrib_table, qrels_owner, stack_blocks, top_rows, unit_map
+from pbtools.pooling.inference import infer_pool
 
 __all__ = ["unique_contributions", "describe"]
 
@@ -29,10 +29,17 @@ __all__ = ["unique_contributions", "describe"]
 # --------------------------------------------------------------------------------------------
 
 
-def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataFrame | None,
-                         depth: int, measures: Sequence[str] = ("AP",), *, by: str = "org",
-                         pooled: Iterable[str] | None = None, per_run: bool = False,
-                         ) -> pd.DataFrame:
+def unique_contributions(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    orgs: pd.DataFrame | None,
+    depth: int,
+    measures: Sequence[str] = ("AP",),
+    *,
+    by: str = "org",
+    pooled: Iterable[str] | None = None,
+    per_run: bool = False,
+) -> pd.DataFrame:
     """Per organisation: unique (relevant) pool contributions and what they are worth to its runs.
 
     Buckley et al. §1 (score a group's runs with and without its unique relevant documents) and
@@ -62,9 +69,9 @@ def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataF
     from pbtools import measures as _measures
 
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    top = _top(runs, depth, pooled)
-    c = _contrib(top, by, orgs, qrels)
-    owner = _qrels_owner(c)
+    top = top_rows(runs, depth, pooled)
+    c = contrib_table(top, by, orgs, qrels)
+    owner = qrels_owner(c)
     n_topics = max(len(np.unique(c.keys // max(len(c.dcats), 1))), 1)
     single = c.owner[c.owner >= 0]
     uniq = np.bincount(single, minlength=len(c.units)) / n_topics
@@ -72,33 +79,48 @@ def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataF
     uniq_rel = np.bincount(owner[(owner >= 0) & rel], minlength=len(c.units)) / n_topics
     labels = list(c.units)
     keep = ~((owner[None, :] == np.arange(len(labels))[:, None]) & rel[None, :])
-    reduced = _blocks(qrels, keep, labels, "left_out")
+    reduced = stack_blocks(qrels, keep, labels, "left_out")
     pooled_runs = top["name"].astype("str").unique()
     umap = unit_map(pooled_runs, by, orgs)
     scored = runs.loc[encode(runs["name"]).astype("str").isin(pooled_runs).to_numpy()]
     scored = scored.assign(left_out=encode(scored["name"].astype("str").map(umap)))
-    full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures),
-                              warn=False)
+    full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures), warn=False)
     without = _measures.evaluate(scored, reduced, list(measures), keys=["left_out"])
-    both = full[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}).merge(
-        without[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}),
-        on=["name", "measure"], suffixes=("_full", "_without"))
+    both = (
+        full[["name", "measure", "value"]]
+        .astype({"name": "str", "measure": "str"})
+        .merge(
+            without[["name", "measure", "value"]].astype({"name": "str", "measure": "str"}),
+            on=["name", "measure"],
+            suffixes=("_full", "_without"),
+        )
+    )
     both["org"] = both["name"].map(umap)
     f, w = both["value_full"].to_numpy(), both["value_without"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         both["diff"] = np.where(f > 0, 100.0 * (f - w) / f, np.nan)
     if per_run:
-        runs_out = both.rename(columns={"value_full": "full", "value_without": "without",
-                                        "diff": "diff_pct"})
+        runs_out = both.rename(
+            columns={"value_full": "full", "value_without": "without", "diff": "diff_pct"}
+        )
         runs_out = runs_out.sort_values(["org", "name", "measure"], ignore_index=True)
         for col in ("name", "org", "measure"):
             runs_out[col] = encode(runs_out[col])
         return runs_out[["name", "org", "measure", "full", "without", "diff_pct"]]
-    agg = both.groupby(["org", "measure"], sort=True).agg(
-        mean_diff=("diff", "mean"), max_diff=("diff", "max")).reset_index()
+    agg = (
+        both.groupby(["org", "measure"], sort=True)
+        .agg(mean_diff=("diff", "mean"), max_diff=("diff", "max"))
+        .reset_index()
+    )
     n_runs = pd.Series(umap.to_numpy()).value_counts()
-    base = pd.DataFrame({"org": labels, "runs": n_runs.reindex(labels).fillna(0).astype(int)
-                         .to_numpy(), "unique": uniq, "unique_rel": uniq_rel})
+    base = pd.DataFrame(
+        {
+            "org": labels,
+            "runs": n_runs.reindex(labels).fillna(0).astype(int).to_numpy(),
+            "unique": uniq,
+            "unique_rel": uniq_rel,
+        }
+    )
     out = base.merge(agg, on="org", how="left")
     out["org"] = encode(out["org"])
     return out[["org", "runs", "unique", "unique_rel", "measure", "mean_diff", "max_diff"]]
@@ -109,12 +131,16 @@ def unique_contributions(runs: pd.DataFrame, qrels: pd.DataFrame, orgs: pd.DataF
 # --------------------------------------------------------------------------------------------
 
 
-def describe(collection, *, policy: str = "lipani2015", tolerance: float | None = None,
-             ) -> dict:
+def describe(
+    collection,
+    *,
+    policy: str = "lipani2015",
+    tolerance: float | None = None,
+) -> dict:
     """Summarise a collection's pool: the figures of Lipani Table 2's first columns.
 
     ``collection``: a :class:`pbtools.io.Collection` (``runs``, ``qrels``, ``orgs``; ``files``
-    when present). Pool inference by :func:`pbtools.inference.infer_pool` (``policy``,
+    when present). Pool inference by :func:`pbtools.pooling.inference.infer_pool` (``policy``,
     ``tolerance``). Returns a JSON-ready dict: ``runs``, ``orgs``, ``pooled_runs``,
     ``unpooled_runs``, ``unmapped`` (runs the orgs do not list; each is its own organisation),
     ``depth``, ``topics``, ``policy``, and the counts ``|R|`` (run ids), ``|O|``
@@ -140,10 +166,19 @@ def describe(collection, *, policy: str = "lipani2015", tolerance: float | None 
     else:
         r_files, rp_files = len(names), len(info.pooled_runs)
     return {
-        "runs": names, "orgs": org_names, "pooled_runs": info.pooled_runs,
+        "runs": names,
+        "orgs": org_names,
+        "pooled_runs": info.pooled_runs,
         "unpooled_runs": info.unpooled_runs,
-        "unmapped": [n for n in names if n not in listed], "depth": info.depth,
-        "topics": topics, "policy": info.policy,
-        "|R|": len(names), "|O|": len(org_names), "|R_p|": len(info.pooled_runs),
-        "d": info.depth, "|T|": len(topics), "|R| files": r_files, "|R_p| files": rp_files,
+        "unmapped": [n for n in names if n not in listed],
+        "depth": info.depth,
+        "topics": topics,
+        "policy": info.policy,
+        "|R|": len(names),
+        "|O|": len(org_names),
+        "|R_p|": len(info.pooled_runs),
+        "d": info.depth,
+        "|T|": len(topics),
+        "|R| files": r_files,
+        "|R_p| files": rp_files,
     }

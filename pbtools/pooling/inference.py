@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import encode, group_starts, is_trec_ordered, require_columns, trec_order
+from pbtools.frames import (
+    encode,
+    group_starts,
+    is_trec_ordered,
+    mapped_codes,
+    require_columns,
+    trec_order,
+    used_codes,
+)
 
 __all__ = ["PoolInfo", "infer_pool", "judged_prefixes", "POLICIES"]
 
@@ -70,30 +78,6 @@ class PoolInfo:
         return self.runs.loc[~self.runs["pooled"], "name"].astype(str).tolist()
 
 
-def _used(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Compact codes of an id column over the sorted dictionary of the ids it actually uses.
-
-    O(rows + dictionary) with a bincount, no sort: the dictionary is already sorted.
-    """
-    col = encode(col)
-    raw = col.cat.codes.to_numpy()
-    cats = col.cat.categories
-    if len(raw) == 0:
-        return np.zeros(0, dtype=np.int64), cats[:0]
-    present = np.bincount(raw, minlength=len(cats)) > 0
-    remap = np.cumsum(present, dtype=np.int64) - 1
-    return remap[raw], cats[np.flatnonzero(present)]
-
-
-def _mapped(col: pd.Series, cats: pd.Index) -> np.ndarray:
-    """Codes of an id column in the dictionary ``cats`` (-1 where the id is not in it)."""
-    col = encode(col)
-    if col.cat.categories.equals(cats):
-        return col.cat.codes.to_numpy().astype(np.int64)
-    remap = cats.get_indexer(col.cat.categories).astype(np.int64)
-    return remap[col.cat.codes.to_numpy()] if len(remap) else np.zeros(len(col), np.int64)
-
-
 @dataclass
 class _Flags:
     """Judged flags of every ranked document, grouped by (run, topic) ranking (trec order)."""
@@ -115,10 +99,10 @@ def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
     on_topic = qcats.get_indexer(rq.cat.categories)[rq.cat.codes.to_numpy()] >= 0
     if not on_topic.all():
         runs = runs.loc[on_topic]
-    rqc, qcats_used = _used(runs["qid"])
-    rdc, dcats_used = _used(runs["docno"])
+    rqc, qcats_used = used_codes(runs["qid"])
+    rdc, dcats_used = used_codes(runs["docno"])
     nd = np.int64(max(len(dcats_used), 1))
-    qq, qd = _mapped(qrels["qid"], qcats_used), _mapped(qrels["docno"], dcats_used)
+    qq, qd = mapped_codes(qrels["qid"], qcats_used), mapped_codes(qrels["docno"], dcats_used)
     qkey = np.unique(qq[(qq >= 0) & (qd >= 0)] * nd + qd[(qq >= 0) & (qd >= 0)])
     rkey = rqc * nd + rdc
     loc = np.minimum(np.searchsorted(qkey, rkey), max(len(qkey) - 1, 0))
@@ -135,11 +119,14 @@ def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
     prefix = length.copy()
     prefix[g[head]] = pos[idx[head]] - 1
     first = np.flatnonzero(start)
-    frame = pd.DataFrame({
-        "name": runs["name"].iloc[first].to_numpy(),
-        "qid": runs["qid"].iloc[first].to_numpy(),
-        "length": length, "prefix": prefix,
-    }).astype({"name": runs["name"].dtype, "qid": runs["qid"].dtype})
+    frame = pd.DataFrame(
+        {
+            "name": runs["name"].iloc[first].to_numpy(),
+            "qid": runs["qid"].iloc[first].to_numpy(),
+            "length": length,
+            "prefix": prefix,
+        }
+    ).astype({"name": runs["name"].dtype, "qid": runs["qid"].dtype})
     return _Flags(gid, start, pos, unj, length, prefix, frame)
 
 
@@ -180,8 +167,14 @@ def _mode(values: np.ndarray) -> int:
     return int(vals[counts == counts.max()].max())
 
 
-def infer_pool(runs: pd.DataFrame, qrels: pd.DataFrame, policy: str = "lipani2015", *,
-               tolerance: float | None = None, depth: int | None = None) -> PoolInfo:
+def infer_pool(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    policy: str = "lipani2015",
+    *,
+    tolerance: float | None = None,
+    depth: int | None = None,
+) -> PoolInfo:
     """Infer the pool depth d and the pooled runs R_p from qrels and all submitted runs.
 
     PROTOCOL-lipani2015 items 4-6 (see the module docstring for the exact rules); Lipani §5.
@@ -201,8 +194,13 @@ def infer_pool(runs: pd.DataFrame, qrels: pd.DataFrame, policy: str = "lipani201
     nonfull = plain["prefix"] < plain["length"]
     g = plain.assign(nf=plain["prefix"].where(nonfull & (plain["prefix"] > 0)))
     per_run = g.groupby("name", observed=True, sort=True).agg(
-        topics=("qid", "size"), prefix_min=("prefix", "min"), prefix_median=("prefix", "median"),
-        prefix_max=("prefix", "max"), nonfull_min=("nf", "min"), longest=("length", "max"))
+        topics=("qid", "size"),
+        prefix_min=("prefix", "min"),
+        prefix_median=("prefix", "median"),
+        prefix_max=("prefix", "max"),
+        nonfull_min=("nf", "min"),
+        longest=("length", "max"),
+    )
     per_run["run_depth"] = per_run["nonfull_min"].fillna(per_run["longest"]).astype(np.int64)
     if depth is None:
         if policy == "lipani2015":

@@ -1,7 +1,7 @@
 """Evaluation measures, parsed from names, computed per topic in one vectorised pass.
 
 Names follow ir_measures' grammar ``BASE(param=value, ...)@cutoff``; trec_eval names are
-accepted on input (:func:`parse`). The grammar lives in :mod:`pbtools.names` (:class:`Measure`,
+accepted on input (:func:`parse`). The grammar lives in :mod:`~.names` (:class:`Measure`,
 :func:`parse`, :data:`MEASURES`, :func:`measure_names`, re-exported here). Per-topic values match
 trec_eval 9/10 (``m_*.c`` in usnistgov/trec_eval) to the last bit where trec_eval has the measure.
 
@@ -56,7 +56,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools import _kernels as K
 from pbtools.frames import (
     ID_COLUMNS,
     codes,
@@ -69,10 +68,21 @@ from pbtools.frames import (
     trec_sort_order,
     unify,
 )
-from pbtools.names import MEASURES, Measure, _parse_all, measure_names, parse
+from pbtools.measures import kernels as K
+from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
 
-__all__ = ["Measure", "parse", "compute", "evaluate", "aggregate", "MEASURES", "measure_names",
-           "CoverageWarning", "topic_coverage", "warn_coverage"]
+__all__ = [
+    "Measure",
+    "parse",
+    "compute",
+    "evaluate",
+    "aggregate",
+    "MEASURES",
+    "measure_names",
+    "CoverageWarning",
+    "topic_coverage",
+    "warn_coverage",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,8 +139,9 @@ class _Setup:
         score = judged["score"].to_numpy(dtype=np.float64)
         doc = codes(judged["docno"]).astype(np.int64)
         gid = composite_key([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
-        perm = (None if self._ordered(gid, score, doc)
-                else trec_sort_order([*kj, nc, jqc], score, doc))
+        perm = (
+            None if self._ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
+        )
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
         label = judged["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)
@@ -271,7 +282,7 @@ def compute(
     ``value`` (float64) and, when an RBP measure is asked, ``residual`` (NaN for the others);
     ids dictionary-encoded; rows ordered by keys, name, qid, then the measures as requested.
     """
-    ms = _parse_all(measures)
+    ms = parse_all(measures)
     keys = list(keys)
     setup = _Setup(judged, qrels, keys)
     if all_topics:
@@ -334,8 +345,7 @@ def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     for i in np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1))):
         m, u = cats[missing[i]].tolist(), cats[unjudged[i]].tolist()
         rows.append((str(name.cat.categories[i]), len(m), m, len(u), u))
-    return pd.DataFrame(rows, columns=["name", "n_missing", "missing", "n_unjudged",
-                                       "unjudged"])
+    return pd.DataFrame(rows, columns=["name", "n_missing", "missing", "n_unjudged", "unjudged"])
 
 
 def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, all_topics: bool) -> None:
@@ -346,18 +356,28 @@ def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, all_topics: bool) 
         return
     lack = cov[cov["n_missing"] > 0]
     if len(lack) and not all_topics:
-        ex = "; ".join(f"{r.name} lacks {r.n_missing} ({', '.join(r.missing[:3])}"
-                       f"{', …' if r.n_missing > 3 else ''})" for r in lack.head(3).itertuples())
-        warnings.warn(CoverageWarning(
-            f"{len(lack)} run(s) lack judged topics — {ex}: their averages are over the topics "
-            "they answered (trec_eval 9); all_topics=True (trec_eval -c) scores them 0"),
-            stacklevel=3)
+        ex = "; ".join(
+            f"{r.name} lacks {r.n_missing} ({', '.join(r.missing[:3])}"
+            f"{', …' if r.n_missing > 3 else ''})"
+            for r in lack.head(3).itertuples()
+        )
+        warnings.warn(
+            CoverageWarning(
+                f"{len(lack)} run(s) lack judged topics — {ex}: their averages are over the topics "
+                "they answered (trec_eval 9); all_topics=True (trec_eval -c) scores them 0"
+            ),
+            stacklevel=3,
+        )
     extra = cov[cov["n_unjudged"] > 0]
     if len(extra):
         ex = "; ".join(f"{r.name}: {', '.join(r.unjudged[:3])}" for r in extra.head(3).itertuples())
-        warnings.warn(CoverageWarning(
-            f"{len(extra)} run(s) answer topics the qrels do not judge ({ex}): those topics "
-            "are not evaluated"), stacklevel=3)
+        warnings.warn(
+            CoverageWarning(
+                f"{len(extra)} run(s) answer topics the qrels do not judge ({ex}): those topics "
+                "are not evaluated"
+            ),
+            stacklevel=3,
+        )
 
 
 def aggregate(

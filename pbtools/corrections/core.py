@@ -4,8 +4,8 @@ Every estimator scores unpooled runs r_u against qrels Q that r_u did not contri
 the pooled runs R_p that built Q. The functional core (:func:`estimate`) scores many unpooled runs
 at once — each with its own qrels (a ``left_out`` key) and its own R_p (a pairs frame) — which is
 what a leave-one-out experiment needs; :func:`correct` wraps it, and so do the scikit-learn style
-classes of :mod:`pbtools.estimators` (``TrueScore``, ``ReducedPool``, ``Lipani``, ``WebberOnRuns``,
-``Condensed``), which this module re-exports.
+classes of :mod:`~pbtools.corrections.estimators` (``TrueScore``, ``ReducedPool``,
+``Lipani``, ``WebberOnRuns``, ``Condensed``), which this module re-exports.
 
 Estimators (``estimator`` column of the results)
 ------------------------------------------------
@@ -48,14 +48,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from pbtools._dense import DenseRuns, _row_chunks, item_means, merge_rows, run_rows, topic_scores
-from pbtools.frames import as_qrels, encode, judge
-from pbtools.rerank import (
+from pbtools.corrections.rerank import (
     _sorted_runs,
     deltas,
     fires,
@@ -64,38 +61,42 @@ from pbtools.rerank import (
     round_half_up,
     run_means,
 )
+from pbtools.frames import as_qrels, encode, judge
+from pbtools.pooling.dense import (
+    DenseRuns,
+    _row_chunks,
+    item_means,
+    merge_rows,
+    run_rows,
+    topic_scores,
+)
 
-if TYPE_CHECKING:  # re-exported lazily by __getattr__ below (pbtools.estimators imports us)
-    from pbtools.estimators import Condensed, Lipani, ReducedPool, TrueScore, WebberOnRuns, correct
-
-__all__ = [
-    "PRESETS",
-    "DEFAULTS",
-    "parse_measure",
-    "estimate",
-    "correct",
-    "webber_common_topics",
-    "condensed",
-    "TrueScore",
-    "ReducedPool",
-    "Lipani",
-    "WebberOnRuns",
-    "WebberCommonTopics",
-    "Condensed",
-]
+__all__ = ["PRESETS", "DEFAULTS", "parse_measure", "resolve", "estimate", "condensed"]
 
 #: principled defaults of every protocol choice
 DEFAULTS: dict[str, object] = {
-    "rp": "org", "tie": "exclusive_first", "decimals": None, "replace": True, "alpha": 1.0,
-    "indicator": "lambda", "float32": False, "run_id": "tag",
+    "rp": "org",
+    "tie": "exclusive_first",
+    "decimals": None,
+    "replace": True,
+    "alpha": 1.0,
+    "indicator": "lambda",
+    "float32": False,
+    "run_id": "tag",
 }
 
 #: named bundles of choices; ``protocol="lipani2015"`` reproduces Lipani et al. 2015 Table 2
 PRESETS: dict[str, dict[str, object]] = {
     "default": dict(DEFAULTS),
     "lipani2015": {
-        "rp": "run", "tie": "lipani2015", "decimals": 4, "replace": False, "alpha": 1.0,
-        "indicator": "lambda", "float32": True, "run_id": "lipani2015",
+        "rp": "run",
+        "tie": "lipani2015",
+        "decimals": 4,
+        "replace": False,
+        "alpha": 1.0,
+        "indicator": "lambda",
+        "float32": True,
+        "run_id": "lipani2015",
         "pool_policy": "lipani2015",
         "skip_malformed": True,
     },
@@ -148,18 +149,28 @@ def _with_key(df: pd.DataFrame, key: str, value: str = "") -> pd.DataFrame:
 
 
 def _means(judged, cutoffs, keys, kind, p, decimals, values=("P", "AntiP", "k")):
-    per = precision_at(judged, cutoffs, keys=keys, weights="rbp" if kind == "RBP" else
-                       "precision", p=p)
+    per = precision_at(
+        judged, cutoffs, keys=keys, weights="rbp" if kind == "RBP" else "precision", p=p
+    )
     return per, run_means(per, keys=keys, values=values, decimals=decimals)
 
 
-def estimate(pooled: pd.DataFrame, unpooled: pd.DataFrame, qrels: pd.DataFrame, *,
-             rp_pairs: pd.DataFrame | None = None, depth: int = 100,
-             measures: Sequence[str] = ("P@10",),
-             estimators: Iterable[str] = ("reduced", "lipani", "webber"),
-             alpha: float = 1.0, tie: str = "exclusive_first", indicator: str = "lambda",
-             decimals: int | None = None, replace: bool = True,
-             merged: pd.DataFrame | None = None) -> pd.DataFrame:
+def estimate(
+    pooled: pd.DataFrame,
+    unpooled: pd.DataFrame,
+    qrels: pd.DataFrame,
+    *,
+    rp_pairs: pd.DataFrame | None = None,
+    depth: int = 100,
+    measures: Sequence[str] = ("P@10",),
+    estimators: Iterable[str] = ("reduced", "lipani", "webber"),
+    alpha: float = 1.0,
+    tie: str = "exclusive_first",
+    indicator: str = "lambda",
+    decimals: int | None = None,
+    replace: bool = True,
+    merged: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Score many unpooled runs with several estimators at once (the hot path).
 
     Parameters
@@ -180,7 +191,7 @@ def estimate(pooled: pd.DataFrame, unpooled: pd.DataFrame, qrels: pd.DataFrame, 
     replace
         Webber & Park's refinement (the new run replaces the withdrawn one in the inner pool).
     merged
-        A precomputed :func:`pbtools.rerank.merge` of (at least) the needed pairs, to depth ≥
+        A precomputed :func:`~.rerank.merge` of (at least) the needed pairs, to depth ≥
         the largest cut-off (an experiment merges once for all its run subsets).
     decimals
         Round every run-level P@n / P̄@n (and Webber's terms) half-up to this many decimals.
@@ -200,23 +211,66 @@ def estimate(pooled: pd.DataFrame, unpooled: pd.DataFrame, qrels: pd.DataFrame, 
     for kind, p in sorted(kinds, key=str):
         sel = [(m, n) for m, k, n, pp in parsed if k == kind and (k == "P" or pp == p)]
         cut = sorted({n for _, n in sel})
-        res = _estimate_kind(pooled, unpooled, qrels, rp_pairs, depth, cut, kind,
-                             p if p is not None else 0.8, estimators, alpha, tie, indicator,
-                             decimals, replace, merged)
+        res = _estimate_kind(
+            pooled,
+            unpooled,
+            qrels,
+            rp_pairs,
+            depth,
+            cut,
+            kind,
+            p if p is not None else 0.8,
+            estimators,
+            alpha,
+            tie,
+            indicator,
+            decimals,
+            replace,
+            merged,
+        )
         names = {n: m for m, n in sel}
         res["measure"] = res["n"].map(names)
         out.append(res.drop(columns="n"))
     res = pd.concat(out, ignore_index=True)
-    cols = ["name", "measure", "estimator", "value", "P", "AntiP", "k", "dP", "dAntiP", "dk",
-            "lam", "fired", "adjustment", "n_pooled"]
+    cols = [
+        "name",
+        "measure",
+        "estimator",
+        "value",
+        "P",
+        "AntiP",
+        "k",
+        "dP",
+        "dAntiP",
+        "dk",
+        "lam",
+        "fired",
+        "adjustment",
+        "n_pooled",
+    ]
     for c in cols:
         if c not in res.columns:
             res[c] = np.nan
     return res[cols]
 
 
-def _estimate_kind(pooled, unpooled, qrels, rp_pairs, depth, cutoffs, kind, p, estimators,
-                   alpha, tie, indicator, decimals, replace, merged):
+def _estimate_kind(
+    pooled,
+    unpooled,
+    qrels,
+    rp_pairs,
+    depth,
+    cutoffs,
+    kind,
+    p,
+    estimators,
+    alpha,
+    tie,
+    indicator,
+    decimals,
+    replace,
+    merged,
+):
     """One measure family of :func:`estimate`: encode densely, then :func:`_dense_estimate`."""
     K = "left_out"
     qrels = _with_key(as_qrels(qrels), K)
@@ -232,8 +286,9 @@ def _estimate_kind(pooled, unpooled, qrels, rp_pairs, depth, cutoffs, kind, p, e
     u_names = enc.names[u_slots]
     if rp_pairs is None:
         pn = list(enc.names[s_slots])
-        rp_pairs = pd.DataFrame([(u, q) for u in u_names for q in pn if q != u],
-                                columns=["unpooled", "name"])
+        rp_pairs = pd.DataFrame(
+            [(u, q) for u in u_names for q in pn if q != u], columns=["unpooled", "name"]
+        )
     rp_pairs = rp_pairs.astype({"unpooled": str, "name": str})
     pu = u_names.get_indexer(pd.Index(rp_pairs["unpooled"], dtype="str"))
     pp = enc.names[s_slots].get_indexer(pd.Index(rp_pairs["name"], dtype="str"))
@@ -245,12 +300,28 @@ def _estimate_kind(pooled, unpooled, qrels, rp_pairs, depth, cutoffs, kind, p, e
         lab = np.concatenate([lab, np.full((1, *lab.shape[1:]), -1, np.int8)])
         var_names = var_names.append(pd.Index(["\0none"], dtype="str"))
         u_var = np.where(u_var < 0, len(var_names) - 1, u_var)
-    res = _dense_estimate(enc, s_slots, u_slots, u_var, var_names, lab, pu, pp, depth,
-                          cutoffs, kind, p, estimators, alpha, tie, indicator, decimals,
-                          replace)
+    res = _dense_estimate(
+        enc,
+        s_slots,
+        u_slots,
+        u_var,
+        var_names,
+        lab,
+        pu,
+        pp,
+        depth,
+        cutoffs,
+        kind,
+        p,
+        estimators,
+        alpha,
+        tie,
+        indicator,
+        decimals,
+        replace,
+    )
     if "condensed" in estimators:
-        res = pd.concat([res, _condensed(U, qrels, cutoffs, kind, p, decimals)],
-                        ignore_index=True)
+        res = pd.concat([res, _condensed(U, qrels, cutoffs, kind, p, decimals)], ignore_index=True)
     return res
 
 
@@ -269,10 +340,28 @@ def _mean_frame(cols: dict, cutoffs, P, A, decimals, k=None) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _dense_estimate(enc, s_slots, u_slots, u_var, var_names, lab, pair_u, pair_p, depth,
-                    cutoffs, kind, p, estimators, alpha, tie, indicator, decimals, replace,
-                    merged=None):
-    """The estimators on the dense layout (:mod:`pbtools._dense`), all runs and pairs at once.
+def _dense_estimate(
+    enc,
+    s_slots,
+    u_slots,
+    u_var,
+    var_names,
+    lab,
+    pair_u,
+    pair_p,
+    depth,
+    cutoffs,
+    kind,
+    p,
+    estimators,
+    alpha,
+    tie,
+    indicator,
+    decimals,
+    replace,
+    merged=None,
+):
+    """The estimators on the dense layout (``pooling.dense``), all runs and pairs at once.
 
     ``enc``: encoded runs; ``s_slots``: the pooled runs (their top ``depth`` built the pool);
     ``u_slots``: the unpooled runs, ``u_var[i]``: the qrels variant (index into ``lab``, names
@@ -295,8 +384,9 @@ def _dense_estimate(enc, s_slots, u_slots, u_var, var_names, lab, pair_u, pair_p
     oA, _ = item_means(item, At, n_u)
     oK, _ = item_means(item, total[None, :] - Pt - At, n_u)
     has = cnt > 0
-    own = _mean_frame({"name": np.asarray(names[u_slots])[has]}, cut, oP[has], oA[has],
-                      decimals, oK[has])
+    own = _mean_frame(
+        {"name": np.asarray(names[u_slots])[has]}, cut, oP[has], oA[has], decimals, oK[has]
+    )
     res = []
     if "reduced" in estimators:
         r = own[["name", "n", "P", "AntiP", "k"]].copy()
@@ -316,16 +406,54 @@ def _dense_estimate(enc, s_slots, u_slots, u_var, var_names, lab, pair_u, pair_p
         if kind != "P":
             raise ValueError("the Lipani estimator is defined for P@n only")
         if need_p:
-            res.append(_dense_lipani(enc, u_slots, u_var, var_names, lab, pair_u, pair_p, cut,
-                                     own, iv, ip, PM, AM, nT, alpha, tie, indicator, decimals,
-                                     merged))
+            res.append(
+                _dense_lipani(
+                    enc,
+                    u_slots,
+                    u_var,
+                    var_names,
+                    lab,
+                    pair_u,
+                    pair_p,
+                    cut,
+                    own,
+                    iv,
+                    ip,
+                    PM,
+                    AM,
+                    nT,
+                    alpha,
+                    tie,
+                    indicator,
+                    decimals,
+                    merged,
+                )
+            )
         else:
             res.append(_no_rp(own, "lipani"))
     if "webber" in estimators:
         if need_p:
-            res.append(_dense_webber(enc, s_slots, u_slots, u_var, lab, pair_u, pair_p,
-                                     pair_item.ravel(), PM, nT, own, cut, depth, kind, p,
-                                     decimals, replace))
+            res.append(
+                _dense_webber(
+                    enc,
+                    s_slots,
+                    u_slots,
+                    u_var,
+                    lab,
+                    pair_u,
+                    pair_p,
+                    pair_item.ravel(),
+                    PM,
+                    nT,
+                    own,
+                    cut,
+                    depth,
+                    kind,
+                    p,
+                    decimals,
+                    replace,
+                )
+            )
         else:
             res.append(_no_rp(own, "webber"))
     if not res:
@@ -339,8 +467,27 @@ def _no_rp(own, name):
     return r
 
 
-def _dense_lipani(enc, u_slots, u_var, var_names, lab, pair_u, pair_p, cut, own, iv, ip, PM,
-                  AM, nT, alpha, tie, indicator, decimals, merged):
+def _dense_lipani(
+    enc,
+    u_slots,
+    u_var,
+    var_names,
+    lab,
+    pair_u,
+    pair_p,
+    cut,
+    own,
+    iv,
+    ip,
+    PM,
+    AM,
+    nT,
+    alpha,
+    tie,
+    indicator,
+    decimals,
+    merged,
+):
     """Lipani Algorithm 1: δ of r' = r_p ∘ r_u against r_p on r_u's qrels, Δ, λ, estimate."""
     N = int(cut.max())
     if merged is None:
@@ -353,8 +500,13 @@ def _dense_lipani(enc, u_slots, u_var, var_names, lab, pair_u, pair_p, cut, own,
     ok = mc > 0  # r' exists on the topics both runs have
     K = "left_out"
     vn, nm = np.asarray(var_names), np.asarray(enc.names)
-    mm = _mean_frame({K: vn[u_var[pair_u]][ok], "unpooled": nm[u_slots[pair_u]][ok],
-                      "name": nm[pair_p][ok]}, cut, MP[ok], MA[ok], decimals)
+    mm = _mean_frame(
+        {K: vn[u_var[pair_u]][ok], "unpooled": nm[u_slots[pair_u]][ok], "name": nm[pair_p][ok]},
+        cut,
+        MP[ok],
+        MA[ok],
+        decimals,
+    )
     has = nT > 0
     pm = _mean_frame({K: vn[iv][has], "name": nm[ip][has]}, cut, PM[has], AM[has], decimals)
     d = deltas(mm.drop(columns="k", errors="ignore"), pm, keys=[K])
@@ -368,8 +520,25 @@ def _dense_lipani(enc, u_slots, u_var, var_names, lab, pair_u, pair_p, cut, own,
     return ind
 
 
-def _dense_webber(enc, s_slots, u_slots, u_var, lab, pair_u, pair_p, pair_item, PM, nT, own,
-                  cut, depth, kind, p, decimals, replace):
+def _dense_webber(
+    enc,
+    s_slots,
+    u_slots,
+    u_var,
+    lab,
+    pair_u,
+    pair_p,
+    pair_item,
+    PM,
+    nT,
+    own,
+    cut,
+    depth,
+    kind,
+    p,
+    decimals,
+    replace,
+):
     """Webber & Park Algorithm 1 for every (r_u, p ∈ R_p) pair at once.
 
     term(u, p) = score(p, Q_u) − score(p, Q_u ∩ pool(R_p(u) \\ {p} [∪ {r_u}])): a judged
@@ -398,8 +567,7 @@ def _dense_webber(enc, s_slots, u_slots, u_var, lab, pair_u, pair_p, pair_item, 
         x = enc.D[pair_p[rows], tt, :width]
         xc = np.maximum(x, 0)
         g = ginv[pair_u[rows]]
-        c = (C[tt[:, None], xc] - CX[g[:, None], tt[:, None], xc].astype(np.int16)
-             - (pos < d))
+        c = C[tt[:, None], xc] - CX[g[:, None], tt[:, None], xc].astype(np.int16) - (pos < d)
         survive = c > 0
         if replace:
             ur = enc.rank(u_slots[pair_u[rows]][:, None], tt[:, None], x)
@@ -412,9 +580,14 @@ def _dense_webber(enc, s_slots, u_slots, u_var, lab, pair_u, pair_p, pair_item, 
     Pfull = PM[pair_item]
     with np.errstate(invalid="ignore", divide="ignore"):
         partial = Pfull - loss / nT[pair_item][:, None]
-    full = pd.DataFrame({"u": np.repeat(pair_u[has], len(cut)),
-                         "n": np.tile(cut, int(has.sum())),
-                         "P": Pfull[has].ravel(), "partial": partial[has].ravel()})
+    full = pd.DataFrame(
+        {
+            "u": np.repeat(pair_u[has], len(cut)),
+            "n": np.tile(cut, int(has.sum())),
+            "P": Pfull[has].ravel(),
+            "partial": partial[has].ravel(),
+        }
+    )
     if decimals is not None:
         full["P"] = round_half_up(full["P"].to_numpy(), decimals)
         full["partial"] = round_half_up(full["partial"].to_numpy(), decimals)
@@ -435,6 +608,7 @@ def _condensed(U, qrels, cutoffs, kind, p, decimals):
     j = judge(U, qrels, keys=[K])
     j = j[~j["label"].isna().to_numpy()].copy()
     from pbtools.frames import group_starts, ranks_from_starts
+
     g = [j[c].cat.codes.to_numpy() for c in (K, "name", "qid")]
     j["rank"] = ranks_from_starts(group_starts(*g))
     _, m = _means(j, cutoffs, [K], kind, p, decimals)
@@ -444,32 +618,22 @@ def _condensed(U, qrels, cutoffs, kind, p, decimals):
     return m
 
 
-def condensed(runs: pd.DataFrame, qrels: pd.DataFrame, measures: Sequence[str] = ("P@10",),
-              decimals: int | None = None) -> pd.DataFrame:
+def condensed(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measures: Sequence[str] = ("P@10",),
+    decimals: int | None = None,
+) -> pd.DataFrame:
     """Condensed-list scores (Sakai 2007/2008; Webber & Park §2): unjudged documents are removed
     and the remaining ones re-ranked before P@n / RBP@n is taken. Biased upward for unpooled
     runs — a baseline. ``runs``: run columns; ``qrels``: qrels (+ optional ``left_out`` key, then
     ``runs`` need the same column). Returns ``name``, ``measure``, ``estimator``, ``value``."""
-    return estimate(runs.iloc[:0], runs, qrels, measures=measures, estimators=("condensed",),
-                    decimals=decimals, rp_pairs=pd.DataFrame(columns=["unpooled", "name"]))
-
-
-#: :func:`correct` and the scikit-learn style classes live in :mod:`pbtools.estimators` (which
-#: imports this module); they are re-exported here on first access, so no import order cycles
-_REEXPORTS = ("correct", "TrueScore", "ReducedPool", "Lipani", "WebberOnRuns", "Condensed")
-
-
-def __getattr__(name: str):
-    if name in _REEXPORTS:
-        from pbtools import estimators
-        value = getattr(estimators, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_REEXPORTS))
-
-
-from pbtools.webber import WebberCommonTopics, webber_common_topics  # noqa: E402  (re-export)
+    return estimate(
+        runs.iloc[:0],
+        runs,
+        qrels,
+        measures=measures,
+        estimators=("condensed",),
+        decimals=decimals,
+        rp_pairs=pd.DataFrame(columns=["unpooled", "name"]),
+    )

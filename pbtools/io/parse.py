@@ -8,7 +8,7 @@ located and turned into an exact 1-based physical line number (blank lines count
 
 The same module holds the rest of the reading machinery behind :mod:`pbtools.io`: assembling the
 files of a run set (run identity, the duplicate rule, float32, trec order), qrels and the
-``desc.xml`` parser; the ``repairs`` frame lives in :mod:`pbtools._repairs`. Nothing here is
+``desc.xml`` parser; the ``repairs`` frame lives in :mod:`pbtools.io.repairs`. Nothing here is
 public: :mod:`pbtools.io` holds the API and the documentation of the formats and of the lenient
 rule.
 """
@@ -30,10 +30,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pbtools._repairs import (
-    Repairs,
-    sort_repairs,
-)
 from pbtools.frames import (
     LABEL_DTYPE,
     RANK_DTYPE,
@@ -44,13 +40,19 @@ from pbtools.frames import (
     encode,
     trec_order,
 )
+from pbtools.io.repairs import (
+    Repairs,
+    sort_repairs,
+)
 
 _DELIM = "\x1f"  # the CSV "delimiter": a byte that TREC files do not contain (checked)
 _READ = pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24)
-_PARSE = pcsv.ParseOptions(delimiter=_DELIM, quote_char=False, escape_char=False,
-                           ignore_empty_lines=False)
-_CONVERT = pcsv.ConvertOptions(column_types={"f0": pa.string()}, strings_can_be_null=False,
-                               quoted_strings_can_be_null=False)
+_PARSE = pcsv.ParseOptions(
+    delimiter=_DELIM, quote_char=False, escape_char=False, ignore_empty_lines=False
+)
+_CONVERT = pcsv.ConvertOptions(
+    column_types={"f0": pa.string()}, strings_can_be_null=False, quoted_strings_can_be_null=False
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -84,8 +86,12 @@ def split_lines(data: bytes, path) -> pa.Array:
     if _DELIM.encode() in data:
         return _split_lines_numpy(data, path)
     try:
-        table = pcsv.read_csv(pa.BufferReader(data), read_options=_READ, parse_options=_PARSE,
-                              convert_options=_CONVERT)
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=_READ,
+            parse_options=_PARSE,
+            convert_options=_CONVERT,
+        )
     except pa.ArrowInvalid:
         _check_utf8(data, path)  # raises with the line of the first invalid byte
         return _split_lines_numpy(data, path)  # anything else the CSV reader refuses
@@ -99,8 +105,9 @@ def _split_lines_numpy(data: bytes, path) -> pa.Array:
     offsets = np.concatenate([[0], nl + 1]).astype(np.int64)
     if offsets[-1] != len(data):
         offsets = np.append(offsets, len(data))
-    arr = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets),
-                                           pa.py_buffer(data))
+    arr = pa.LargeStringArray.from_buffers(
+        len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data)
+    )
     try:
         arr.validate(full=True)
     except pa.ArrowInvalid:
@@ -133,8 +140,7 @@ class Fields:
     repairs: Repairs
 
 
-def split_fields(path, nfields: int, wanted: Sequence[int], *, lenient: bool,
-                 what: str) -> Fields:
+def split_fields(path, nfields: int, wanted: Sequence[int], *, lenient: bool, what: str) -> Fields:
     """Read ``path`` and return fields ``wanted`` of every line that has ``nfields`` fields.
 
     Strict: a blank line, or one with another field count, raises :class:`TrecFormatError` at
@@ -158,28 +164,38 @@ def split_fields(path, nfields: int, wanted: Sequence[int], *, lenient: bool,
         bad = np.flatnonzero(~good)
         if not lenient:
             i = int(bad[0])
-            problem = (f"blank line ({what} lines have {nfields} fields)" if nf[i] == 0 else
-                       f"{what} line has {nf[i]} fields, expected {nfields}")
+            problem = (
+                f"blank line ({what} lines have {nfields} fields)"
+                if nf[i] == 0
+                else f"{what} line has {nf[i]} fields, expected {nfields}"
+            )
             raise TrecFormatError(problem, path, i + 1)
         blank, short, long_ = nf == 0, (nf > 0) & (nf < nfields), nf > nfields
         if blank.any():
             repairs.add(path, np.flatnonzero(blank) + 1, "blank line", "skipped")
         if short.any():
             idx = np.flatnonzero(short)
-            repairs.add(path, idx + 1, [f"{k} fields, expected {nfields}" for k in nf[idx]],
-                        "skipped")
+            repairs.add(
+                path, idx + 1, [f"{k} fields, expected {nfields}" for k in nf[idx]], "skipped"
+            )
         if long_.any():
             idx = np.flatnonzero(long_)
-            repairs.add(path, idx + 1, [f"{k} fields, expected {nfields}" for k in nf[idx]],
-                        f"kept the first {nfields} fields")
+            repairs.add(
+                path,
+                idx + 1,
+                [f"{k} fields, expected {nfields}" for k in nf[idx]],
+                f"kept the first {nfields} fields",
+            )
         good = nf >= nfields
         rows = np.flatnonzero(good)
     else:
         rows = None
     values = parts.values
     if rows is None:  # the common case: every line has exactly nfields fields
-        cols = [values.take(pa.array(np.arange(j, n * nfields, nfields))) if nfields > 1
-                else values for j in wanted]
+        cols = [
+            values.take(pa.array(np.arange(j, n * nfields, nfields))) if nfields > 1 else values
+            for j in wanted
+        ]
         rows = np.arange(n)
     else:
         base = offsets[rows]
@@ -204,14 +220,17 @@ def first_failure(arr: pa.Array, convert) -> int:
 
 def _cast(arr: pa.Array, fields: Fields, to: pa.DataType, problem: str) -> np.ndarray:
     """Cast a string column with Arrow; the first value that fails raises at its line."""
+
     def conv(a):
         return pc.cast(a, to)
+
     try:
         return np.asarray(conv(arr))
     except pa.ArrowInvalid:
         i = first_failure(arr, conv)
-        raise TrecFormatError(f"{problem} {arr[i].as_py()!r}", fields.path,
-                              int(fields.rows[i]) + 1) from None
+        raise TrecFormatError(
+            f"{problem} {arr[i].as_py()!r}", fields.path, int(fields.rows[i]) + 1
+        ) from None
 
 
 def to_float(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
@@ -220,8 +239,9 @@ def to_float(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
     nan = np.isnan(out)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
-        raise TrecFormatError(f"non-numeric {what} {arr[i].as_py()!r} (NaN)", fields.path,
-                              int(fields.rows[i]) + 1)
+        raise TrecFormatError(
+            f"non-numeric {what} {arr[i].as_py()!r} (NaN)", fields.path, int(fields.rows[i]) + 1
+        )
     return out
 
 
@@ -232,8 +252,9 @@ def to_int16(arr: pa.Array, fields: Fields, what: str) -> np.ndarray:
     bad = (out < info.min) | (out > info.max)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise TrecFormatError(f"{what} {out[i]} outside the int16 range", fields.path,
-                              int(fields.rows[i]) + 1)
+        raise TrecFormatError(
+            f"{what} {out[i]} outside the int16 range", fields.path, int(fields.rows[i]) + 1
+        )
     return out.astype(np.int16)
 
 
@@ -278,7 +299,7 @@ def file_run_name(path) -> str:
     if name.endswith(".gz"):
         name = name[:-3]
     if name.startswith("input."):
-        name = name[len("input."):]
+        name = name[len("input.") :]
     return name
 
 
@@ -309,13 +330,24 @@ def parse_run_file(path: str, lenient: bool, run_id: str) -> RunPart:
             raise TrecFormatError(
                 f"run tag {tag[i].as_py()!r} differs from the file's first tag "
                 f"{first.as_py()!r} (several run tags in one run file: {tags})",
-                path, int(f.rows[i]) + 1)
+                path,
+                int(f.rows[i]) + 1,
+            )
         idx = np.flatnonzero(other)
-        action = (f"read as tag {first.as_py()!r}" if run_id == "tag"
-                  else f"ignored (run named {file_run_name(path)!r})")
-        f.repairs.add(path, f.rows[idx] + 1,
-                      [f"run tag {t!r} differs from the first tag {first.as_py()!r}"
-                       for t in tag.take(pa.array(idx)).to_pylist()], action)
+        action = (
+            f"read as tag {first.as_py()!r}"
+            if run_id == "tag"
+            else f"ignored (run named {file_run_name(path)!r})"
+        )
+        f.repairs.add(
+            path,
+            f.rows[idx] + 1,
+            [
+                f"run tag {t!r} differs from the first tag {first.as_py()!r}"
+                for t in tag.take(pa.array(idx)).to_pylist()
+            ],
+            action,
+        )
     name = first.as_py() if run_id == "tag" else file_run_name(path)
     return RunPart(path, name, f.rows + 1, qid, docno, scores, f.repairs, tags)
 
@@ -335,8 +367,9 @@ def check_run_id(run_id: str) -> None:
         raise ValueError(f"run_id must be 'tag' or 'file', not {run_id!r}")
 
 
-def assemble_runs(parts: list[RunPart], *, lenient: bool, float32: bool,
-                   repairs: Repairs) -> tuple[pd.DataFrame, pd.DataFrame]:
+def assemble_runs(
+    parts: list[RunPart], *, lenient: bool, float32: bool, repairs: Repairs
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Merge parsed files into one run frame (duplicate rule, float32, trec order)."""
     by_name: dict[str, str] = {}
     for p in parts:
@@ -345,13 +378,23 @@ def assemble_runs(parts: list[RunPart], *, lenient: bool, float32: bool,
             if not lenient:
                 raise TrecFormatError(
                     f"run {p.name!r} is also carried by {by_name[p.name]} (two files share one "
-                    f"run tag; use run_id='file' or lenient=True to merge)", p.path)
-            repairs.add(p.path, None, f"run tag {p.name!r} also carried by {by_name[p.name]}",
-                        f"merged into run {p.name!r}")
+                    f"run tag; use run_id='file' or lenient=True to merge)",
+                    p.path,
+                )
+            repairs.add(
+                p.path,
+                None,
+                f"run tag {p.name!r} also carried by {by_name[p.name]}",
+                f"merged into run {p.name!r}",
+            )
         else:
             by_name.setdefault(p.name, p.path)
-    files = pd.DataFrame({"file": pd.array([p.path for p in parts], dtype="str"),
-                          "name": encode(pd.Series([p.name for p in parts], dtype="str"))})
+    files = pd.DataFrame(
+        {
+            "file": pd.array([p.path for p in parts], dtype="str"),
+            "name": encode(pd.Series([p.name for p in parts], dtype="str")),
+        }
+    )
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
     part_idx = np.repeat(np.arange(len(parts)), sizes)
     names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
@@ -360,8 +403,10 @@ def assemble_runs(parts: list[RunPart], *, lenient: bool, float32: bool,
     docno = categorical_from_arrow([p.docno for p in parts])
     score = np.concatenate([p.score for p in parts]) if parts else np.zeros(0)
     line = np.concatenate([p.lines for p in parts]) if parts else np.zeros(0, np.int64)
-    key = composite_key([name_codes, qid.codes, docno.codes],
-                           [len(names.categories), len(qid.categories), len(docno.categories)])
+    key = composite_key(
+        [name_codes, qid.codes, docno.codes],
+        [len(names.categories), len(qid.categories), len(docno.categories)],
+    )
     rep, first = duplicates(key)
     keep = None
     if len(rep):
@@ -372,16 +417,20 @@ def assemble_runs(parts: list[RunPart], *, lenient: bool, float32: bool,
             raise TrecFormatError(
                 f"duplicate document {docno[i]!r} for topic {qid[i]!r} in run "
                 f"{names.categories[name_codes[i]]!r} (first at {where})",
-                parts[part_idx[i]].path, int(line[i]))
+                parts[part_idx[i]].path,
+                int(line[i]),
+            )
         keep = dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs)
     cat_dtype = pd.CategoricalDtype(names.categories)
-    df = pd.DataFrame({
-        "name": pd.Categorical.from_codes(name_codes, dtype=cat_dtype),
-        "qid": qid,
-        "docno": docno,
-        "score": score.astype(np.float32).astype(SCORE_DTYPE) if float32 else score,
-        "rank": np.zeros(len(score), dtype=RANK_DTYPE),
-    })
+    df = pd.DataFrame(
+        {
+            "name": pd.Categorical.from_codes(name_codes, dtype=cat_dtype),
+            "qid": qid,
+            "docno": docno,
+            "score": score.astype(np.float32).astype(SCORE_DTYPE) if float32 else score,
+            "rank": np.zeros(len(score), dtype=RANK_DTYPE),
+        }
+    )
     if keep is not None:
         df = df.iloc[keep]
     return trec_order(df), files
@@ -407,9 +456,14 @@ def dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs) ->
         problems = [
             f"duplicate document {doc!r} for topic {q!r} (also at "
             f"{'' if part_idx[kk] == pi else parts[part_idx[kk]].path + ':'}line {line[kk]})"
-            for q, doc, kk in zip(np.asarray(qid[d]), np.asarray(docno[d]), k, strict=True)]
-        actions = ["dropped (lower score)" if score[dd] < score[kk] else
-                   "dropped (equal score, later occurrence)" for dd, kk in zip(d, k, strict=True)]
+            for q, doc, kk in zip(np.asarray(qid[d]), np.asarray(docno[d]), k, strict=True)
+        ]
+        actions = [
+            "dropped (lower score)"
+            if score[dd] < score[kk]
+            else "dropped (equal score, later occurrence)"
+            for dd, kk in zip(d, k, strict=True)
+        ]
         repairs.add(parts[pi].path, line[d], problems, actions)
     return np.flatnonzero(~drop_mask)
 
@@ -462,25 +516,35 @@ def load_qrels(paths: Sequence[str], lenient: bool) -> tuple[pd.DataFrame, pd.Da
     label = np.concatenate([lab for *_, lab in parsed])
     line = np.concatenate([f.rows + 1 for f, *_ in parsed])
     part = np.repeat(np.arange(len(parsed)), [len(lab) for *_, lab in parsed])
-    key = composite_key([qid.codes, docno.codes], [len(qid.categories),
-                                                      len(docno.categories)])
+    key = composite_key([qid.codes, docno.codes], [len(qid.categories), len(docno.categories)])
     rep, first = duplicates(key)
     df = pd.DataFrame({"qid": qid, "docno": docno, "label": label.astype(LABEL_DTYPE)})
     if len(rep):
         fpath = [f.path for f, *_ in parsed]
+
         def where(j, i):
             return f"line {line[j]}" if part[j] == part[i] else f"{fpath[part[j]]}:{line[j]}"
+
         if not lenient:
             i, j = int(rep[0]), int(first[0])
             raise TrecFormatError(
                 f"duplicate judgment of document {docno[i]!r} for topic {qid[i]!r} "
-                f"(first at {where(j, i)})", fpath[part[i]], int(line[i]))
+                f"(first at {where(j, i)})",
+                fpath[part[i]],
+                int(line[i]),
+            )
         for pi in np.unique(part[rep]):
             sel = part[rep] == pi
-            repairs.add(fpath[pi], line[rep[sel]], [
-                f"duplicate judgment of document {docno[i]!r} for topic {qid[i]!r} "
-                f"(first at {where(j, i)})" for i, j in zip(rep[sel], first[sel], strict=True)],
-                "dropped (kept the first)")
+            repairs.add(
+                fpath[pi],
+                line[rep[sel]],
+                [
+                    f"duplicate judgment of document {docno[i]!r} for topic {qid[i]!r} "
+                    f"(first at {where(j, i)})"
+                    for i, j in zip(rep[sel], first[sel], strict=True)
+                ],
+                "dropped (kept the first)",
+            )
         keep = np.ones(len(df), dtype=bool)
         keep[rep] = False
         df = df[keep].reset_index(drop=True)
@@ -521,22 +585,28 @@ def parse_desc(path, lenient: bool) -> tuple[list[str], list[str], pd.DataFrame]
     try:
         parser.Parse(data, True)
     except expat.ExpatError as e:
-        raise TrecFormatError(f"malformed XML: {expat.errors.messages[e.code]}", path,
-                              e.lineno) from None
+        raise TrecFormatError(
+            f"malformed XML: {expat.errors.messages[e.code]}", path, e.lineno
+        ) from None
     repairs = Repairs()
     seen: dict[str, int] = {}
     names, orgs = [], []
     for tag, org, line in entries:
         if not tag or org is None:
             raise TrecFormatError(
-                f"desc.xml entry lacks its {'<tag>' if not tag else '<organization>'}",
-                path, line)
+                f"desc.xml entry lacks its {'<tag>' if not tag else '<organization>'}", path, line
+            )
         if tag in seen:
             if not lenient:
-                raise TrecFormatError(f"run tag {tag!r} listed twice (first at line "
-                                      f"{seen[tag]})", path, line)
-            repairs.add(path, [line], f"run tag {tag!r} listed twice (first at line "
-                        f"{seen[tag]})", "dropped (kept the first)")
+                raise TrecFormatError(
+                    f"run tag {tag!r} listed twice (first at line {seen[tag]})", path, line
+                )
+            repairs.add(
+                path,
+                [line],
+                f"run tag {tag!r} listed twice (first at line {seen[tag]})",
+                "dropped (kept the first)",
+            )
             continue
         seen[tag] = line
         names.append(tag)

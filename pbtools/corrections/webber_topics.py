@@ -18,15 +18,21 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.corrections.rerank import precision_at
 from pbtools.frames import judge, require_columns
-from pbtools.rerank import precision_at
 
 __all__ = ["webber_common_topics", "WebberCommonTopics"]
 
 
-def webber_common_topics(unpooled: pd.DataFrame, truth: pd.DataFrame, *,
-                         n_boot: int = 2000, level: float = 0.95, seed: int = 0,
-                         keys: Sequence[str] = ()) -> pd.DataFrame:
+def webber_common_topics(
+    unpooled: pd.DataFrame,
+    truth: pd.DataFrame,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    keys: Sequence[str] = (),
+) -> pd.DataFrame:
     """Webber & Park Algorithm 2 from per-topic scores.
 
     ``unpooled``: per-topic unpooled scores on every topic — ``name``, ``qid``, ``value``
@@ -56,12 +62,28 @@ def webber_common_topics(unpooled: pd.DataFrame, truth: pd.DataFrame, *,
         s2 = float(((delta - a) ** 2).sum() / (n - 1)) if n > 1 else np.nan
         var = (N - n) / (N * n) * s2 if n > 0 else np.nan
         boot = delta[rng.integers(0, n, size=(n_boot, n))].mean(axis=1) if n else np.array([])
-        lo, hi = (np.quantile(boot, [(1 - level) / 2, (1 + level) / 2]) + ubar) if n else \
-            (np.nan, np.nan)
+        lo, hi = (
+            (np.quantile(boot, [(1 - level) / 2, (1 + level) / 2]) + ubar)
+            if n
+            else (np.nan, np.nan)
+        )
         rows.append((*key, "webber_topics", ubar + a, ubar, a, var, np.sqrt(var), lo, hi, n, N))
-    return pd.DataFrame(rows, columns=[*by, "estimator", "value", "reduced", "adjustment",
-                                       "variance", "se", "ci_low", "ci_high", "n_common",
-                                       "n_topics"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *by,
+            "estimator",
+            "value",
+            "reduced",
+            "adjustment",
+            "variance",
+            "se",
+            "ci_low",
+            "ci_high",
+            "n_common",
+            "n_topics",
+        ],
+    )
 
 
 class WebberCommonTopics:
@@ -73,17 +95,30 @@ class WebberCommonTopics:
     ``n_boot``, ``level``, ``seed``.
     """
 
-    def __init__(self, measures: Sequence[str] = ("P@10",), n_boot: int = 2000,
-                 level: float = 0.95, seed: int = 0):
+    def __init__(
+        self,
+        measures: Sequence[str] = ("P@10",),
+        n_boot: int = 2000,
+        level: float = 0.95,
+        seed: int = 0,
+    ):
         self.measures, self.n_boot, self.level, self.seed = measures, n_boot, level, seed
 
     def get_params(self, deep: bool = True) -> dict[str, object]:
         """The constructor parameters (scikit-learn's protocol)."""
-        return {"measures": self.measures, "n_boot": self.n_boot, "level": self.level,
-                "seed": self.seed}
+        return {
+            "measures": self.measures,
+            "n_boot": self.n_boot,
+            "level": self.level,
+            "seed": self.seed,
+        }
 
-    def fit(self, qrels: pd.DataFrame, runs: pd.DataFrame | None = None,
-            orgs: pd.DataFrame | None = None):
+    def fit(
+        self,
+        qrels: pd.DataFrame,
+        runs: pd.DataFrame | None = None,
+        orgs: pd.DataFrame | None = None,
+    ):
         """Remember the pool's qrels Q_T (``runs`` and ``orgs`` for the common interface)."""
         self.qrels_, self.runs_, self.orgs_ = qrels, runs, orgs
         return self
@@ -96,20 +131,42 @@ class WebberCommonTopics:
         ``reduced``, ``adjustment``, ``variance``, ``se``, ``ci_low``, ``ci_high``,
         ``n_common``, ``n_topics``.
         """
-        from pbtools.corrections import parse_measure
+        from pbtools.corrections.core import parse_measure
+
         if not hasattr(self, "qrels_"):
             raise RuntimeError("WebberCommonTopics is not fitted; call fit() first")
         cut = {parse_measure(m)[1]: m for m in self.measures}
-        from pbtools.rerank import _sorted_runs
+        from pbtools.corrections.rerank import _sorted_runs
+
         run = _sorted_runs(run_or_runs)
         per_u = precision_at(judge(run, self.qrels_, keys=[]), sorted(cut))
-        per_t = precision_at(judge(run[run["qid"].astype(str).isin(
-            common_qrels["qid"].astype(str))], common_qrels, keys=[]), sorted(cut))
+        per_t = precision_at(
+            judge(
+                run[run["qid"].astype(str).isin(common_qrels["qid"].astype(str))],
+                common_qrels,
+                keys=[],
+            ),
+            sorted(cut),
+        )
         for f in (per_u, per_t):
             f["measure"] = f["n"].map(cut)
             f["value"] = f["P"]
-        out = webber_common_topics(per_u, per_t, n_boot=self.n_boot, level=self.level,
-                                   seed=self.seed, keys=("measure",))
-        return out[["name", "measure", "estimator", "value", "reduced", "adjustment",
-                    "variance", "se", "ci_low", "ci_high", "n_common", "n_topics"]]
-
+        out = webber_common_topics(
+            per_u, per_t, n_boot=self.n_boot, level=self.level, seed=self.seed, keys=("measure",)
+        )
+        return out[
+            [
+                "name",
+                "measure",
+                "estimator",
+                "value",
+                "reduced",
+                "adjustment",
+                "variance",
+                "se",
+                "ci_low",
+                "ci_high",
+                "n_common",
+                "n_topics",
+            ]
+        ]

@@ -22,16 +22,16 @@ Tables
 
 from __future__ import annotations
 
-from pbtools._gtheory import generalizability
-from pbtools._hsd import studentized_range_isf, studentized_range_sf, tukey_hsd, tukey_hsd_by
-from pbtools._power import (
+from pbtools.stats.errors import error_table, mae, sre, sre_star
+from pbtools.stats.gtheory import generalizability
+from pbtools.stats.hsd import studentized_range_isf, studentized_range_sf, tukey_hsd, tukey_hsd_by
+from pbtools.stats.power import (
     discriminative_power,
     discriminative_power_summary,
     misses_false_alarms,
 )
-from pbtools._rank_error import error_table, mae, sre, sre_star
-from pbtools._table2 import table2, to_latex, to_markdown
-from pbtools._tau import kendall_tau, kendall_tau_by
+from pbtools.stats.table2 import table2, to_latex, to_markdown
+from pbtools.stats.tau import kendall_tau, kendall_tau_by
 
 __all__ = [
     "discriminative_power",

@@ -17,7 +17,7 @@ exclusive document) follow ``tie``:
 
 Two shared documents with equal μ (possible for 0 < α < 1) keep their r_p order.
 
-Implementation (:mod:`pbtools._dense`): runs are encoded once into dense per-topic arrays —
+Implementation (:mod:`pbtools.pooling.dense`): runs are encoded once into dense per-topic arrays —
 ``D[r, t, i]`` (the i-th document) and ``RK[r, t, x]`` (the rank of local document x). At α = 1
 the r_p-exclusive documents keep their relative order (key ρ_p) and the shared ones come in r_u
 order (key ρ_u), so r' is the merge of two sorted sequences and the top n of r' holds at most the
@@ -44,8 +44,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools._dense import DenseRuns, alpha_fraction, merge_rows
 from pbtools.frames import as_run, is_trec_ordered, require_columns
+from pbtools.pooling.dense import DenseRuns, alpha_fraction, merge_rows
 
 __all__ = [
     "TIES",
@@ -75,7 +75,7 @@ def round_half_up(x, decimals: int = 4):
     as it does in decimal arithmetic. Works on scalars, arrays and Series (NaN stays NaN).
     """
     arr = np.asarray(x, dtype=np.float64)
-    scale = 10.0 ** decimals
+    scale = 10.0**decimals
     snapped = np.round(arr * scale, 9 - decimals if decimals < 9 else 0)
     out = np.sign(snapped) * np.floor(np.abs(snapped) + 0.5) / scale
     if isinstance(x, pd.Series):
@@ -108,9 +108,15 @@ def _sorted_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return as_run(runs)
 
 
-def merge(pooled: pd.DataFrame, unpooled: pd.DataFrame, *, alpha: float = 1.0,
-          tie: str = "exclusive_first", depth: int | None = None,
-          pairs: pd.DataFrame | None = None) -> pd.DataFrame:
+def merge(
+    pooled: pd.DataFrame,
+    unpooled: pd.DataFrame,
+    *,
+    alpha: float = 1.0,
+    tie: str = "exclusive_first",
+    depth: int | None = None,
+    pairs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """r' = r_p ∘ r_u for every (unpooled run, pooled run, topic) at once (Lipani Eq. 2).
 
     Parameters
@@ -135,7 +141,7 @@ def merge(pooled: pd.DataFrame, unpooled: pd.DataFrame, *, alpha: float = 1.0,
     ``rank`` (int32, the rank in r'), ``p_rank`` (ρ(d, r_p)), ``u_rank`` (ρ(d, r_u), 0 when d ∉
     r_u), sorted by (unpooled, name, qid, rank). Topics that r_u lacks are absent.
 
-    The work is done by :func:`pbtools._dense.merge_rows` on the dense per-topic layout.
+    The work is done by :func:`pbtools.pooling.dense.merge_rows` on the dense per-topic layout.
     """
     if tie not in TIES:
         raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
@@ -157,21 +163,24 @@ def merge(pooled: pd.DataFrame, unpooled: pd.DataFrame, *, alpha: float = 1.0,
         pu, pp = pu[ok].astype(np.int64), pp[ok].astype(np.int64)
     o = np.lexsort((pp, pu))
     pu, pp = pu[o], pp[o]
-    pair, t, M, PR, UR = merge_rows(enc, us[pu], ps[pp], alpha=alpha, tie=tie, depth=depth,
-                                    ranks=True)
+    pair, t, M, PR, UR = merge_rows(
+        enc, us[pu], ps[pp], alpha=alpha, tie=tie, depth=depth, ranks=True
+    )
     i, j = np.nonzero(M >= 0)
     row, x = pair[i], M[i, j]
     tt = t[i]
     gdoc = enc.universe[enc._tstart[tt] + x] % enc.NG
-    return pd.DataFrame({
-        "unpooled": pd.Categorical.from_codes(pu[row], dtype=pd.CategoricalDtype(u_names)),
-        "name": pd.Categorical.from_codes(pp[row], dtype=pd.CategoricalDtype(p_names)),
-        "qid": pd.Categorical.from_codes(tt, dtype=pd.CategoricalDtype(enc.qids)),
-        "docno": pd.Categorical.from_codes(gdoc, dtype=pd.CategoricalDtype(enc.docs)),
-        "rank": (j + 1).astype(np.int32),
-        "p_rank": PR[i, j].astype(np.int32),
-        "u_rank": UR[i, j].astype(np.int32),
-    })
+    return pd.DataFrame(
+        {
+            "unpooled": pd.Categorical.from_codes(pu[row], dtype=pd.CategoricalDtype(u_names)),
+            "name": pd.Categorical.from_codes(pp[row], dtype=pd.CategoricalDtype(p_names)),
+            "qid": pd.Categorical.from_codes(tt, dtype=pd.CategoricalDtype(enc.qids)),
+            "docno": pd.Categorical.from_codes(gdoc, dtype=pd.CategoricalDtype(enc.docs)),
+            "rank": (j + 1).astype(np.int32),
+            "p_rank": PR[i, j].astype(np.int32),
+            "u_rank": UR[i, j].astype(np.int32),
+        }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,8 +208,13 @@ def _group_codes(df: pd.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, pd.
     return inv.ravel(), groups
 
 
-def precision_at(judged: pd.DataFrame, cutoffs: Sequence[int], keys: Sequence[str] = (),
-                 weights: str = "precision", p: float = 0.8) -> pd.DataFrame:
+def precision_at(
+    judged: pd.DataFrame,
+    cutoffs: Sequence[int],
+    keys: Sequence[str] = (),
+    weights: str = "precision",
+    p: float = 0.8,
+) -> pd.DataFrame:
     """Per-topic P@n, AntiP@n and k@n for several cut-offs at once (Lipani §3).
 
     P@n = |{d: label(d) > 0, ρ(d) ≤ n}| / n, AntiP@n (P̄@n) = |{d: label(d) = 0, ρ(d) ≤ n}| / n,
@@ -233,7 +247,7 @@ def precision_at(judged: pd.DataFrame, cutoffs: Sequence[int], keys: Sequence[st
             w = top / float(n)
         P = np.bincount(g, weights=w * rel, minlength=ng)
         A = np.bincount(g, weights=w * non, minlength=ng)
-        total = 1.0 if weights != "rbp" else 1.0 - p ** n
+        total = 1.0 if weights != "rbp" else 1.0 - p**n
         blk = groups.copy()
         blk["n"] = n
         blk["P"], blk["AntiP"], blk["k"] = P, A, total - P - A
@@ -242,9 +256,14 @@ def precision_at(judged: pd.DataFrame, cutoffs: Sequence[int], keys: Sequence[st
     return res.sort_values([*keys, "name", "qid", "n"], kind="stable").reset_index(drop=True)
 
 
-def run_means(per_topic: pd.DataFrame, keys: Sequence[str] = (),
-              values: Sequence[str] = ("P", "AntiP", "k"), topics=None,
-              decimals: int | None = None, all_topics: bool = False) -> pd.DataFrame:
+def run_means(
+    per_topic: pd.DataFrame,
+    keys: Sequence[str] = (),
+    values: Sequence[str] = ("P", "AntiP", "k"),
+    topics=None,
+    decimals: int | None = None,
+    all_topics: bool = False,
+) -> pd.DataFrame:
     """Run-level means over topics of per-topic values (trec_eval ``all`` line).
 
     ``per_topic``: ``keys`` + ``name``, ``qid``, ``n`` + ``values``; ``topics``: optional

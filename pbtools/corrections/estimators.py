@@ -38,7 +38,7 @@ class              implements
 =================  ===========================================================================
 
 Webber & Park's Algorithm 2 (inference from fully judged common topics) is
-:class:`pbtools.webber.WebberCommonTopics`. All of these are re-exported by
+:class:`pbtools.corrections.webber_topics.WebberCommonTopics`. All of these are re-exported by
 :mod:`pbtools.corrections`.
 """
 
@@ -48,24 +48,31 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from pbtools.corrections import estimate, resolve
+from pbtools.corrections.core import estimate, resolve
+from pbtools.corrections.rerank import _sorted_runs
 from pbtools.frames import as_qrels, encode
-from pbtools.rerank import _sorted_runs
 
 __all__ = ["correct", "TrueScore", "ReducedPool", "Condensed", "Lipani", "WebberOnRuns"]
 
 
-def correct(qrels: pd.DataFrame, pooled_runs: pd.DataFrame, new_run: pd.DataFrame,
-            orgs: pd.DataFrame | None = None, measures: Sequence[str] = ("P@10",),
-            leave_out: str | None = None,
-            estimators: Iterable[str] = ("reduced", "webber", "lipani"),
-            protocol: str | None = None, depth: int | None = None, **choices) -> pd.DataFrame:
+def correct(
+    qrels: pd.DataFrame,
+    pooled_runs: pd.DataFrame,
+    new_run: pd.DataFrame,
+    orgs: pd.DataFrame | None = None,
+    measures: Sequence[str] = ("P@10",),
+    leave_out: str | None = None,
+    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+    protocol: str | None = None,
+    depth: int | None = None,
+    **choices,
+) -> pd.DataFrame:
     """Correct the score of one or more new runs for pool bias (the CLI's entry point).
 
     ``qrels``: qrels; ``pooled_runs``: the runs that built the pool (run columns); ``new_run``:
     the run(s) to score (run columns); ``orgs``: ``name``, ``org`` (needed for
     ``leave_out="org"``). ``depth``: the pool depth d (default: inferred with
-    :func:`pbtools.inference.infer_pool`).
+    :func:`pbtools.pooling.inference.infer_pool`).
 
     ``leave_out=None``: the new runs are unpooled; R_p = all pooled runs, Q = ``qrels``.
     ``leave_out="run"``/``"org"``: a new run that is in the pool is first withdrawn — its run or
@@ -77,7 +84,7 @@ def correct(qrels: pd.DataFrame, pooled_runs: pd.DataFrame, new_run: pd.DataFram
     Returns ``name``, ``measure``, ``estimator`` (``true``, ``reduced``, ``webber``, ``lipani``,
     ``condensed``), ``value`` + indicators (see :func:`estimate`).
     """
-    from pbtools.pooling import leave_one_out, repool
+    from pbtools.pooling.reductions import leave_one_out, repool
 
     opts = resolve(protocol, **choices)
     estimators = list(estimators)
@@ -85,46 +92,81 @@ def correct(qrels: pd.DataFrame, pooled_runs: pd.DataFrame, new_run: pd.DataFram
     new = _sorted_runs(new_run).copy(deep=False)
     new["name"] = encode(new["name"].astype(str))
     if depth is None:
-        from pbtools.inference import infer_pool
+        from pbtools.pooling.inference import infer_pool
+
         depth = infer_pool(S, qrels, policy=str(opts.get("pool_policy", "lipani2015"))).depth
     s_names = list(pd.unique(S["name"].astype(str)))
     n_names = list(pd.unique(new["name"].astype(str)))
     extra = []
     if leave_out is None:
-        rp = pd.DataFrame([(u, q) for u in n_names for q in s_names if q != u],
-                          columns=["unpooled", "name"])
-        res = estimate(S, new, qrels, rp_pairs=rp, depth=depth, measures=measures,
-                       estimators=[e for e in estimators if e != "true"],
-                       alpha=float(opts["alpha"]), tie=str(opts["tie"]),
-                       indicator=str(opts["indicator"]), decimals=opts["decimals"],
-                       replace=bool(opts["replace"]))
+        rp = pd.DataFrame(
+            [(u, q) for u in n_names for q in s_names if q != u], columns=["unpooled", "name"]
+        )
+        res = estimate(
+            S,
+            new,
+            qrels,
+            rp_pairs=rp,
+            depth=depth,
+            measures=measures,
+            estimators=[e for e in estimators if e != "true"],
+            alpha=float(opts["alpha"]),
+            tie=str(opts["tie"]),
+            indicator=str(opts["indicator"]),
+            decimals=opts["decimals"],
+            replace=bool(opts["replace"]),
+        )
         return res
     if leave_out not in ("run", "org"):
         raise ValueError(f"leave_out must be None, 'run' or 'org', got {leave_out!r}")
     if leave_out == "org" and orgs is None:
         raise ValueError("leave_out='org' needs orgs (name, org)")
-    org_of = {} if orgs is None else dict(zip(orgs["name"].astype(str),
-                                              orgs["org"].astype(str), strict=True))
+    org_of = (
+        {}
+        if orgs is None
+        else dict(zip(orgs["name"].astype(str), orgs["org"].astype(str), strict=True))
+    )
     unit = {n: (org_of.get(n, n) if leave_out == "org" else n) for n in set(s_names + n_names)}
-    reduced = leave_one_out(qrels, S, depth, by=leave_out,
-                            orgs=orgs if leave_out == "org" else None,
-                            units=sorted({unit[n] for n in n_names}), repool=True)
+    reduced = leave_one_out(
+        qrels,
+        S,
+        depth,
+        by=leave_out,
+        orgs=orgs if leave_out == "org" else None,
+        units=sorted({unit[n] for n in n_names}),
+        repool=True,
+    )
     new["left_out"] = encode(new["name"].astype(str).map(unit))
     if opts["rp"] == "run":
         rp = [(u, q) for u in n_names for q in s_names if q != u]
     else:
         rp = [(u, q) for u in n_names for q in s_names if unit[q] != unit[u]]
     rp = pd.DataFrame(rp, columns=["unpooled", "name"])
-    res = estimate(S, new, reduced, rp_pairs=rp, depth=depth, measures=measures,
-                   estimators=[e for e in estimators if e != "true"],
-                   alpha=float(opts["alpha"]), tie=str(opts["tie"]),
-                   indicator=str(opts["indicator"]), decimals=opts["decimals"],
-                   replace=bool(opts["replace"]))
+    res = estimate(
+        S,
+        new,
+        reduced,
+        rp_pairs=rp,
+        depth=depth,
+        measures=measures,
+        estimators=[e for e in estimators if e != "true"],
+        alpha=float(opts["alpha"]),
+        tie=str(opts["tie"]),
+        indicator=str(opts["indicator"]),
+        decimals=opts["decimals"],
+        replace=bool(opts["replace"]),
+    )
     if "true" in estimators:
         truth = repool(qrels, S, depth)
-        t = estimate(S, new.drop(columns="left_out"), truth, measures=measures,
-                     estimators=("reduced",), decimals=opts["decimals"],
-                     rp_pairs=pd.DataFrame(columns=["unpooled", "name"]))
+        t = estimate(
+            S,
+            new.drop(columns="left_out"),
+            truth,
+            measures=measures,
+            estimators=("reduced",),
+            decimals=opts["decimals"],
+            rp_pairs=pd.DataFrame(columns=["unpooled", "name"]),
+        )
         t["estimator"] = "true"
         extra.append(t)
     return pd.concat([*extra, res], ignore_index=True)
@@ -135,8 +177,12 @@ class _Base:
 
     _estimator = ""
 
-    def __init__(self, measures: Sequence[str] = ("P@10",), protocol: str | None = None,
-                 depth: int | None = None):
+    def __init__(
+        self,
+        measures: Sequence[str] = ("P@10",),
+        protocol: str | None = None,
+        depth: int | None = None,
+    ):
         self.measures = measures
         self.protocol = protocol
         self.depth = depth
@@ -144,6 +190,7 @@ class _Base:
     def get_params(self, deep: bool = True) -> dict[str, object]:
         """The constructor parameters (scikit-learn protocol)."""
         import inspect
+
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
         return {n: getattr(self, n) for n in names}
 
@@ -154,7 +201,8 @@ class _Base:
         """Remember the qrels, the pooled runs and the run → organisation map; infer d."""
         self.qrels_, self.runs_, self.orgs_ = as_qrels(qrels), _sorted_runs(runs), orgs
         if self.depth is None:
-            from pbtools.inference import infer_pool
+            from pbtools.pooling.inference import infer_pool
+
             self.depth_ = infer_pool(runs, qrels).depth
         else:
             self.depth_ = int(self.depth)
@@ -164,11 +212,21 @@ class _Base:
         """Score unpooled run(s) (run columns); ``leave_out`` as in :func:`correct`."""
         if not hasattr(self, "qrels_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
-        est = ("reduced",) if self._estimator == "true" and leave_out is None else \
-            (self._estimator,)
-        res = correct(self.qrels_, self.runs_, run_or_runs, orgs=self.orgs_,
-                      measures=self.measures, leave_out=leave_out, estimators=est,
-                      protocol=self.protocol, depth=self.depth_, **self._choices())
+        est = (
+            ("reduced",) if self._estimator == "true" and leave_out is None else (self._estimator,)
+        )
+        res = correct(
+            self.qrels_,
+            self.runs_,
+            run_or_runs,
+            orgs=self.orgs_,
+            measures=self.measures,
+            leave_out=leave_out,
+            estimators=est,
+            protocol=self.protocol,
+            depth=self.depth_,
+            **self._choices(),
+        )
         if self._estimator == "true" and leave_out is None:
             res["estimator"] = "true"
         return res.reset_index(drop=True)
@@ -183,14 +241,20 @@ class TrueScore(_Base):
         """P@n (or RBP@n) of each run on ``repool(qrels, pooled runs, d)``: the score it gets
         while its unit is in the pool. ``leave_out`` is accepted for the common interface and
         ignored (the truth never leaves anything out). Columns as :func:`estimate`'s."""
-        from pbtools.pooling import repool
+        from pbtools.pooling.reductions import repool
+
         if not hasattr(self, "qrels_"):
             raise RuntimeError("TrueScore is not fitted; call fit() first")
         truth = repool(self.qrels_, self.runs_, self.depth_)
-        res = estimate(self.runs_.iloc[:0], _sorted_runs(run_or_runs), truth,
-                       measures=self.measures,
-                       estimators=("reduced",), decimals=resolve(self.protocol)["decimals"],
-                       rp_pairs=pd.DataFrame(columns=["unpooled", "name"]))
+        res = estimate(
+            self.runs_.iloc[:0],
+            _sorted_runs(run_or_runs),
+            truth,
+            measures=self.measures,
+            estimators=("reduced",),
+            decimals=resolve(self.protocol)["decimals"],
+            rp_pairs=pd.DataFrame(columns=["unpooled", "name"]),
+        )
         res["estimator"] = "true"
         return res
 
@@ -217,17 +281,34 @@ class Lipani(_Base):
 
     _estimator = "lipani"
 
-    def __init__(self, alpha: float = 1.0, indicator: str = "lambda",
-                 measures: Sequence[str] = ("P@10",), tie: str | None = None,
-                 rp: str | None = None, decimals: int | None = None,
-                 protocol: str | None = None, depth: int | None = None):
+    def __init__(
+        self,
+        alpha: float = 1.0,
+        indicator: str = "lambda",
+        measures: Sequence[str] = ("P@10",),
+        tie: str | None = None,
+        rp: str | None = None,
+        decimals: int | None = None,
+        protocol: str | None = None,
+        depth: int | None = None,
+    ):
         super().__init__(measures, protocol, depth)
-        self.alpha, self.indicator, self.tie, self.rp, self.decimals = \
-            alpha, indicator, tie, rp, decimals
+        self.alpha, self.indicator, self.tie, self.rp, self.decimals = (
+            alpha,
+            indicator,
+            tie,
+            rp,
+            decimals,
+        )
 
     def _choices(self):
-        return {"alpha": self.alpha, "indicator": self.indicator, "tie": self.tie,
-                "rp": self.rp, "decimals": self.decimals}
+        return {
+            "alpha": self.alpha,
+            "indicator": self.indicator,
+            "tie": self.tie,
+            "rp": self.rp,
+            "decimals": self.decimals,
+        }
 
 
 class WebberOnRuns(_Base):
@@ -240,9 +321,15 @@ class WebberOnRuns(_Base):
 
     _estimator = "webber"
 
-    def __init__(self, replace: bool | None = None, measures: Sequence[str] = ("P@10",),
-                 rp: str | None = None, decimals: int | None = None,
-                 protocol: str | None = None, depth: int | None = None):
+    def __init__(
+        self,
+        replace: bool | None = None,
+        measures: Sequence[str] = ("P@10",),
+        rp: str | None = None,
+        decimals: int | None = None,
+        protocol: str | None = None,
+        depth: int | None = None,
+    ):
         super().__init__(measures, protocol, depth)
         self.replace, self.rp, self.decimals = replace, rp, decimals
 

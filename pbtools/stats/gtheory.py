@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pbtools._scores import score_matrix
+from pbtools.stats.matrix import score_matrix
 
 
 def generalizability(

@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 from scipy.interpolate import CubicSpline
 
-from pbtools._scores import pair_indices, score_matrix
+from pbtools.stats.matrix import pair_indices, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
 

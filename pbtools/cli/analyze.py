@@ -1,0 +1,90 @@
+"""``pbtools analyze``: the bias analysis of a collection."""
+
+from __future__ import annotations
+
+import argparse
+
+from pbtools.cli.common import add_io_options
+
+
+def register(sub) -> None:
+    """Add this command's sub-parser to ``sub``."""
+    an = sub.add_parser(
+        "analyze",
+        help="the bias analysis of a collection (default: the bundled sample)",
+        description="Leave-one-organization/run-out over all pooled runs and "
+        "the top 75%%: every run's true, reduced-pool, Webber & "
+        "Park and Lipani score at each cut-off, and per estimator "
+        "MAE, SRE, SRE* and Kendall's tau.",
+    )
+    an.add_argument(
+        "paths",
+        nargs="*",
+        metavar="TRACK_DIR | QRELS RUNS",
+        help="a track directory or a qrels file and runs (default: data/sample)",
+    )
+    an.add_argument("--desc", help="desc.xml mapping run tags to organizations")
+    an.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        help="P@n cut-offs to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100)",
+    )
+    an.add_argument(
+        "--leave-out",
+        default="org,run",
+        help="comma-separated leave-out units: org, run (default both)",
+    )
+    an.add_argument(
+        "--run-sets",
+        default="all,top75",
+        help="comma-separated run sets: all, top75 (default both)",
+    )
+    an.add_argument(
+        "--protocol",
+        choices=("lipani2015",),
+        help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
+    )
+    an.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
+    an.add_argument("--no-progress", action="store_true", help="no progress bar")
+    an.add_argument("-o", "--output", help="directory for the Parquet tables")
+    add_io_options(an)
+    an.set_defaults(func=run)  # cmd_analyze)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
+    from pbtools import corrections
+    from pbtools.experiments import analysis
+
+    cutoffs = []
+    for name in args.measure or [f"P@{n}" for n in analysis.CUTOFFS]:
+        kind, n, _ = corrections.parse_measure(name)
+        if kind != "P":
+            raise ValueError(f"analyze compares estimators of P@n; {name!r} is not a P@n")
+        cutoffs.append(n)
+    source = (
+        None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
+    )
+    if source is None and not analysis.SAMPLE.is_dir():
+        raise FileNotFoundError(
+            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
+        )
+    result = analysis.analyze(
+        source,
+        cutoffs=cutoffs,
+        leave_out=args.leave_out.split(","),
+        run_sets=args.run_sets.split(","),
+        protocol=args.protocol,
+        lenient=args.lenient,
+        float32=args.float32,
+        run_id=args.run_id,
+        desc=args.desc,
+        jobs=args.jobs,
+        progress=False if args.no_progress else None,
+    )
+    print(result.report())
+    if args.output:
+        paths = result.write(args.output)
+        print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
+    return 0

@@ -1,0 +1,67 @@
+"""``pbtools evaluate``: per-topic measures and trec_eval averages of runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pbtools.cli.common import FORMATS, add_io_options, emit, trec_lines
+
+
+def register(sub) -> None:
+    """Add this command's sub-parser to ``sub``."""
+    ev = sub.add_parser(
+        "evaluate",
+        help="trec_eval-exact measures of runs",
+        description="Evaluate runs against qrels; averages like trec_eval.",
+    )
+    ev.add_argument("qrels", help="qrels file (qid iter docno label)")
+    ev.add_argument("runs", nargs="+", help="run files, directories of runs, or globs")
+    ev.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        help="measure name, e.g. P@10, AP, nDCG@10, RBP(p=0.8)@10 (repeatable; "
+        "default P@10, AP, nDCG, Bpref)",
+    )
+    ev.add_argument("--per-topic", "-q", action="store_true", help="per-topic values too")
+    ev.add_argument(
+        "--all-topics",
+        "-c",
+        action="store_true",
+        help="average over all qrels topics, missing ones scoring 0 (trec_eval -c)",
+    )
+    ev.add_argument("--trec", action="store_true", help="print like trec_eval")
+    ev.add_argument("--format", choices=FORMATS, default="table")
+    ev.add_argument("-o", "--output", help="output file (default: standard output)")
+    add_io_options(ev)
+    ev.set_defaults(func=run)  # cmd_evaluate)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``pbtools evaluate``: per-topic measures and trec_eval averages of runs."""
+    from pbtools import io
+    from pbtools import measures as m
+
+    qrels = io.read_qrels(args.qrels, lenient=args.lenient)
+    runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
+    names = args.measure or ["P@10", "AP", "nDCG", "Bpref"]
+    per = m.evaluate(runs, qrels, names, per_topic=True, all_topics=args.all_topics)
+    avg = m.aggregate(per, qrels=qrels, all_topics=args.all_topics)
+    if args.trec:
+        text = ""
+        if args.per_topic:
+            text += trec_lines(per)
+        text += trec_lines(avg)
+        if args.output:
+            Path(args.output).write_text(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+    if args.per_topic:
+        emit(per, args.format, args.output, {"command": "evaluate", "measures": names})
+    else:
+        wide = avg.pb.wide() if args.format == "table" else avg
+        emit(wide, args.format, args.output, {"command": "evaluate", "measures": names})
+    return 0

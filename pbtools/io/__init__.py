@@ -1,0 +1,62 @@
+"""Read and write TREC runs, qrels and ``desc.xml``; Parquet round trips; adapters.
+
+=====================  ====================================================================
+module                 holds
+=====================  ====================================================================
+``io.readers``         :func:`read_run`, :func:`read_runs`, :func:`read_qrels`,
+                       :func:`read_orgs`, :func:`read_collection`, :class:`Collection`,
+                       :func:`find_tracks`, :func:`load_collection`, :func:`run_files`
+``io.parse``           the Arrow parser behind the readers (strict and lenient)
+``io.repairs``         the repairs frame of ``lenient=True`` and its warnings
+``io.parquet``         :func:`write_parquet`, :func:`read_parquet`
+``io.adapters``        :func:`to_trec`, :func:`to_trec_qrels`, ir_measures, ranx, ir_datasets
+=====================  ====================================================================
+
+The input contract (what strict mode refuses and what ``lenient=True`` repairs) is documented
+in :mod:`pbtools.io.readers`.
+"""
+
+from pbtools.io.adapters import (
+    from_ir_datasets,
+    from_ir_measures,
+    from_ranx,
+    to_ir_measures,
+    to_ranx,
+    to_trec,
+    to_trec_qrels,
+)
+from pbtools.io.parquet import read_parquet, write_parquet
+from pbtools.io.parse import file_run_name
+from pbtools.io.readers import (
+    Collection,
+    find_tracks,
+    load_collection,
+    read_collection,
+    read_orgs,
+    read_qrels,
+    read_run,
+    read_runs,
+    run_files,
+)
+
+__all__ = [
+    "Collection",
+    "read_run",
+    "read_runs",
+    "read_qrels",
+    "read_orgs",
+    "read_collection",
+    "find_tracks",
+    "load_collection",
+    "write_parquet",
+    "read_parquet",
+    "to_trec",
+    "to_trec_qrels",
+    "from_ir_measures",
+    "to_ir_measures",
+    "from_ranx",
+    "to_ranx",
+    "from_ir_datasets",
+    "run_files",
+    "file_run_name",
+]

@@ -1,0 +1,34 @@
+"""Evaluation measures: the name grammar, the vectorised kernels and trec_eval averaging.
+
+=====================  ====================================================================
+module                 holds
+=====================  ====================================================================
+``measures.names``     the grammar: :class:`Measure`, :func:`parse`, :data:`MEASURES`
+``measures.kernels``   the per-topic kernels (one scoring engine for every score in pbtools)
+``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`, topic coverage
+=====================  ====================================================================
+"""
+
+from pbtools.measures.evaluate import (
+    CoverageWarning,
+    aggregate,
+    compute,
+    evaluate,
+    topic_coverage,
+    warn_coverage,
+)
+from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
+
+__all__ = [
+    "Measure",
+    "parse",
+    "parse_all",
+    "compute",
+    "evaluate",
+    "aggregate",
+    "MEASURES",
+    "measure_names",
+    "CoverageWarning",
+    "topic_coverage",
+    "warn_coverage",
+]

@@ -1,0 +1,48 @@
+"""Pools: who pooled what, pool inference, reduced pools and reports on a collection's pool.
+
+=========================  ================================================================
+module                     holds
+=========================  ================================================================
+``pooling.contrib``        the contributions table (who pooled what) every other module reads
+``pooling.inference``      :func:`infer_pool`, :func:`judged_prefixes` (PROTOCOL items 4-6)
+``pooling.reductions``     :func:`pool`, :func:`repool`, :func:`leave_one_out`,
+                           :func:`take_teams`, :func:`subset_pool`, :func:`shallow`,
+                           :func:`top_fraction`
+``pooling.contributions``  :func:`unique_contributions`, :func:`describe`
+``pooling.dense``          runs encoded as dense per-topic arrays for the experiments
+=========================  ================================================================
+"""
+
+from pbtools.pooling.contrib import unit_map
+from pbtools.pooling.contributions import describe, unique_contributions
+from pbtools.pooling.inference import POLICIES, PoolInfo, infer_pool, judged_prefixes
+from pbtools.pooling.reductions import (
+    SEP,
+    contributions,
+    leave_one_out,
+    pool,
+    repool,
+    shallow,
+    subset_pool,
+    take_teams,
+    top_fraction,
+)
+
+__all__ = [
+    "pool",
+    "repool",
+    "contributions",
+    "leave_one_out",
+    "take_teams",
+    "shallow",
+    "subset_pool",
+    "top_fraction",
+    "unit_map",
+    "unique_contributions",
+    "describe",
+    "infer_pool",
+    "judged_prefixes",
+    "PoolInfo",
+    "POLICIES",
+    "SEP",
+]
