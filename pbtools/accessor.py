@@ -1,10 +1,20 @@
 """The ``.pb`` pandas accessor, for method chaining in notebooks.
 
->>> import pbtools.accessor  # registers ``DataFrame.pb`` (``import pbtools`` does it too)
->>> runs.pb.judge(qrels).pb.measure(["P@10", "AP"])            # averages per run
->>> runs.pb.judge(qrels).pb.measure("P@10", per_topic=True)     # per-topic values
->>> runs.pb.evaluate(qrels, ["nDCG@10"])                         # judge + measure in one call
->>> runs.pb.trec_order().pb.top(10)                               # the top 10 of every ranking
+>>> import pandas as pd
+>>> import pbtools  # registers ``DataFrame.pb``
+>>> runs = pd.DataFrame({"name": "bm25", "qid": ["1", "1", "2"], "docno": ["a", "b", "c"],
+...                      "score": [2.0, 1.0, 3.0]})
+>>> qrels = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "x", "c"], "label": [1, 1, 0]})
+>>> runs.pb.judge(qrels).pb.measure(["P@1", "AP"])      # averages per run
+   name measure  value
+0  bm25     P@1   0.50
+1  bm25      AP   0.25
+>>> runs.pb.judge(qrels).pb.measure("P@1", per_topic=True)["value"].tolist()
+[1.0, 0.0]
+>>> runs.pb.evaluate(qrels, ["nDCG@10"])["value"].round(4).tolist()   # judge + measure
+[0.3066]
+>>> runs.pb.trec_order().pb.top(1)["docno"].tolist()               # the top 1 of every ranking
+['a', 'c']
 
 ``judge`` remembers the qrels it used (in ``df.attrs["pbtools_qrels"]``, shared, never copied),
 so ``measure`` needs no second argument; pass ``qrels=`` to override. Every method returns a new

@@ -3,11 +3,13 @@
 =========================  ================================================================
 module                     holds
 =========================  ================================================================
-``experiments.leaveout``   :func:`leave_one_out_experiment(s)`, :func:`load`
+``experiments.leaveout``   :func:`leave_one_out_experiment(s)`
+``experiments.load``       :func:`load` (how a protocol preset reads a track)
 ``experiments.analysis``   :func:`analyze` and :class:`Analysis` (what ``pbtools analyze`` runs)
 =========================  ================================================================
 """
 
-from pbtools.experiments.leaveout import leave_one_out_experiment, leave_one_out_experiments, load
+from pbtools.experiments.leaveout import leave_one_out_experiment, leave_one_out_experiments
+from pbtools.experiments.load import load
 
 __all__ = ["leave_one_out_experiment", "leave_one_out_experiments", "load"]
