@@ -21,8 +21,11 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+for _p in (HERE.parent, HERE):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+import claims  # noqa: E402  (benchmarks/claims.py)
 
 from pbtools import grid, io  # noqa: E402
 from pbtools.frames import TrecFormatWarning  # noqa: E402
@@ -102,6 +105,37 @@ def load_tracks(
 
 
 # --------------------------------------------------------------------------------------------
+# leave-one-out experiment frames: one adapter for the ``n`` → ``measure`` change
+# --------------------------------------------------------------------------------------------
+
+
+def with_cutoff(frame: pd.DataFrame) -> pd.DataFrame:
+    """A leave-one-out experiment or analysis frame with both an integer cut-off ``n`` and a
+    ``measure`` name (``P@n``), whichever of the two the library produced.
+
+    :func:`pbtools.experiments.leave_one_out_experiment` and
+    :func:`pbtools.experiments.analysis.analyze` key their rows by the cut-off ``n`` today and
+    will name the measure (``measure`` = ``"P@10"``) instead; the paper scripts read every such
+    frame through this function, so they work with both. Frames with neither column are
+    returned unchanged.
+
+    >>> with_cutoff(pd.DataFrame({"n": [5, 10]}))["measure"].tolist()
+    ['P@5', 'P@10']
+    >>> with_cutoff(pd.DataFrame({"measure": ["P@5", "P@10"]}))["n"].tolist()
+    [5, 10]
+    """
+    if "n" not in frame.columns and "measure" in frame.columns:
+        from pbtools.measures import parse
+
+        names = frame["measure"].astype(str)
+        cut = {m: parse(m).cutoff for m in names.unique()}
+        frame = frame.assign(n=names.map(cut).astype("int64"))
+    elif "measure" not in frame.columns and "n" in frame.columns:
+        frame = frame.assign(measure="P@" + frame["n"].astype(int).astype(str))
+    return frame
+
+
+# --------------------------------------------------------------------------------------------
 # running a script over every track, and its outputs
 # --------------------------------------------------------------------------------------------
 
@@ -127,6 +161,7 @@ def run_tracks(
     plot: Callable | None = None,
     infer: bool = True,
     quiet: bool = False,
+    title: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The ``run`` of a paper script: ``per_track(track, params, jobs)`` on every track of
     :func:`load_tracks` (``root``; ``synthetic``, ``lenient`` and ``seed`` from the parameters),
@@ -135,7 +170,8 @@ def run_tracks(
 
     ``params`` are checked against ``defaults`` (:func:`resolve_params`) and must include
     ``synthetic``, ``lenient`` and ``seed``; ``jobs`` None or 0 is
-    :func:`pbtools.grid.default_jobs`. ``plot(result, out)`` draws the figures.
+    :func:`pbtools.grid.default_jobs`. ``plot(result, out)`` draws the figures. A ``claims``
+    frame (:mod:`claims`) is written with its Markdown twin, headed by ``title``.
     """
     p = resolve_params(defaults, params)
     jobs = grid.default_jobs() if not jobs else jobs
@@ -152,7 +188,7 @@ def run_tracks(
             frames.setdefault(k, []).append(v)
     result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
     if out is not None:
-        write_outputs(result, Path(out), metadata(script, root, p), plot)
+        write_outputs(result, Path(out), metadata(script, root, p), plot, title)
     return result
 
 
@@ -167,26 +203,103 @@ def metadata(script: str, root, params: dict) -> dict:
 
 
 def write_outputs(
-    result: dict[str, pd.DataFrame], out: Path, meta: dict, plot: Callable | None = None
+    result: dict[str, pd.DataFrame],
+    out: Path,
+    meta: dict,
+    plot: Callable | None = None,
+    title: str | None = None,
 ) -> None:
     """``<name>.parquet`` for every frame (:func:`pbtools.io.write_parquet` with ``meta``), then
-    ``plot(result, out)``."""
+    ``plot(result, out)``. A ``claims`` frame is written by :func:`claims.write` (Parquet and
+    ``claims.md``, headed by ``title``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name, df in result.items():
+        if name == "claims":
+            claims.write(df, out, meta, title or meta.get("script", ""))
+            continue
         io.write_parquet(df.reset_index(drop=True), out / f"{name}.parquet", metadata=meta)
     if plot is not None:
         plot(result, out)
 
 
+# --------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------
+
+#: the formats every figure is written in
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
 def pyplot():
-    """``matplotlib.pyplot`` on the non-interactive Agg backend."""
+    """``matplotlib.pyplot`` on the non-interactive Agg backend, with the paper-figure style
+    (small serif-free fonts, light grid, no top/right spines)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    plt.rcParams.update(
+        {
+            "font.size": 9,
+            "axes.titlesize": 9,
+            "axes.labelsize": 9,
+            "legend.fontsize": 8,
+            "xtick.labelsize": 8,
+            "ytick.labelsize": 8,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "legend.frameon": False,
+            "svg.fonttype": "none",
+            "pdf.fonttype": 42,
+        }
+    )
     return plt
+
+
+def save_figure(fig, out: Path, stem: str) -> list[Path]:
+    """Write ``fig`` as ``out/stem.{png,pdf,svg}`` (tight bounding box, so titles and legends
+    outside the axes are kept) and close it."""
+    paths = []
+    for fmt in FIGURE_FORMATS:
+        path = Path(out) / f"{stem}.{fmt}"
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+        paths.append(path)
+    fig.clf()
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return paths
+
+
+def legend_outside(ax, where: str = "right", **kw):
+    """A legend beside (``where="right"``) or below (``"below"``) the axes ``ax`` (or a
+    figure), never over the data."""
+    if where == "right":
+        return ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), **kw)
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), **kw)
+
+
+def matplotlib_null_locator():
+    """A locator that places no ticks (for the minor ticks of a labelled symlog axis)."""
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()
+
+
+def log_ticks(ax, ticks, axis: str = "x") -> None:
+    """A log axis labelled at ``ticks`` only (plain numbers, no minor labels): readable where
+    matplotlib's default would print overlapping 10^k and minor labels."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    a.set_major_locator(FixedLocator(list(ticks)))
+    a.set_major_formatter(lambda v, _pos: f"{v:g}")
+    a.set_minor_locator(NullLocator())
+    a.set_minor_formatter(NullFormatter())
 
 
 def plot_suffix(frame: pd.DataFrame, track: str) -> str:

@@ -1,21 +1,28 @@
 """Buckley, Dimmick, Soboroff & Voorhees (2006), "Bias and the limits of pooling".
 
 Reproduces the per-group *unique relevant documents* test of §1 on any collection in the TREC
-layout: for every organisation t, U_t^rel are the relevant documents that only t's pooled runs
-placed in their top d; each pooled run of t is scored with and without U_t^rel
-(``pbtools.pooling.unique_contributions``), and the percentage drop 100·(full − without)/full is
-reported per organisation (mean and max over its runs) and over all pooled runs (Buckley et al.:
-mean 3.2 %, max 23.1 % of MAP on AQUAINT 2005). Bpref is reported beside MAP, since Buckley et
-al. note that bias moves the two in opposite directions.
+layout and checks the paper's claims (``claims.parquet`` / ``claims.md``):
 
-To show the pool-depth side of their argument the test is repeated on shallower pools
-(``--depths``, default: the collection's depth d, 50, 20 and 10; the relevance data of depth pd
-are the judgments of documents some pooled run ranks in its top pd, ``pooling.shallow``). Each
-depth is one task of the grid.
+* **The unique-relevant test** (§1, after Zobel 1998): for every organisation t, U_t^rel are the
+  relevant documents that only t's pooled runs placed in their top d; each pooled run of t is
+  scored with and without U_t^rel (``pbtools.pooling.unique_contributions``), and the change
+  100·(without − full)/full is reported per organisation and over all pooled runs (Buckley et
+  al.: mean 3.2 %, max 23.1 % of MAP on AQUAINT 2005).
+* **MAP and bpref move in opposite directions** (§2, "use of different evaluation measures"): a
+  run whose documents the judgments miss has its MAP underestimated and its bpref
+  overestimated. Tested by removing the group's whole unique contribution U_t (every document
+  only t pooled becomes unjudged, J − U_t, as Sakai's leave-one-team-out;
+  ``pbtools.pooling.leave_one_out``), beside the unique-relevant-only removal, which can only
+  lower bpref and so cannot show the over-estimate. MAP is the same under both (unjudged
+  documents count as non-relevant).
+* **Too-shallow pools** (§1, the counting argument): the test is repeated on shallower pools
+  (``--depths``, default: the collection's depth d, 50, 20 and 10; the relevance data of depth
+  pd are the judgments of documents some pooled run ranks in its top pd, ``pooling.shallow``).
+  This extends the paper, which argues the point without an experiment.
 
 **titlestat is not computed**: it needs the topic titles (to count title words in the relevant
-documents) and the document texts, neither of which is in the TREC layout pbtools reads
-(qrels, runs, desc.xml).
+documents) and the document texts, neither of which is in the TREC layout pbtools reads (qrels,
+runs, desc.xml); the claims resting on it are reported n.a. by the script.
 
 Usage::
 
@@ -25,16 +32,23 @@ Usage::
 Outputs in ``-o DIR`` (default ``out/buckley2006/``):
 
 ``orgs.parquet``
-    ``track``, ``depth``, ``org``, ``runs`` (pooled runs), ``unique``, ``unique_rel`` (|U_t|,
-    |U_t^rel| per topic), ``measure``, ``mean_diff``, ``max_diff`` (% drop without U_t^rel).
+    ``track``, ``depth``, ``removed`` (``unique_rel``: U_t^rel; ``unique``: U_t), ``org``,
+    ``runs`` (pooled runs), ``unique``, ``unique_rel`` (|U_t|, |U_t^rel| per topic),
+    ``measure``, ``mean_change_pct``, ``max_drop_pct`` (over the org's runs).
+``runs.parquet``
+    ``track``, ``depth``, ``removed``, ``name``, ``org``, ``measure``, ``full``, ``without``,
+    ``change_pct`` (100·(without − full)/full; NaN when full is 0).
 ``summary.parquet``
-    ``track``, ``depth``, ``measure``, ``n_runs`` (pooled runs with a non-zero full score),
-    ``mean_change_pct`` (mean over those runs), ``max_change_pct``, ``max_org`` and ``max_run``
-    (the run with the largest change and its organisation), ``unique_rel_share`` (share of
-    the relevant documents that are unique to one organisation).
+    ``track``, ``depth``, ``removed``, ``measure``, ``n_runs`` (pooled runs with a non-zero full
+    score), ``mean_change_pct``, ``mean_abs_change_pct``, ``max_abs_change_pct``, ``max_org``,
+    ``max_run`` (the run with the largest change and its organisation), ``n_up``, ``n_down``
+    (runs whose score rises / falls), ``unique_rel_share`` (share of the relevant documents that
+    are unique to one organisation).
+``claims.parquet``, ``claims.md``
+    the paper's claims checked on each track (:mod:`claims`).
 
-Plots: ``unique_rel.png`` (|U_t^rel| per organisation and its MAP drop), ``depth.png``
-(mean / max % change against pool depth).
+Figures (PNG, PDF, SVG): ``unique_rel`` (|U_t^rel| per organisation and the change of its runs'
+MAP), ``depth`` (mean and maximum change against pool depth, MAP and bpref, both removals).
 """
 
 from __future__ import annotations
@@ -51,55 +65,101 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
+from claims import pct, share  # noqa: E402
 
-from pbtools import grid, pooling  # noqa: E402
+from pbtools import grid, measures, pooling  # noqa: E402
 
+TITLE = 'Buckley, Dimmick, Soboroff & Voorhees (2006), "Bias and the limits of pooling"'
 DEFAULTS = dict(
     depths=(None, 50, 20, 10), measures=("AP", "Bpref"), lenient=True, synthetic=False, seed=2006
 )
+REMOVALS = ("unique_rel", "unique")
+#: one colour per measure and one line style per removal, in every figure
+COLOURS = {"AP": "#1f77b4", "Bpref": "#d62728"}
+STYLES = {"unique_rel": "-", "unique": "--"}
+WHAT = {
+    "unique_rel": r"unique relevant ($U_t^{\mathrm{rel}}$)",
+    "unique": r"whole unique contribution ($U_t$)",
+}
 
 
-def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -> dict:
-    """One grid task: the unique-relevant test on the depth-``depth`` pool of the pooled runs."""
+def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures_) -> dict:
+    """One grid task: both removals on the depth-``depth`` pool of the pooled runs."""
     q = qrels
     if depth < full_depth:
         q = pooling.shallow(qrels, runs, [depth], pooled=pooled).drop(columns="depth")
-    args = (runs, q, orgs, depth, list(measures))
+    args = (runs, q, orgs, depth, list(measures_))
     per_org = pooling.unique_contributions(*args, by="org", pooled=pooled)
-    per_org = per_org.assign(
-        depth=depth, org=per_org["org"].astype("str"), measure=per_org["measure"].astype("str")
-    )
     per_run = pooling.unique_contributions(*args, by="org", pooled=pooled, per_run=True)
-    per_run = per_run.astype({"name": "str", "org": "str", "measure": "str"}).assign(depth=depth)
+    per_run = per_run.astype({"name": "str", "org": "str", "measure": "str"})
+    rel = per_run.assign(removed="unique_rel")
+    # J − U_t: every document only the run's organisation pooled becomes unjudged
+    red = pooling.leave_one_out(q, runs, depth, by="org", orgs=orgs, pooled=pooled)
+    own = runs[runs["name"].astype("str").isin(per_run["name"].unique())]
+    org_of = per_run.drop_duplicates("name").set_index("name")["org"]
+    own = own.assign(left_out=own["name"].astype("str").map(org_of))
+    w = measures.evaluate(own, red, list(measures_), keys=["left_out"])
+    w = w.astype({"name": "str", "measure": "str"})[["name", "measure", "value"]]
+    whole = per_run.drop(columns=["without", "diff_pct"]).merge(
+        w.rename(columns={"value": "without"}), on=["name", "measure"]
+    )
+    whole["removed"] = "unique"
+    runs_out = pd.concat([rel.drop(columns="diff_pct"), whole], ignore_index=True)
+    f, wo = runs_out["full"].to_numpy(), runs_out["without"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        runs_out["change_pct"] = np.where(f > 0, 100.0 * (wo - f) / f, np.nan)
+    base = per_org[["org", "runs", "unique", "unique_rel"]].drop_duplicates("org")
+    base = base.astype({"org": "str"})
     n_rel = int((q["label"] > 0).sum())
-    n_topics = q["qid"].nunique()
-    return {"orgs": per_org, "runs": per_run, "n_rel_per_topic": n_rel / max(n_topics, 1)}
+    return {
+        "orgs": base,
+        "runs": runs_out.assign(depth=depth),
+        "n_rel_per_topic": n_rel / max(q["qid"].nunique(), 1),
+    }
 
 
-def _summary(
-    per_org: pd.DataFrame,
-    per_run: pd.DataFrame,
-    rel_per_topic: dict,
-) -> pd.DataFrame:
-    """Mean and max of the % change over the pooled runs (``per_run``; runs with a zero full
-    score have no change and are left out), the run with the largest change and its org."""
+def _orgs(base: pd.DataFrame, per_run: pd.DataFrame) -> pd.DataFrame:
+    """Per (depth, removal, org, measure): the mean change and the largest drop of its runs."""
+    g = per_run.groupby(["depth", "removed", "org", "measure"], sort=True)["change_pct"]
+    agg = g.agg(mean_change_pct="mean", max_drop_pct=lambda x: -x.min()).reset_index()
+    out = agg.merge(base, on=["depth", "org"], how="left")
+    return out[
+        [
+            "depth",
+            "removed",
+            "org",
+            "runs",
+            "unique",
+            "unique_rel",
+            "measure",
+            "mean_change_pct",
+            "max_drop_pct",
+        ]
+    ]
+
+
+def _summary(per_run: pd.DataFrame, base: pd.DataFrame, rel_per_topic: dict) -> pd.DataFrame:
+    """Over the pooled runs (runs with a zero full score have no change and are left out)."""
     rows = []
-    for (depth, meas), g in per_run.groupby(["depth", "measure"], sort=True):
-        ok = g.dropna(subset=["diff_pct"])
-        top = ok.loc[ok["diff_pct"].idxmax()] if len(ok) else None
-        o = per_org[per_org["depth"] == depth]
+    for (depth, removed, meas), g in per_run.groupby(["depth", "removed", "measure"], sort=True):
+        ok = g.dropna(subset=["change_pct"])
+        ch = ok["change_pct"]
+        top = ok.loc[ch.abs().idxmax()] if len(ok) else None
+        o = base[base["depth"] == depth]
         rows.append(
             {
                 "depth": depth,
+                "removed": removed,
                 "measure": meas,
                 "n_runs": len(ok),
-                "mean_change_pct": float(ok["diff_pct"].mean()) if len(ok) else np.nan,
-                "max_change_pct": float(top["diff_pct"]) if top is not None else np.nan,
+                "mean_change_pct": float(ch.mean()) if len(ok) else np.nan,
+                "mean_abs_change_pct": float(ch.abs().mean()) if len(ok) else np.nan,
+                "max_abs_change_pct": float(ch.abs().max()) if len(ok) else np.nan,
                 "max_org": str(top["org"]) if top is not None else "",
                 "max_run": str(top["name"]) if top is not None else "",
-                "unique_rel_share": float(
-                    o.drop_duplicates("org")["unique_rel"].sum() / rel_per_topic[depth]
-                ),
+                "n_up": int((ch > 1e-12).sum()),
+                "n_down": int((ch < -1e-12).sum()),
+                "unique_rel_share": float(o["unique_rel"].sum() / rel_per_topic[depth]),
             }
         )
     return pd.DataFrame(rows)
@@ -122,7 +182,12 @@ def run_track(
     """The test at every depth of ``depths`` (None = the pool depth d) on one collection."""
     ds = sorted({depth if d is None else min(int(d), depth) for d in depths}, reverse=True)
     shared = dict(
-        runs=runs, qrels=qrels, orgs=orgs, pooled=pooled, full_depth=depth, measures=tuple(measures)
+        runs=runs,
+        qrels=qrels,
+        orgs=orgs,
+        pooled=pooled,
+        full_depth=depth,
+        measures_=tuple(measures),
     )
     res = grid.run_grid(
         depth_task,
@@ -133,32 +198,127 @@ def run_track(
         progress=progress,
         desc=f"buckley2006 {track}",
     )
-    per_org = pd.concat([r["orgs"] for r in res], ignore_index=True)
+    base = pd.concat([r["orgs"].assign(depth=d) for d, r in zip(ds, res, strict=True)])
     per_run = pd.concat([r["runs"] for r in res], ignore_index=True)
-    summary = _summary(
-        per_org, per_run, {d: r["n_rel_per_topic"] for d, r in zip(ds, res, strict=True)}
+    rel = {d: r["n_rel_per_topic"] for d, r in zip(ds, res, strict=True)}
+    summary = _summary(per_run, base, rel)
+    per_org = _orgs(base, per_run)
+    for f in (per_org, per_run, summary):
+        f.insert(0, "track", track)
+    cols = ["track", "depth", "removed", "name", "org", "measure", "full", "without", "change_pct"]
+    out = {"orgs": per_org, "runs": per_run[cols], "summary": summary}
+    out["claims"] = claims_table(out, track, depth)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the paper's claims
+# --------------------------------------------------------------------------------------------
+
+
+def claims_table(result: dict, track: str, depth: int) -> pd.DataFrame:
+    """Buckley et al.'s claims checked on one track (see :mod:`claims` for the columns)."""
+    c = _common.claims.Claims("Buckley et al. 2006", track)
+    s = result["summary"].set_index(["depth", "removed", "measure"]).sort_index()
+    ap = s.loc[(depth, "unique_rel", "AP")]
+    c.add(
+        "U1",
+        "§1: scoring each run with and without its group's unique relevant documents changes "
+        "MAP by 3.2 % on average (AQUAINT 2005, 50 runs pooled to depth 55)",
+        "3.2 %",
+        f"{pct(ap['mean_abs_change_pct'], signed=False)} (depth {depth}, {ap['n_runs']} runs)",
+        None,
+        "a figure of another collection: compared, not tested",
     )
-    per_org.insert(0, "track", track)
-    summary.insert(0, "track", track)
-    cols = [
-        "track",
-        "depth",
-        "org",
-        "runs",
-        "unique",
-        "unique_rel",
-        "measure",
-        "mean_diff",
-        "max_diff",
-    ]
-    return {"orgs": per_org[cols], "summary": summary}
+    c.add(
+        "U2",
+        "§1: the largest change is 23.1 % (run sab05ror1); above 20 % it flags a problem with "
+        "the collection",
+        "23.1 %",
+        f"{pct(ap['max_abs_change_pct'], signed=False)} ({ap['max_run']}, {ap['max_org']})",
+        None,
+        "a figure of another collection: compared, not tested",
+    )
+    ds = sorted({d for d, _, m in s.index if m == "AP"}, reverse=True)
+    if len(ds) > 1:
+        seq = [s.loc[(d, "unique_rel", "AP"), "mean_abs_change_pct"] for d in ds]
+        mx = [s.loc[(d, "unique_rel", "AP"), "max_abs_change_pct"] for d in ds]
+        over = [d for d, m in zip(ds, mx, strict=True) if m > 20]
+        c.add(
+            "D1",
+            "§1: pools too shallow for the collection bias it: the shallower the pool, the more "
+            "a group's unique relevant documents are worth",
+            "argued (counting argument), not measured",
+            "mean MAP change "
+            + ", ".join(
+                f"{pct(v, signed=False)} at depth {d}" for d, v in zip(ds, seq, strict=True)
+            ),
+            bool(np.all(np.diff(seq) > 0)),
+            "holds if the mean change grows at every shallower depth; the largest change passes "
+            "the paper's 20 % at depth " + (", ".join(map(str, over)) if over else "none of them"),
+        )
+    else:
+        c.add("D1", "§1: shallower pools are more biased", "", "", None, "one depth only")
+    whole_ap = s.loc[(depth, "unique", "AP")]
+    whole_bp = s.loc[(depth, "unique", "Bpref")] if (depth, "unique", "Bpref") in s.index else None
+    if whole_bp is not None:
+        c.add(
+            "B1",
+            "§2: bias moves MAP and bpref in opposite directions: runs whose documents the "
+            "judgments miss have MAP underestimated and bpref overestimated",
+            "stated (preliminary examination), no figure",
+            f"removing the group's whole unique contribution U_t: MAP "
+            f"{pct(whole_ap['mean_change_pct'])}, bpref {pct(whole_bp['mean_change_pct'])} "
+            f"(bpref up for {share(whole_bp['n_up'], whole_bp['n_runs'])} runs)",
+            bool(whole_ap["mean_change_pct"] < 0 < whole_bp["mean_change_pct"]),
+            "holds if the mean MAP change is negative and the mean bpref change positive "
+            "(J − U_t, as Sakai's leave-one-team-out)",
+        )
+        rel_bp = s.loc[(depth, "unique_rel", "Bpref")]
+        c.add(
+            "B1r",
+            "§2 (the same claim, with only the unique relevant documents removed, U_t^rel)",
+            "",
+            f"bpref {pct(rel_bp['mean_change_pct'])} (down for "
+            f"{share(rel_bp['n_down'], rel_bp['n_runs'])} runs)",
+            None,
+            "removing relevant documents alone can only lower bpref: this procedure cannot test "
+            "the claim",
+        )
+    c.add(
+        "T1",
+        "§1: titlestat_rel is 0.588 on Disks 4&5 and 0.719 on AQUAINT; 0.530 over the unique "
+        "relevant documents of sab05ror1",
+        ".588 / .719 / .530",
+        "",
+        None,
+        "titlestat needs topic titles and document texts, which the TREC layout lacks",
+    )
+    c.add(
+        "T2",
+        "§1: AQUAINT's titlestat_rel is higher than Disks 4&5's on 48 of 50 topics "
+        "(paired t-test p = 6.25e-10)",
+        "48/50",
+        "",
+        None,
+        "titlestat needs topic titles and document texts, which the TREC layout lacks",
+    )
+    c.add(
+        "T3",
+        "§2: titlestat_rel of the TREC 2004 and 2005 terabyte collections is 0.889 and 0.898",
+        ".889 / .898",
+        "",
+        None,
+        "titlestat needs topic titles and document texts, which the TREC layout lacks",
+    )
+    return c.frame()
 
 
 def run(
     root=None, out="out/buckley2006", jobs: int | None = None, dask=None, progress=None, **params
 ) -> dict[str, pd.DataFrame]:
-    """Run the test on every track under ``root`` (or ``synthetic=True``), write Parquet and
-    plots to ``out`` (None: write nothing) and return ``{"orgs": …, "summary": …}``.
+    """Run the test on every track under ``root`` (or ``synthetic=True``), write Parquet, the
+    claims and the figures to ``out`` (None: write nothing) and return the frames by name.
 
     ``params``: ``depths`` (None = the pool depth), ``measures``, ``lenient``, ``synthetic``,
     ``seed`` (synthetic collection only).
@@ -180,66 +340,101 @@ def run(
         )
 
     return _common.run_tracks(
-        "buckley2006", root, out, DEFAULTS, params, per_track, jobs=jobs, plot=plot, quiet=True
+        "buckley2006",
+        root,
+        out,
+        DEFAULTS,
+        params,
+        per_track,
+        jobs=jobs,
+        plot=plot,
+        quiet=True,
+        title=TITLE,
     )
 
 
 def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
-    """``unique_rel.png`` and ``depth.png`` (matplotlib, Agg backend)."""
+    """The figures ``unique_rel`` and ``depth`` (PNG, PDF, SVG; Agg backend)."""
     plt = _common.pyplot()
     orgs, summary = result["orgs"], result["summary"]
     for track, o in orgs.groupby("track", sort=False):
         suffix = _common.plot_suffix(orgs, track)
         d = o["depth"].max()
-        g = o[(o["depth"] == d) & (o["measure"] == "AP")].sort_values("unique_rel")
-        fig, ax = plt.subplots(figsize=(8, max(3, 0.25 * len(g))))
+        g = o[(o["depth"] == d) & (o["measure"] == "AP") & (o["removed"] == "unique_rel")]
+        g = g.sort_values("unique_rel")
+        fig, axes = plt.subplots(1, 2, figsize=(8, max(3, 0.22 * len(g) + 1)), sharey=True)
         y = np.arange(len(g))
-        ax.barh(y - 0.2, g["unique_rel"], 0.4, label="unique relevant / topic")
-        ax.barh(y + 0.2, g["max_diff"], 0.4, label="max MAP drop (%)")
-        ax.set_yticks(y, [s[:30] for s in g["org"]], fontsize=7)
-        ax.legend(fontsize=8)
-        ax.set_title(f"Buckley et al. 2006: unique relevant documents, depth {d} ({track})")
-        fig.tight_layout()
-        fig.savefig(out / f"unique_rel{suffix}.png", dpi=120)
-        plt.close(fig)
+        axes[0].barh(y, g["unique_rel"], color="#7f7f7f")
+        axes[0].set_xlabel("unique relevant documents\n(per topic)")
+        axes[0].set_yticks(y, [s if len(s) <= 34 else s[:33] + "…" for s in g["org"]])
+        axes[1].barh(y, -g["mean_change_pct"], color=COLOURS["AP"], label="mean of its runs")
+        axes[1].plot(g["max_drop_pct"], y, "k|", ms=8, label="largest drop")
+        axes[1].set_xlabel("MAP drop without them (%)")
+        _common.legend_outside(axes[1])
+        fig.suptitle(
+            f"Buckley et al. 2006, §1: each group's unique relevant documents at pool depth "
+            f"{d} ({track})"
+        )
+        _common.save_figure(fig, out, f"unique_rel{suffix}")
+
         s = summary[summary["track"] == track]
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for meas, g2 in s.groupby("measure", sort=False):
-            ax.plot(g2["depth"], g2["mean_change_pct"], marker="o", label=f"{meas} mean")
-            ax.plot(g2["depth"], g2["max_change_pct"], marker="s", ls="--", label=f"{meas} max")
-        ax.set_xscale("log")
-        ax.set_xlabel("pool depth")
-        ax.set_ylabel("% drop without the group's unique relevant documents")
-        ax.axhline(0, color="grey", lw=0.8)
-        ax.legend(fontsize=8)
-        ax.set_title(f"Unique-relevant test vs pool depth ({track})")
+        fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.3), sharex=True)
+        for (meas, removed), g2 in s.groupby(["measure", "removed"], sort=False):
+            if meas == "AP" and removed == "unique":
+                continue  # the same line: unjudged documents count as non-relevant in AP
+            g2 = g2.sort_values("depth")
+            kw = dict(color=COLOURS.get(meas), ls=STYLES[removed], marker="o", ms=3)
+            label = (
+                "MAP, either removal"
+                if meas == "AP"
+                else f"{'MAP' if meas == 'AP' else meas}, {WHAT[removed]}"
+            )
+            axes[0].plot(g2["depth"], g2["mean_change_pct"], label=label, **kw)
+            axes[1].plot(g2["depth"], g2["max_abs_change_pct"], **kw)
+        for ax in axes:
+            _common.log_ticks(ax, sorted(s["depth"].unique()))
+            ax.set_xlabel("pool depth (documents per run)")
+            ax.axhline(0, color="grey", lw=0.8)
+        axes[0].set_ylabel("mean change over the pooled runs (%)")
+        axes[1].set_ylabel("largest change of a run (|%|)")
+        fig.legend(
+            *axes[0].get_legend_handles_labels(),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=2,
+        )
+        fig.suptitle(f"Removing a group's unique documents, by pool depth ({track})")
         fig.tight_layout()
-        fig.savefig(out / f"depth{suffix}.png", dpi=120)
-        plt.close(fig)
+        _common.save_figure(fig, out, f"depth{suffix}")
 
 
 def report(result: dict[str, pd.DataFrame]) -> str:
-    """Readable terminal tables."""
+    """Readable terminal tables, then the claims."""
     lines = []
     for track, o in result["orgs"].groupby("track", sort=False):
         d = o["depth"].max()
         lines.append(f"\n=== Buckley et al. 2006 on {track} ===")
         lines.append(
-            f"\nper organisation at the pool depth {d} (% drop without its unique "
-            "relevant documents)"
+            f"\nper organisation at the pool depth {d}: change (%) of its runs' scores without "
+            "U_t^rel (unique relevant) / U_t (whole unique contribution)"
         )
         w = o[o["depth"] == d].pivot_table(
             index=["org", "runs", "unique", "unique_rel"],
-            columns="measure",
-            values=["mean_diff", "max_diff"],
+            columns=["measure", "removed"],
+            values="mean_change_pct",
         )
-        w.columns = [f"{m} {s}" for s, m in w.columns]
+        w.columns = [f"{m} −{'U_t^rel' if r == 'unique_rel' else 'U_t'}" for m, r in w.columns]
         w = w.reset_index().sort_values("unique_rel", ascending=False)
         w["org"] = w["org"].str.slice(0, 34)
         lines.append(w.round(2).to_string(index=False))
         s = result["summary"][result["summary"]["track"] == track]
         lines.append("\nover all pooled runs, by pool depth")
         lines.append(s.drop(columns="track").round(3).to_string(index=False))
+        lines.append(
+            "\ntitlestat (§1) is not computed: it needs topic titles and document texts, which "
+            "the TREC layout (qrels, runs, desc.xml) does not include."
+        )
+    lines.append(_common.claims.report(result["claims"]))
     return "\n".join(lines)
 
 
@@ -253,9 +448,14 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         nargs="+",
         default=None,
-        help="pool depths (default: the collection's depth d, 50, 20, 10)",
+        help="pool depths (default: the collection's depth d, 50, 20, 10; the paper has d only)",
     )
-    ap.add_argument("--measures", nargs="+", default=list(DEFAULTS["measures"]))
+    ap.add_argument(
+        "--measures",
+        nargs="+",
+        default=list(DEFAULTS["measures"]),
+        help="measures (AP and Bpref, as the paper)",
+    )
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
     depths = DEFAULTS["depths"] if a.depths is None else tuple(a.depths)

@@ -1,9 +1,10 @@
-"""Webber & Park (2009), "Score adjustment for correction of pooling bias": Tables 1-3.
+"""Webber & Park (2009), "Score adjustment for correction of pooling bias": Figure 1, Tables 1-3.
 
-The resampling experiment of their Algorithm 3, on any collection in the TREC layout:
+The resampling experiment of their Algorithm 3, on any collection in the TREC layout, and the
+paper's claims checked on it (``claims.parquet`` / ``claims.md``):
 
 for every pool width w (``--widths``, default 2, 4, 10, 20, 40; a width is clipped to the number
-of pooled runs − 1) and every repeat i = 1..I (``--repeats``, default 5; the paper used 100):
+of pooled runs − 1) and every repeat i = 1..I (``--repeats``, default 100 as the paper):
 
 1. draw w + 1 pooled runs at random; one is the unpooled run r, the other w form S;
 2. pool S to depth ``--pool-depth`` (10): Q_S = the original judgments of the documents some run
@@ -11,26 +12,30 @@ of pooled runs − 1) and every repeat i = 1..I (``--repeats``, default 5; the p
 3. score r per topic with RBP(p=0.8)@10 (``--rbp-p``, the paper's metric, base value): the true
    score t on the full qrels, the unpooled score u on Q_S with unjudged documents assumed
    irrelevant, and the condensed-list score c on Q_S (unjudged documents removed);
-4. **Table 1** (inference from systems, their Algorithm 1): u_r + a with a the mean leave-one-out
+4. **Figure 1**: the bias u − t and c − t of r's mean score (mean and quartiles over the
+   repeats) against the pool width;
+5. **Table 1** (inference from systems, their Algorithm 1): u_r + a with a the mean leave-one-out
    error of the runs of S, each withdrawn run replaced in the pool by r
    (``pbtools.corrections.estimate``, estimator ``webber``, ``replace=True``);
-5. **Tables 2 / 3** (inference from common topics, Algorithm 2): for each number n of common
+6. **Tables 2 / 3** (inference from common topics, Algorithm 2): for each number n of common
    topics (``--common``, default 5, 10, 20) draw J topic subsets C (``--topic-samples``, default
-   200, as the paper), a = mean_C(t − x) with x = u (Table 2) or c (Table 3); *adjusted* =
+   200 as the paper), a = mean_C(t − x) with x = u (Table 2) or c (Table 3); *adjusted* =
    mean_T(x) + a, *mixed* = the mean of t on C and x elsewhere, *unadjusted* = mean_T(x).
 
-MAE (``pbtools.stats.mae``) of each estimate against mean_T(t) over the I × J samples.
-Step 5 is evaluated for all J topic subsets at once (:func:`common_topic_estimates`, one matrix
-product); it equals ``pbtools.corrections.webber_common_topics`` applied to each subset, which loops
-over groups in Python and also bootstraps an interval, too slow for 10⁴-10⁶ subsets
-(``tests/test_paper_scripts.py`` checks the two agree).
+Errors of each estimate against mean_T(t) over the I × J samples: MAE (``pbtools.stats.mae``)
+and RMSE. Step 6 is evaluated for all J topic subsets at once (:func:`common_topic_estimates`,
+one matrix product); it equals ``pbtools.corrections.webber_common_topics`` applied to each
+subset (``tests/test_paper_scripts.py`` checks the two agree), which is too slow for 10⁵ subsets.
 
-The paper used TREC 2004 Robust (249 topics, 110 runs) and TREC-8; TREC-2 has 50 topics and 36
-pooled runs, so only small common-topic sets are possible and width 40 is clipped to 35.
+What the data cannot support, and the script says so in its output: Table 1's right half and
+Table 4 use the TREC-8 manual runs (heterogeneous systems); a track without a manual/automatic
+split of strong manual runs cannot reproduce them. The paper used TREC 2004 Robust (249 topics,
+110 runs); TREC-2 has 50 topics and 35 pooled runs, so only small common-topic sets are possible
+and width 40 is clipped to 34.
 
 Usage::
 
-    python benchmarks/webber2009.py ../shared/data/trec/TREC-2/Adhoc --repeats 20
+    python benchmarks/webber2009.py ../shared/data/trec/TREC-2/Adhoc
     python benchmarks/webber2009.py --synthetic --seed 1
 
 Outputs in ``-o DIR`` (default ``out/webber2009/``):
@@ -39,13 +44,20 @@ Outputs in ``-o DIR`` (default ``out/webber2009/``):
     one row per (track, width, repeat): ``track``, ``width``, ``repeat``, ``seed``, ``unpooled``
     (run r), ``pooled`` (S joined by ``+``), ``n_topics``, ``true``, ``unadjusted``,
     ``condensed``, ``webber_runs`` (Table 1 estimate), ``judged_share`` (share of r's top 10
-    judged in Q_S).
-``mae.parquet``
+    judged in Q_S), ``var_true``, ``mse_adjusted``, ``mse_adjusted_condensed`` (σ²_t and σ²_a
+    of their Eqs. 3 and 5, per topic, with unjudged = irrelevant and condensed lists).
+``errors.parquet``
     ``track``, ``table`` (1, 2, 3), ``lists`` (``irrelevant`` | ``condensed``), ``width``,
     ``common_topics`` (0 for Table 1), ``estimator`` (``unadjusted``, ``mixed``, ``adjusted``,
-    ``adjusted_runs``), ``mae``, ``n_samples``.
+    ``adjusted_runs``), ``mae``, ``rmse``, ``bias`` (mean estimate − true), ``n_samples``.
+``bias.parquet`` (Figure 1)
+    ``track``, ``lists``, ``width``, ``mean``, ``q1``, ``median``, ``q3``, ``n_samples``.
+``claims.parquet``, ``claims.md``
+    the paper's claims checked on each track (:mod:`claims`).
 
-Plots: ``table1.png``, ``table2.png``, ``table3.png`` (MAE against pool width / common topics).
+Figures (PNG, PDF, SVG; one colour per estimator in all of them): ``figure1`` (bias with
+quartiles against pool width), ``table1`` (MAE and RMSE against pool width), ``table2`` and
+``table3`` (MAE and RMSE against the number of common topics, one panel per width).
 """
 
 from __future__ import annotations
@@ -62,12 +74,15 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
+from claims import num, share  # noqa: E402
 
 from pbtools import corrections, grid, measures, pooling, stats  # noqa: E402
+from pbtools.pooling.contrib import top_rows  # noqa: E402
 
+TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
 DEFAULTS = dict(
     seed=2009,
-    repeats=5,
+    repeats=100,
     widths=(2, 4, 10, 20, 40),
     common=(5, 10, 20),
     topic_samples=200,
@@ -76,6 +91,16 @@ DEFAULTS = dict(
     lenient=True,
     synthetic=False,
 )
+#: one colour per estimator in every figure: (table's lists, estimator) → colour, label
+STYLE = {
+    ("irrelevant", "unadjusted"): ("#d95f02", "unadjusted, unjudged = irrelevant"),
+    ("condensed", "unadjusted"): ("#1b9e77", "unadjusted, condensed lists"),
+    ("irrelevant", "adjusted_runs"): ("#7570b3", "adjusted from systems (Alg. 1)"),
+    ("irrelevant", "adjusted"): ("#e7298a", "adjusted from common topics (Alg. 2)"),
+    ("condensed", "adjusted"): ("#e7298a", "adjusted from common topics (Alg. 2)"),
+    ("irrelevant", "mixed"): ("#66a61e", "true scores mixed in"),
+    ("condensed", "mixed"): ("#66a61e", "true scores mixed in"),
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,6 +139,7 @@ def sample_task(
     seed: int,
     *,
     runs,
+    top,
     qrels,
     pooled,
     pool_depth,
@@ -123,6 +149,8 @@ def sample_task(
 ) -> dict:
     """One (width, repeat) system sample of Algorithm 3; see the module docstring.
 
+    ``runs``: the pooled runs (whole rankings: a condensed list reaches below the pool depth);
+    ``top``: their top ``pool_depth`` (all that pooling and the Table 1 estimate need).
     Returns ``sample`` (one row of ``samples.parquet``) and ``errors`` (``width``, ``repeat``,
     ``sample`` (j), ``table``, ``lists``, ``common_topics``, ``estimator``, ``true``,
     ``estimate``): one row per topic sample and estimator.
@@ -130,9 +158,8 @@ def sample_task(
     rng = np.random.default_rng(seed)
     chosen = [pooled[i] for i in rng.choice(len(pooled), size=width + 1, replace=False)]
     r, S = chosen[0], sorted(chosen[1:])
-    names = runs["name"].astype("str")
-    run_r = runs[names == r]
-    runs_s = runs[names.isin(S)]
+    run_r = runs[(runs["name"] == r).to_numpy()]
+    runs_s = top[top["name"].isin(S).to_numpy()]
     q_s = pooling.repool(qrels, runs_s, pool_depth)
     m_raw = measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0]
     m_cond = measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0]
@@ -149,7 +176,13 @@ def sample_task(
     u = wide[f"pooled|{m_raw}"].to_numpy()
     c = wide[f"pooled|{m_cond}"].to_numpy()
     est = corrections.estimate(
-        runs_s, run_r, q_s, depth=pool_depth, measures=[m_raw], estimators=["webber"], replace=True
+        runs_s,
+        run_r[run_r["rank"].to_numpy() <= pool_depth],
+        q_s,
+        depth=pool_depth,
+        measures=[m_raw],
+        estimators=["webber"],
+        replace=True,
     )
     w = est.loc[est["estimator"] == "webber", "value"]
     webber = float(w.iloc[0]) if len(w) else np.nan  # NaN: no estimate (counted, not scored)
@@ -165,6 +198,11 @@ def sample_task(
         "condensed": c.mean(),
         "webber_runs": webber,
         "judged_share": wide[f"pooled|{m_judged}"].mean(),
+        # Eqs. 3-5: σ²_t (variance of the true scores) and σ²_a (MSE of the adjusted per-topic
+        # scores x_i + A, A the true mean error: the variance of t − x)
+        "var_true": t.var(),
+        "mse_adjusted": (t - u).var(),
+        "mse_adjusted_condensed": (t - c).var(),
     }
     parts = [
         pd.DataFrame(
@@ -206,6 +244,42 @@ def sample_task(
 # --------------------------------------------------------------------------------------------
 
 
+def error_table(errors: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """MAE (``pbtools.stats.mae``), RMSE and bias (mean estimate − true) per ``keys``, over
+    the samples (``name``) of ``errors`` (``true``, ``estimate``)."""
+    mae = stats.mae(errors[[*keys, "name", "true", "estimate"]], by=keys)
+    d = errors.assign(sq=(errors["estimate"] - errors["true"]) ** 2)
+    d["signed"] = errors["estimate"] - errors["true"]
+    g = d.groupby(keys, sort=False)
+    extra = pd.DataFrame(
+        {"rmse": np.sqrt(g["sq"].mean()), "bias": g["signed"].mean(), "n_samples": g.size()}
+    ).reset_index()
+    return mae.merge(extra, on=keys)
+
+
+def bias_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """Figure 1: per width, the mean and quartiles over the repeats of r's mean-score bias
+    (estimate − true) with unjudged = irrelevant and with condensed lists."""
+    parts = []
+    for lists, col in (("irrelevant", "unadjusted"), ("condensed", "condensed")):
+        b = (samples[col] - samples["true"]).groupby(samples["width"])
+        q = b.quantile([0.25, 0.5, 0.75]).unstack()
+        parts.append(
+            pd.DataFrame(
+                {
+                    "lists": lists,
+                    "width": q.index,
+                    "mean": b.mean().to_numpy(),
+                    "q1": q[0.25].to_numpy(),
+                    "median": q[0.5].to_numpy(),
+                    "q3": q[0.75].to_numpy(),
+                    "n_samples": b.size().to_numpy(),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
 def run_track(
     track: str,
     runs,
@@ -215,25 +289,27 @@ def run_track(
     jobs: int = 1,
     dask=None,
     seed: int = 2009,
-    repeats: int = 5,
+    repeats: int = 100,
     widths=(2, 4, 10, 20, 40),
     common=(5, 10, 20),
     topic_samples: int = 200,
     pool_depth: int = 10,
     rbp_p: float = 0.8,
     progress=None,
+    notes: list[str] | None = None,
 ) -> dict:
-    """Algorithm 3 on one collection (``pooled``: the runs that may be sampled); returns
-    ``samples`` and ``mae`` frames."""
+    """Algorithm 3 on one collection (``pooled``: the runs that may be sampled); returns the
+    ``samples``, ``errors``, ``bias`` and ``claims`` frames. ``notes`` collects what the
+    script had to change (clipped widths) for the report."""
+    notes = [] if notes is None else notes
     used = sorted({min(int(w), len(pooled) - 1) for w in widths})
     if used != sorted(int(w) for w in widths):
-        print(
-            f"{track}: pool widths {list(widths)} clipped to {used} ({len(pooled)} pooled runs)",
-            file=sys.stderr,
-        )
+        notes.append(f"pool widths {list(widths)} clipped to {used} ({len(pooled)} pooled runs)")
+    pooled_runs = runs[runs["name"].isin(pooled).to_numpy()].reset_index(drop=True)
     params = grid.product(width=used, repeat=range(repeats))
     shared = dict(
-        runs=runs,
+        runs=pooled_runs,
+        top=top_rows(pooled_runs, pool_depth).reset_index(drop=True),
         qrels=qrels,
         pooled=pooled,
         pool_depth=pool_depth,
@@ -264,33 +340,321 @@ def run_track(
     keys = ["table", "lists", "width", "common_topics", "estimator"]
     missing = errors["estimate"].isna()
     if missing.any():
-        print(
-            f"{track}: {int(missing.sum())} samples without an estimate (left out of the MAE)",
-            file=sys.stderr,
+        notes.append(f"{int(missing.sum())} samples without an estimate (left out of the errors)")
+    err = error_table(errors[~missing], keys)
+    err.insert(0, "track", track)
+    err = err.sort_values(["table", "width", "common_topics", "estimator"]).reset_index(drop=True)
+    bias = bias_table(samples)
+    bias.insert(0, "track", track)
+    out = {"samples": samples, "errors": err, "bias": bias}
+    out["claims"] = claims_table(out, track, n_topics=int(samples["n_topics"].max()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the paper's claims
+# --------------------------------------------------------------------------------------------
+
+NOT_TREC8 = (
+    "needs the TREC-8 ad hoc manual runs (strong systems unlike the pooled ones); this track "
+    "has no such split"
+)
+
+
+def claims_table(result: dict, track: str, n_topics: int) -> pd.DataFrame:
+    """Webber & Park's claims checked on one track (see :mod:`claims` for the columns)."""
+    c = _common.claims.Claims("Webber & Park 2009", track)
+    b = result["bias"].set_index(["lists", "width"]).sort_index()
+    e = (
+        result["errors"]
+        .set_index(["table", "lists", "width", "common_topics", "estimator"])
+        .sort_index()
+    )
+    s = result["samples"]
+    widths = sorted(result["bias"]["width"].unique())
+    irr = b.loc["irrelevant"]["mean"].reindex(widths)
+    cond = b.loc["condensed"]["mean"].reindex(widths)
+    fmt = lambda v: ", ".join(f"w={w} {num(x, 3, signed=True)}" for w, x in v.items())  # noqa: E731
+    c.add(
+        "F1a",
+        "§2.2, Figure 1: assuming unassessed documents irrelevant is biased against the "
+        "unpooled system",
+        "mean bias < 0 at every width (Figure 1)",
+        "mean bias " + fmt(irr),
+        bool((irr < 0).all()),
+        "bias = mean RBP@10 of r on the pool of S − on the full qrels; holds if < 0 at every width",
+    )
+    c.add(
+        "F1b",
+        "§2.2, Figure 1: condensed lists are biased in favour of the unpooled system",
+        "mean bias > 0 at every width (Figure 1)",
+        "mean bias " + fmt(cond),
+        bool((cond > 0).all()),
+        "holds if the mean condensed-list bias is > 0 at every width",
+    )
+    ratios = [abs(irr[w2] / irr[w1]) for w1, w2 in zip(widths, widths[1:], strict=False)]
+    factors = [w2 / w1 for w1, w2 in zip(widths, widths[1:], strict=False)]
+    per_doubling = [r ** (1 / np.log2(f)) for r, f in zip(ratios, factors, strict=True)]
+    c.add(
+        "F1c",
+        "§2.2: with assumed irrelevance the bias steadily decreases as the pool widens, roughly "
+        "halving when the pool width doubles",
+        "≈ ×0.5 per doubling",
+        "×"
+        + ", ×".join(f"{p:.2f}" for p in per_doubling)
+        + " per doubling (between widths "
+        + ", ".join(map(str, widths))
+        + ")",
+        bool(all(r < 1 for r in ratios) and 0.35 <= np.mean(per_doubling) <= 0.75),
+        "holds if |bias| falls at every wider pool and falls by ×0.35-0.75 per doubling on average",
+    )
+    small, large = widths[0], widths[-1]
+    c.add(
+        "F1d",
+        "§2.2: condensed lists have less bias than assumed irrelevance for few pooled systems, "
+        "assumed irrelevance less for many",
+        "crossover between the narrowest and widest pools (Figure 1)",
+        f"|bias| at w={small}: condensed {num(abs(cond[small]))} vs irrelevant "
+        f"{num(abs(irr[small]))}; at w={large}: {num(abs(cond[large]))} vs {num(abs(irr[large]))}",
+        bool(abs(cond[small]) < abs(irr[small]) and abs(irr[large]) < abs(cond[large])),
+        "holds if condensed lists are less biased at the narrowest width and more at the widest",
+    )
+    wide = b.loc[("irrelevant", large)]
+    lo, mid, mean = -wide["q3"], -wide["median"], -wide["mean"]  # in units of underestimate
+    hi = -wide["q1"]
+    c.add(
+        "F1e",
+        "§2.2: for wide pools the bias distribution is quite skewed (the mean close to the "
+        "third quartile)",
+        "mean ≈ Q3 at the widest pools (Figure 1)",
+        f"w={large}: underestimate median {num(mid)}, mean {num(mean)}, Q3 {num(hi)} (Q1 "
+        f"{num(lo)})",
+        bool(mean - mid > hi - mean),
+        "assumed irrelevance at the widest width; holds if the mean is closer to Q3 than to "
+        "the median",
+    )
+    # Table 1 (left): inference from systems
+    t1 = {
+        w: (
+            e.loc[(1, "irrelevant", w, 0, "unadjusted")],
+            e.loc[(1, "irrelevant", w, 0, "adjusted_runs")],
         )
-    errors = errors[~missing]
-    mae = stats.mae(errors[[*keys, "name", "true", "estimate"]], by=keys)
-    counts = errors.groupby(keys, sort=False).size().rename("n_samples").reset_index()
-    mae = mae.merge(counts, on=keys)
-    mae.insert(0, "track", track)
-    mae = mae.sort_values(["table", "width", "common_topics", "estimator"]).reset_index(drop=True)
-    return {"samples": samples, "mae": mae}
+        for w in widths
+    }
+    better = [w for w, (un, ad) in t1.items() if ad["mae"] < un["mae"]]
+    c.add(
+        "T1a",
+        "§3.1, Table 1: leave-one-out adjustment inferred from the pooled systems (Algorithm "
+        "1) gives much more accurate scores, particularly for small pools",
+        "adjusted MAE below unadjusted at every pool size",
+        "MAE unadjusted → adjusted: "
+        + ", ".join(f"w={w} {num(un['mae'])}→{num(ad['mae'])}" for w, (un, ad) in t1.items()),
+        len(better) == len(widths),
+        f"holds if adjustment lowers the MAE at every width ({share(len(better), len(widths))}); "
+        "RMSE: "
+        + ", ".join(f"w={w} {num(un['rmse'])}→{num(ad['rmse'])}" for w, (un, ad) in t1.items()),
+    )
+    over = s["webber_runs"] > s["true"]
+    frac_over = float(over[s["webber_runs"].notna()].mean())
+    c.add(
+        "T1b",
+        "§3.1: the adjusted scores are unbiased (as likely to over- as to underestimate)",
+        "unbiased",
+        f"{100 * frac_over:.0f} % of the samples overestimate; mean error "
+        + ", ".join(f"w={w} {num(ad['bias'], 3, signed=True)}" for w, (_, ad) in t1.items()),
+        bool(0.3 <= frac_over <= 0.7),
+        "over all widths; holds if 30-70 % of the adjusted scores overestimate",
+    )
+    under = int((s["unadjusted"] <= s["true"] + 1e-12).sum())
+    c.add(
+        "T1c",
+        "§3.1: the unadjusted scores are all underestimates (bias equals MAE)",
+        "all",
+        f"{share(under, len(s))} samples",
+        under == len(s),
+        "unjudged = irrelevant can only lower RBP: holds by construction",
+    )
+    c.add(
+        "T1m",
+        "§3.1, Table 1 right: for the manual TREC-8 runs, leave-one-out adjustment from "
+        "automatic systems still leaves a strong error, even for large pools",
+        "",
+        "",
+        None,
+        NOT_TREC8,
+    )
+    # Table 2: inference from common topics, unjudged = irrelevant
+    ns = sorted(n for n in result["errors"]["common_topics"].unique() if n > 0)
+
+    def t23(table, lists, w, n, est):
+        return e.loc[(table, lists, w, n, est)]
+
+    adj_wins = [
+        (w, n)
+        for w in widths
+        for n in ns
+        if t23(2, "irrelevant", w, n, "adjusted")["mae"]
+        < t23(2, "irrelevant", w, n, "unadjusted")["mae"]
+    ]
+    n_cells = len(widths) * len(ns)
+    nmin, nmid = ns[0], ns[len(ns) // 2]
+    c.add(
+        "T2a",
+        "§4.2, Table 2: adjustment from a handful of common topics beats the unadjusted "
+        "scores (unjudged = irrelevant)",
+        "lower MAE for every width and number of common topics",
+        f"n={nmin}: "
+        + ", ".join(
+            f"w={w} {num(t23(2, 'irrelevant', w, nmin, 'unadjusted')['mae'])}→"
+            f"{num(t23(2, 'irrelevant', w, nmin, 'adjusted')['mae'])}"
+            for w in widths
+        ),
+        len(adj_wins) == n_cells,
+        "holds if adjusted MAE < unadjusted in every (width, n) cell "
+        f"({share(len(adj_wins), n_cells)})",
+    )
+    mix_wins = [
+        (w, n)
+        for w in widths
+        for n in ns
+        if t23(2, "irrelevant", w, n, "adjusted")["mae"]
+        < t23(2, "irrelevant", w, n, "mixed")["mae"]
+    ]
+    c.add(
+        "T2b",
+        "§4.2, Table 2: adjusted scores are more accurate than mixing the common topics' true "
+        "scores into the unadjusted ones",
+        "lower MAE than mixed",
+        f"n={nmid}: "
+        + ", ".join(
+            f"w={w} mixed {num(t23(2, 'irrelevant', w, nmid, 'mixed')['mae'])} vs "
+            f"{num(t23(2, 'irrelevant', w, nmid, 'adjusted')['mae'])}"
+            for w in widths
+        ),
+        len(mix_wins) == n_cells,
+        f"holds in every (width, n) cell ({share(len(mix_wins), n_cells)})",
+    )
+    if len(ns) > 1:
+        n0, n1 = ns[0], ns[-1]
+        N = n_topics
+        pred = np.sqrt((N - n1) / (n1 * N)) / np.sqrt((N - n0) / (n0 * N))
+        obs = [
+            t23(2, "irrelevant", w, n1, "adjusted")["rmse"]
+            / t23(2, "irrelevant", w, n0, "adjusted")["rmse"]
+            for w in widths
+        ]
+        c.add(
+            "T2c",
+            "§4.2: the error of the adjusted scores falls as √((N − n)/(nN)) with n common topics",
+            f"ratio √((N−n)/(nN)) from n={n0} to {n1} (N={N}): {pred:.2f}",
+            "RMSE ratio " + ", ".join(f"w={w} {o:.2f}" for w, o in zip(widths, obs, strict=True)),
+            bool(all(abs(o / pred - 1) <= 0.25 for o in obs)),
+            "holds if every width's ratio is within 25 % of the prediction (the analysis "
+            "predicts RMSE; the paper finds MAE follows it too)",
+        )
+        mixed = [
+            t23(2, "irrelevant", w, n1, "mixed")["mae"]
+            / t23(2, "irrelevant", w, n0, "mixed")["mae"]
+            for w in widths
+        ]
+        adj = [
+            t23(2, "irrelevant", w, n1, "adjusted")["mae"]
+            / t23(2, "irrelevant", w, n0, "adjusted")["mae"]
+            for w in widths
+        ]
+        slower = [w for w, m, a in zip(widths, mixed, adj, strict=True) if m > a]
+        c.add(
+            "T2d",
+            "§4.2: the error of the mixed scores declines more slowly with n than that of the "
+            "adjusted scores",
+            f"mixed ∝ (N − n)/N: ratio {(N - n1) / (N - n0):.2f} from n={n0} to {n1}",
+            "MAE ratio mixed vs adjusted: "
+            + ", ".join(
+                f"w={w} {m:.2f} vs {a:.2f}" for w, m, a in zip(widths, mixed, adj, strict=True)
+            ),
+            len(slower) == len(widths),
+            "holds if the mixed ratio exceeds the adjusted one at every width "
+            f"({share(len(slower), len(widths))})",
+        )
+        gain = [
+            1
+            - t23(2, "irrelevant", w, nmid, "adjusted")["mae"]
+            / t23(2, "irrelevant", w, nmid, "unadjusted")["mae"]
+            for w in widths
+        ]
+        c.add(
+            "T2e",
+            "§4.2: as the pool widens the unadjusted error falls and the relative benefit of "
+            "adjustment decreases",
+            "decreasing benefit with width",
+            f"n={nmid}: MAE reduction "
+            + ", ".join(f"w={w} {100 * g:.0f} %" for w, g in zip(widths, gain, strict=True)),
+            bool(np.all(np.diff(gain) < 0)),
+            "holds if the relative MAE reduction falls at every wider pool",
+        )
+    # Table 3: condensed lists
+    n10 = 10 if 10 in ns else nmid
+    u2 = t23(3, "condensed", small, n10, "unadjusted")["mae"]
+    a2 = t23(3, "condensed", small, n10, "adjusted")["mae"]
+    c.add(
+        "T3a",
+        "§4.2, Table 3: with condensed lists and a pool width of 2, the unadjusted scores are "
+        "more accurate than the adjusted ones with 10 common topics",
+        "unadjusted MAE < adjusted (n = 10) at w = 2",
+        f"w={small}, n={n10}: unadjusted {num(u2)}, adjusted {num(a2)}",
+        bool(u2 < a2),
+        "condensed-list scores are less one-sided for narrow pools (Eq. 6)",
+    )
+    uL = t23(3, "condensed", large, n10, "unadjusted")["mae"]
+    aL = t23(3, "condensed", large, n10, "adjusted")["mae"]
+    c.add(
+        "T3b",
+        "§4.2: as the pool widens, the adjusted condensed-list scores become the more reliable",
+        "adjusted MAE < unadjusted at wide pools",
+        f"w={large}, n={n10}: unadjusted {num(uL)}, adjusted {num(aL)}",
+        bool(aL < uL),
+        "holds if adjustment beats the unadjusted condensed scores at the widest width",
+    )
+    worse = int(
+        ((s["var_true"] < s["mse_adjusted"]) | (s["var_true"] < s["mse_adjusted_condensed"])).sum()
+    )
+    c.add(
+        "E1",
+        "§4.1: in not one of the sampled system sets is the variance of the true scores less "
+        "than the MSE of the adjusted scores (so adjusting beats sampling n true scores)",
+        "0 of 500 system sets",
+        f"{worse} of {len(s)} system sets",
+        worse == 0,
+        "σ²_t vs σ²_a of Eqs. 3 and 5 per system set, for both unjudged = irrelevant and "
+        "condensed lists",
+    )
+    c.add(
+        "T4",
+        "§4.2, Table 4: on the TREC-8 manual runs, 10 common topics and 2 pooled systems give "
+        "well under half the error of unadjusted scores with 40 pooled systems",
+        "",
+        "",
+        None,
+        NOT_TREC8,
+    )
+    return c.frame()
 
 
 def run(
     root=None, out="out/webber2009", jobs: int | None = None, dask=None, progress=None, **params
 ) -> dict[str, pd.DataFrame]:
-    """Run Algorithm 3 on every track under ``root`` (or ``synthetic=True``), write Parquet and
-    plots to ``out`` (None: write nothing) and return ``{"samples": …, "mae": …}``.
+    """Run Algorithm 3 on every track under ``root`` (or ``synthetic=True``), write Parquet,
+    the claims and the figures to ``out`` (None: write nothing) and return the frames.
 
     ``params``: ``seed``, ``repeats``, ``widths``, ``common``, ``topic_samples``,
     ``pool_depth``, ``rbp_p``, ``lenient``, ``synthetic`` (defaults in :data:`DEFAULTS`).
     """
+    notes: list[str] = []
 
     def per_track(t: _common.Track, p: dict, jobs: int) -> dict:
         # synthetic: score against the complete judgments, so the true score is exact
         qrels = t.truth if t.truth is not None else t.qrels
-        return run_track(
+        got = run_track(
             t.name,
             t.runs,
             qrels,
@@ -305,7 +669,11 @@ def run(
             pool_depth=p["pool_depth"],
             rbp_p=p["rbp_p"],
             progress=progress,
+            notes=notes,
         )
+        got["notes"] = pd.DataFrame({"track": t.name, "note": notes[:]})
+        notes.clear()
+        return got
 
     return _common.run_tracks(
         "webber2009",
@@ -315,8 +683,9 @@ def run(
         params,
         per_track,
         jobs=jobs,
-        plot=lambda result, o: plot(result["mae"], o),
+        plot=plot,
         quiet=True,
+        title=TITLE,
     )
 
 
@@ -325,108 +694,164 @@ def run(
 # --------------------------------------------------------------------------------------------
 
 
-def plot(mae: pd.DataFrame, out: Path) -> None:
-    """``table1.png`` (MAE vs pool width), ``table2.png`` / ``table3.png`` (MAE vs common
-    topics, one line per width and estimator)."""
+def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
+    """The figures ``figure1``, ``table1``, ``table2``, ``table3`` (PNG, PDF, SVG)."""
     plt = _common.pyplot()
-    for track, m in mae.groupby("track", sort=False):
-        suffix = _common.plot_suffix(mae, track)
-        fig, ax = plt.subplots(figsize=(6, 4))
+    err, bias = result["errors"], result["bias"]
+    for track, m in err.groupby("track", sort=False):
+        suffix = _common.plot_suffix(err, track)
+        widths = sorted(m["width"].unique())
+        # Figure 1
+        bt = bias[bias["track"] == track]
+        fig, ax = plt.subplots(figsize=(6, 3.4))
+        for lists, off in (("irrelevant", -0.04), ("condensed", 0.04)):
+            g = bt[bt["lists"] == lists].sort_values("width")
+            colour, label = STYLE[(lists, "unadjusted")]
+            x = g["width"].to_numpy() * (1 + off)
+            ax.errorbar(
+                x,
+                g["median"],
+                yerr=[g["median"] - g["q1"], g["q3"] - g["median"]],
+                fmt="none",
+                ecolor=colour,
+                elinewidth=6,
+                alpha=0.35,
+            )
+            ax.plot(x, g["mean"], "o-", color=colour, ms=4, label=f"{label}: mean")
+            ax.plot(x, g["median"], "_", color=colour, ms=10, mew=2)
+        ax.plot([], [], "s", color="grey", alpha=0.35, ms=8, label="quartiles (bar), median (–)")
+        ax.axhline(0, color="grey", lw=0.8)
+        _common.log_ticks(ax, widths)
+        ax.set_xlabel("pooled systems (pool width w)")
+        ax.set_ylabel("bias of the unpooled run's\nmean RBP(p=0.8)@10 (estimate − true)")
+        ax.set_title(f"Figure 1: bias of the unpooled run against pool width ({track})")
+        _common.legend_outside(ax)
+        _common.save_figure(fig, out, f"figure1{suffix}")
+        # Table 1
         t1 = m[m["table"] == 1]
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True)
         for est, g in t1.groupby("estimator", sort=False):
-            ax.plot(g["width"], g["mae"], marker="o", label=est)
-        ax.set_xlabel("pooled systems (pool width)")
-        ax.set_ylabel("MAE")
-        ax.set_xscale("log")
-        ax.set_title(f"Table 1: inference from systems ({track})")
-        ax.legend()
+            colour, label = STYLE[("irrelevant", est)]
+            g = g.sort_values("width")
+            for ax, col in zip(axes, ("mae", "rmse"), strict=True):
+                ax.plot(g["width"], g[col], "o-", color=colour, ms=4, label=label)
+        for ax, col in zip(axes, ("MAE", "RMSE"), strict=True):
+            _common.log_ticks(ax, widths)
+            ax.set_xlabel("pooled systems (pool width w)")
+            ax.set_ylabel(f"{col} of the mean RBP(p=0.8)@10")
+            ax.set_ylim(bottom=0)
+        fig.suptitle(f"Table 1: inference from systems, unjudged = irrelevant ({track})")
+        fig.legend(
+            *axes[0].get_legend_handles_labels(),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncol=2,
+        )
         fig.tight_layout()
-        fig.savefig(out / f"table1{suffix}.png", dpi=120)
-        plt.close(fig)
-        for table, title in ((2, "unjudged assumed irrelevant"), (3, "condensed lists")):
+        _common.save_figure(fig, out, f"table1{suffix}")
+        # Tables 2 and 3
+        for table, lists, title in (
+            (2, "irrelevant", "unjudged = irrelevant"),
+            (3, "condensed", "condensed lists"),
+        ):
             t = m[m["table"] == table]
-            fig, ax = plt.subplots(figsize=(7, 4.5))
-            styles = {"unadjusted": ":", "mixed": "--", "adjusted": "-"}
-            widths = sorted(t["width"].unique())
-            colors = {w: plt.cm.viridis(i / max(len(widths) - 1, 1)) for i, w in enumerate(widths)}
-            for (w, est), g in t.groupby(["width", "estimator"], sort=True):
-                ax.plot(
-                    g["common_topics"],
-                    g["mae"],
-                    styles.get(est, "-"),
-                    marker=".",
-                    color=colors[w],
-                    label=f"w={w} {est}",
-                )
-            ax.set_xlabel("common (fully judged) topics")
-            ax.set_ylabel("MAE")
-            ax.set_title(f"Table {table}: inference from topics, {title} ({track})")
-            ax.legend(fontsize=6, ncol=3)
+            fig, axes = plt.subplots(
+                2, len(widths), figsize=(2.1 * len(widths) + 0.6, 4.4), sharex=True, sharey="row"
+            )
+            axes = np.atleast_2d(axes)
+            for j, w in enumerate(widths):
+                for est, g in t[t["width"] == w].groupby("estimator", sort=False):
+                    colour, label = STYLE[(lists, est)]
+                    g = g.sort_values("common_topics")
+                    for i, col in enumerate(("mae", "rmse")):
+                        axes[i, j].plot(
+                            g["common_topics"], g[col], "o-", color=colour, ms=3, label=label
+                        )
+                axes[0, j].set_title(f"w = {w}")
+                axes[1, j].set_xlabel("common topics n")
+                axes[1, j].set_xticks(sorted(t["common_topics"].unique()))
+            axes[0, 0].set_ylabel("MAE")
+            axes[1, 0].set_ylabel("RMSE")
+            axes[0, 0].set_ylim(bottom=0)
+            axes[1, 0].set_ylim(bottom=0)
+            fig.suptitle(f"Table {table}: inference from common topics, {title} ({track})")
+            fig.legend(
+                *axes[0, 0].get_legend_handles_labels(),
+                loc="upper center",
+                bbox_to_anchor=(0.5, 0.0),
+                ncol=3,
+            )
             fig.tight_layout()
-            fig.savefig(out / f"table{table}{suffix}.png", dpi=120)
-            plt.close(fig)
+            _common.save_figure(fig, out, f"table{table}{suffix}")
 
 
 def report(result: dict[str, pd.DataFrame]) -> str:
-    """Readable terminal tables in the paper's layout."""
+    """Readable terminal tables in the paper's layout, then the claims."""
     lines = []
-    mae = result["mae"]
-    for track, m in mae.groupby("track", sort=False):
+    err = result["errors"]
+    for track, m in err.groupby("track", sort=False):
         lines.append(f"\n=== Webber & Park 2009 on {track} ===")
-        t1 = m[m["table"] == 1].pivot_table(index="width", columns="estimator", values="mae")
-        lines.append("\nTable 1: MAE, inference from systems (unjudged = irrelevant)")
+        for note in result["notes"].loc[result["notes"]["track"] == track, "note"]:
+            lines.append(f"note: {note}")
+        bt = result["bias"]
+        bt = bt[bt["track"] == track]
+        lines.append("\nFigure 1: bias of r's mean RBP@10 (estimate − true) over the repeats")
+        lines.append(bt.drop(columns="track").round(4).to_string(index=False))
+        t1 = m[m["table"] == 1].pivot_table(
+            index="width", columns="estimator", values=["mae", "rmse", "bias"]
+        )
+        lines.append("\nTable 1 (left): inference from systems (unjudged = irrelevant)")
         lines.append(t1.round(4).to_string())
+        lines.append(
+            "Table 1 (right) and Table 4 (TREC-8 manual runs): not reproduced — " + NOT_TREC8 + "."
+        )
         for table, title in ((2, "unjudged = irrelevant"), (3, "condensed lists")):
             t = m[m["table"] == table].pivot_table(
-                index=["width", "estimator"], columns="common_topics", values="mae"
+                index=["width", "estimator"], columns="common_topics", values=["mae", "rmse"]
             )
             lines.append(
-                f"\nTable {table}: MAE, inference from common topics ({title}); "
-                "columns = common topics"
+                f"\nTable {table}: inference from common topics ({title}); columns = common topics"
             )
             lines.append(t.round(4).to_string())
-        s = result["samples"]
-        s = s[s["track"] == track]
-        lines.append("\nmean bias (estimate − true) per width:")
-        b = s.assign(
-            unadjusted=s["unadjusted"] - s["true"],
-            condensed=s["condensed"] - s["true"],
-            webber_runs=s["webber_runs"] - s["true"],
-        )
-        lines.append(
-            b.groupby("width")[["unadjusted", "condensed", "webber_runs", "judged_share"]]
-            .mean()
-            .round(4)
-            .to_string()
-        )
+    lines.append(_common.claims.report(result["claims"]))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``python benchmarks/webber2009.py ROOT [-o DIR] [--repeats I] …``."""
-    ap = _common.parser(__doc__, "out/webber2009", DEFAULTS["seed"])
+    ap = _common.parser(
+        __doc__, "out/webber2009", DEFAULTS["seed"], "seed of the system and topic samples"
+    )
     ap.add_argument(
         "--repeats",
         type=int,
         default=DEFAULTS["repeats"],
-        help="system samples per pool width (paper: 100)",
+        help="system samples per pool width (100, as the paper)",
     )
-    ap.add_argument("--widths", type=int, nargs="+", default=list(DEFAULTS["widths"]))
+    ap.add_argument(
+        "--widths",
+        type=int,
+        nargs="+",
+        default=list(DEFAULTS["widths"]),
+        help="pool widths (2 4 10 20 40, as the paper)",
+    )
     ap.add_argument(
         "--common",
         type=int,
         nargs="+",
         default=list(DEFAULTS["common"]),
-        help="numbers of common (fully judged) topics",
+        help="numbers of common (fully judged) topics (5 10 20)",
     )
     ap.add_argument(
         "--topic-samples",
         type=int,
         default=DEFAULTS["topic_samples"],
-        help="topic subsets per system sample (paper: 200)",
+        help="topic subsets per system sample (200, as the paper)",
     )
-    ap.add_argument("--pool-depth", type=int, default=DEFAULTS["pool_depth"])
-    ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"])
+    ap.add_argument(
+        "--pool-depth", type=int, default=DEFAULTS["pool_depth"], help="pool depth (10)"
+    )
+    ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"], help="RBP p (0.8)")
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
     result = run(

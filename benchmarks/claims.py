@@ -1,0 +1,202 @@
+"""Claims tables: what a paper states, what the data say, and whether the statement holds.
+
+Every paper script (``lipani2015.py``, ``sakai2008.py``, ``webber2009.py``, ``buckley2006.py``)
+ends by checking the paper's claims on each track it ran on and writes ``claims.parquet`` and
+``claims.md`` beside its other outputs, one row per (track, claim):
+
+==========  ===================================================================================
+``paper``   the paper (e.g. ``Sakai 2008``)
+``track``   the collection the claim was checked on (``TREC-2/Adhoc``, ``synthetic``, …)
+``id``      a short stable identifier (``F1a``, ``T1``, …): tests and the README refer to it
+``claim``   the paper's statement, in its words or close to them, with its section or table
+``paper``   the paper's number behind the statement (text; ``""`` when it gives none)
+``ours``    the same quantity on the track (text)
+``holds``   ``"true"``, ``"false"`` or ``"n.a."`` (the data cannot support the claim)
+``note``    one line: how the verdict was decided, or why it is n.a.
+==========  ===================================================================================
+
+The column holding the paper's number is ``paper_value`` in the frame (``paper`` names the
+paper). :mod:`benchmarks.summary` gathers the claims files of several scripts into one Markdown
+block for the project README, so that the README's summary comes from these files only.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+from pbtools import io  # noqa: E402
+
+#: the columns of a claims frame, in order
+COLUMNS = ["paper", "track", "id", "claim", "paper_value", "ours", "holds", "note"]
+#: the values of ``holds``
+VERDICTS = ("true", "false", "n.a.")
+
+
+def verdict(holds) -> str:
+    """``"true"`` / ``"false"`` for a truth value (numpy booleans too), ``"n.a."`` for None/NaN.
+
+    >>> verdict(True), verdict(False), verdict(None), verdict(float("nan"))
+    ('true', 'false', 'n.a.', 'n.a.')
+    """
+    if holds is None or (isinstance(holds, float) and math.isnan(holds)):
+        return "n.a."
+    if isinstance(holds, str):
+        if holds not in VERDICTS:
+            raise ValueError(f"a verdict is one of {VERDICTS}, got {holds!r}")
+        return holds
+    return "true" if bool(holds) else "false"
+
+
+def num(x, digits: int = 3, signed: bool = False) -> str:
+    """``x`` with ``digits`` decimals, the leading zero dropped as IR papers print scores
+    (``.571``); ``"–"`` for NaN.
+
+    >>> num(0.5714), num(-0.25, 2), num(1.0), num(0.12, 2, signed=True), num(float("nan"))
+    ('.571', '−.25', '1.000', '+.12', '–')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    s = f"{abs(float(x)):.{digits}f}"
+    if s.startswith("0."):
+        s = s[1:]
+    sign = "−" if float(x) < 0 and float(s) != 0 else ("+" if signed else "")
+    return sign + s
+
+
+def pct(x, digits: int = 1, signed: bool = True) -> str:
+    """A percentage: ``pct(5.28)`` → ``'+5.3 %'``; ``"–"`` for NaN.
+
+    >>> pct(5.28), pct(-0.4, 2), pct(12, 0, signed=False)
+    ('+5.3 %', '−0.40 %', '12 %')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    s = f"{abs(float(x)):.{digits}f}"
+    sign = "−" if float(x) < 0 and float(s) != 0 else ("+" if signed else "")
+    return f"{sign}{s} %"
+
+
+def share(k: int, n: int) -> str:
+    """``"k/n"``: how many of n cases show the effect.
+
+    >>> share(3, 4)
+    '3/4'
+    """
+    return f"{int(k)}/{int(n)}"
+
+
+@dataclass
+class Claims:
+    """The claims of one paper checked on one track; :meth:`add` one row per claim.
+
+    >>> c = Claims("Sakai 2008", "TREC-2/Adhoc")
+    >>> c.add("F1a", "condensed-list metrics overestimate new systems", "+1.9 %", "+5.3 %", True,
+    ...       "mean over teams")
+    >>> c.add("T1", "titlestat", ".719", "", None, "needs document text")
+    >>> c.frame()[["id", "holds"]].to_dict("list")
+    {'id': ['F1a', 'T1'], 'holds': ['true', 'n.a.']}
+    """
+
+    paper: str
+    track: str
+    rows: list[dict] = field(default_factory=list)
+
+    def add(self, id: str, claim: str, paper, ours, holds, note: str = "") -> None:
+        """One claim: its ``id``, the statement, the paper's number, ours, the verdict
+        (True / False / None = n.a., see :func:`verdict`) and a one-line note."""
+        if any(r["id"] == id for r in self.rows):
+            raise ValueError(f"duplicate claim id {id!r}")
+        self.rows.append(
+            {
+                "paper": self.paper,
+                "track": self.track,
+                "id": id,
+                "claim": claim,
+                "paper_value": str(paper),
+                "ours": str(ours),
+                "holds": verdict(holds),
+                "note": note,
+            }
+        )
+
+    def frame(self) -> pd.DataFrame:
+        """The claims as a frame with :data:`COLUMNS` (all strings)."""
+        return pd.DataFrame(self.rows, columns=COLUMNS).astype(str)
+
+
+def concat(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Claims frames of several tracks, one frame (:data:`COLUMNS`)."""
+    frames = [f for f in frames if f is not None and len(f)]
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS)
+    return pd.concat(frames, ignore_index=True)[COLUMNS]
+
+
+def counts(frame: pd.DataFrame) -> dict[str, int]:
+    """How many claims hold, do not hold and are n.a.: ``{"true": …, "false": …, "n.a.": …}``."""
+    c = frame["holds"].value_counts()
+    return {v: int(c.get(v, 0)) for v in VERDICTS}
+
+
+def _cell(s) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(frame: pd.DataFrame, *, track: bool | None = None) -> str:
+    """A Markdown table of claims: id, claim, paper, ours, holds, note (and the track when the
+    frame has several, or ``track=True``)."""
+    track = frame["track"].nunique() > 1 if track is None else track
+    cols = (["track"] if track else []) + ["id", "claim", "paper_value", "ours", "holds", "note"]
+    head = {"paper_value": "paper", "holds": "holds"}
+    lines = [
+        "| " + " | ".join(head.get(c, c) for c in cols) + " |",
+        "|" + "|".join("---" for _ in cols) + "|",
+    ]
+    for row in frame[cols].itertuples(index=False):
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def markdown_document(frame: pd.DataFrame, title: str) -> str:
+    """``claims.md``: a title, the verdict counts per track, the table."""
+    lines = [f"# Claims of {title}", ""]
+    for tr, g in frame.groupby("track", sort=False):
+        c = counts(g)
+        lines.append(
+            f"- {tr}: {c['true']} hold, {c['false']} do not hold, {c['n.a.']} n.a. "
+            f"({len(g)} claims)"
+        )
+    lines += ["", to_markdown(frame), ""]
+    return "\n".join(lines)
+
+
+def write(frame: pd.DataFrame, out, meta: dict, title: str) -> None:
+    """``out/claims.parquet`` (with ``meta`` and ``title`` in the metadata) and ``claims.md``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    io.write_parquet(
+        frame.reset_index(drop=True), out / "claims.parquet", metadata={**meta, "title": title}
+    )
+    (out / "claims.md").write_text(markdown_document(frame, title))
+
+
+def report(frame: pd.DataFrame) -> str:
+    """The claims for the terminal: one line per claim with its verdict."""
+    lines = []
+    for tr, g in frame.groupby("track", sort=False):
+        c = counts(g)
+        lines.append(f"\nClaims on {tr}: {c['true']} hold, {c['false']} do not, {c['n.a.']} n.a.")
+        for r in g.itertuples(index=False):
+            lines.append(f"  [{r.holds:>5s}] {r.id}: {r.claim}")
+            lines.append(f"          paper {r.paper_value or '–'}; ours {r.ours or '–'}. {r.note}")
+    return "\n".join(lines)
