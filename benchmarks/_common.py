@@ -357,6 +357,39 @@ def common_params(a: argparse.Namespace) -> dict:
     )
 
 
+def add_seed_check(ap: argparse.ArgumentParser) -> None:
+    """``--check-seeds S [S ...]``: rerun with other seeds and compare the claims' verdicts."""
+    ap.add_argument(
+        "--check-seeds",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="SEED",
+        help="rerun the experiment with these seeds and write stability.md: whether every "
+        "claim gets the same verdict (the default settings are meant to make them agree)",
+    )
+
+
+def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) -> int:
+    """Rerun ``run(root, None, seed=s, **params)`` for every ``--check-seeds`` seed, print and
+    write (``stability.parquet`` / ``.md`` in ``a.out``) the verdicts side by side. Returns
+    the number of claims whose verdict differs between seeds."""
+    if not a.check_seeds:
+        return 0
+    by_seed = {a.seed: result["claims"]}
+    common = {k: v for k, v in common_params(a).items() if k != "seed"}
+    for s in a.check_seeds:
+        by_seed[s] = run(a.root, None, **common, **params, seed=s)["claims"]
+    table = claims.stability(by_seed)
+    claims.write_stability(table, a.out, {"script": Path(sys.argv[0]).stem, "seeds": list(by_seed)})
+    bad = table[~table["stable"]]
+    print(
+        f"\nverdicts across seeds {list(by_seed)}: {len(table) - len(bad)} of {len(table)} "
+        "claims agree" + ("" if bad.empty else f"; differ: {', '.join(bad['id'])}")
+    )
+    return len(bad)
+
+
 def finish(result: dict[str, pd.DataFrame], report: Callable, out, t0: float) -> int:
     """Print ``report(result)`` and what was written to ``out`` since ``t0``; exit status 0."""
     print(report(result))

@@ -190,6 +190,41 @@ def write(frame: pd.DataFrame, out, meta: dict, title: str) -> None:
     (out / "claims.md").write_text(markdown_document(frame, title))
 
 
+def stability(by_seed: dict[int, pd.DataFrame]) -> pd.DataFrame:
+    """The verdicts of the same claims computed with several seeds, side by side.
+
+    ``by_seed``: ``{seed: claims frame}``. Returns ``track``, ``id``, one ``holds@<seed>``
+    column per seed and ``stable`` (True when every seed gives the same verdict).
+
+    >>> a = Claims("P", "T"); a.add("C1", "c", "", "", True); a.add("C2", "d", "", "", False)
+    >>> b = Claims("P", "T"); b.add("C1", "c", "", "", True); b.add("C2", "d", "", "", True)
+    >>> stability({1: a.frame(), 2: b.frame()})["stable"].tolist()
+    [True, False]
+    """
+    out = None
+    for seed, f in by_seed.items():
+        col = f[["track", "id", "holds"]].rename(columns={"holds": f"holds@{seed}"})
+        out = col if out is None else out.merge(col, on=["track", "id"], how="outer", sort=False)
+    cols = [c for c in out.columns if c.startswith("holds@")]
+    out["stable"] = out[cols].nunique(axis=1, dropna=False).eq(1)
+    return out
+
+
+def write_stability(table: pd.DataFrame, out, meta: dict) -> None:
+    """``out/stability.parquet`` and ``stability.md`` (see :func:`stability`)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    io.write_parquet(table.reset_index(drop=True), out / "stability.parquet", metadata=meta)
+    n, k = len(table), int(table["stable"].sum())
+    text = [f"# Verdicts across seeds: {k} of {n} claims give the same verdict", ""]
+    cols = list(table.columns)
+    text.append("| " + " | ".join(cols) + " |")
+    text.append("|" + "|".join("---" for _ in cols) + "|")
+    for row in table.itertuples(index=False):
+        text.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    (out / "stability.md").write_text("\n".join(text) + "\n")
+
+
 def report(frame: pd.DataFrame) -> str:
     """The claims for the terminal: one line per claim with its verdict."""
     lines = []

@@ -1104,12 +1104,10 @@ def main(argv: list[str] | None = None) -> int:
         help="departure: take every score and test over the topics all selected runs "
         "answered (default: every topic, a topic a run did not answer scoring 0)",
     )
+    _common.add_seed_check(ap)
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
-    result = run(
-        a.root,
-        a.out,
-        **_common.common_params(a),
+    params = dict(
         B=a.B,
         alpha=a.alpha,
         combos=a.combos,
@@ -1118,7 +1116,10 @@ def main(argv: list[str] | None = None) -> int:
         depth=a.depth,
         topics="answered" if a.answered_topics else "all",
     )
-    return _common.finish(result, report, a.out, t0)
+    result = run(a.root, a.out, **_common.common_params(a), **params)
+    status = _common.finish(result, report, a.out, t0)
+    _common.check_seeds(run, a, result, **params)
+    return status
 
 
 if __name__ == "__main__":

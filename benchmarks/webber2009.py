@@ -77,6 +77,7 @@ import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
 from claims import num, share  # noqa: E402
 
 from pbtools import corrections, grid, measures, pooling, stats  # noqa: E402
+from pbtools.frames import unify  # noqa: E402
 from pbtools.pooling.contrib import top_rows  # noqa: E402
 
 TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
@@ -306,6 +307,10 @@ def run_track(
     if used != sorted(int(w) for w in widths):
         notes.append(f"pool widths {list(widths)} clipped to {used} ({len(pooled)} pooled runs)")
     pooled_runs = runs[runs["name"].isin(pooled).to_numpy()].reset_index(drop=True)
+    # one id dictionary for the runs and the qrels: every join of a sample is an integer join
+    qrels = qrels.copy()
+    for col in ("qid", "docno"):
+        pooled_runs[col], qrels[col] = unify(pooled_runs[col], qrels[col])
     params = grid.product(width=used, repeat=range(repeats))
     shared = dict(
         runs=pooled_runs,
@@ -852,12 +857,10 @@ def main(argv: list[str] | None = None) -> int:
         "--pool-depth", type=int, default=DEFAULTS["pool_depth"], help="pool depth (10)"
     )
     ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"], help="RBP p (0.8)")
+    _common.add_seed_check(ap)
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
-    result = run(
-        a.root,
-        a.out,
-        **_common.common_params(a),
+    params = dict(
         repeats=a.repeats,
         widths=tuple(a.widths),
         common=tuple(a.common),
@@ -865,7 +868,10 @@ def main(argv: list[str] | None = None) -> int:
         pool_depth=a.pool_depth,
         rbp_p=a.rbp_p,
     )
-    return _common.finish(result, report, a.out, t0)
+    result = run(a.root, a.out, **_common.common_params(a), **params)
+    status = _common.finish(result, report, a.out, t0)
+    _common.check_seeds(run, a, result, **params)
+    return status
 
 
 if __name__ == "__main__":
