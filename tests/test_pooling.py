@@ -259,7 +259,7 @@ def test_top_fraction():
     assert p10["name"].tolist() == ["e", "h", "b", "c", "g", "d"]
     assert p10["rank"].tolist() == [1, 2, 3, 4, 5, 6]
     assert top[top["measure"] == "AP"]["name"].tolist() == list("hgfedc")
-    assert len(pooling.top_fraction(scores.iloc[:8], round=None)) == 6
+    assert len(pooling.top_fraction(scores.iloc[:8], decimals=None)) == 6
     n36 = pd.DataFrame(
         {"name": [f"r{i}" for i in range(36)], "measure": "P@5", "value": np.linspace(0, 1, 36)}
     )
