@@ -30,13 +30,18 @@ POLICY_NAMES = ["paper", "snapshot2015", "later", "counted10"]
 
 
 def make_runs(rankings: dict) -> pd.DataFrame:
-    """Run frame from {(name, qid): [docno, ...]} (scores descending in list order)."""
-    rows = [
-        (name, qid, doc, float(len(docs) - i), i + 1)
-        for (name, qid), docs in rankings.items()
-        for i, doc in enumerate(docs)
-    ]
-    return frames.as_run(pd.DataFrame(rows, columns=["name", "qid", "docno", "score", "rank"]))
+    """Run frame from {(name, qid): [docno, ...]}, ranked in list order."""
+    keys = list(rankings)
+    df = pd.DataFrame(
+        {
+            "name": [k[0] for k in keys],
+            "qid": [k[1] for k in keys],
+            "docno": list(rankings.values()),
+        }
+    ).explode("docno")
+    df["rank"] = df.groupby(level=0).cumcount() + 1
+    df["score"] = 1000.0 - df["rank"]
+    return frames.as_run(df.reset_index(drop=True))
 
 
 def make_qrels(judged: dict) -> pd.DataFrame:
