@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pbtools.cli.common import FORMATS, add_io_options, emit
+from pbtools.cli.common import FORMATS, add_io_options, add_policy_option, emit
 
 
 def register(sub) -> None:
@@ -45,12 +45,7 @@ def register(sub) -> None:
         help="the choices that reproduce Lipani et al. 2015 (see "
         "pbtools.corrections.PRESETS); default: the principled ones",
     )
-    co.add_argument(
-        "--policy",
-        choices=("lipani2015", "per_run"),
-        default="lipani2015",
-        help="pool inference policy",
-    )
+    add_policy_option(co)
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)

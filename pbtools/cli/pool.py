@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pbtools.cli.common import add_collection_args, add_io_options, dumps, emit
-from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
+from pbtools.cli.common import add_collection_args, add_io_options, add_policy_option, dumps, emit
 
 
 def register(sub) -> None:
@@ -19,15 +18,7 @@ def register(sub) -> None:
     )
     add_collection_args(po)
     po.add_argument("--json", action="store_true", help="print the properties as JSON")
-    po.add_argument(
-        "--policy",
-        choices=POLICY_CHOICES,
-        default=DEFAULT_POLICY,
-        help="pool inference rule (PROTOCOL items 4-6): paper (default; reproduces the "
-        "paper's pools), snapshot2015 and later (the reference code's 2015 and current "
-        "versions), counted10 (pbtools before issue 14); lipani2015 = paper, per_run = later "
-        "(see pbtools.pooling.inference)",
-    )
+    add_policy_option(po)
     po.add_argument(
         "--tolerance",
         type=float,

@@ -154,7 +154,7 @@ class Estimator:
         if self.depth is None:
             from pbtools.pooling.inference import infer_pool
 
-            policy = str(self.choices().get("pool_policy", "lipani2015"))
+            policy = str(self.choices()["pool_policy"])
             self.depth_ = int(infer_pool(self.runs_, self.qrels_, policy=policy).depth)
         else:
             self.depth_ = int(self.depth)

@@ -37,7 +37,7 @@ DEFAULTS: dict[str, object] = {
     "alpha": 1.0,
     "indicator": "lambda",
     "topics": "judged",
-    "pool_policy": "lipani2015",
+    "pool_policy": "paper",
     "float32": False,
     "run_id": "tag",
 }
@@ -53,7 +53,7 @@ PRESETS: dict[str, dict[str, object]] = {
         "alpha": 1.0,
         "indicator": "lambda",
         "topics": "answered",
-        "pool_policy": "lipani2015",
+        "pool_policy": "paper",
         "float32": True,
         "run_id": "lipani2015",
         "skip_malformed": True,

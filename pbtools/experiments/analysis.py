@@ -211,7 +211,7 @@ def analyze(
     run_id: str = "tag",
     desc=None,
     fraction: float = 0.75,
-    policy: str = "lipani2015",
+    policy: str = "paper",
     jobs: int = 1,
     dask=None,
     progress: bool | None = None,
