@@ -111,7 +111,8 @@ def load_tracks(
 
 def with_cutoff(frame: pd.DataFrame) -> pd.DataFrame:
     """A leave-one-out experiment or analysis frame with both an integer cut-off ``n`` and a
-    ``measure`` name (``P@n``), whichever of the two the library produced.
+    ``measure`` name (``P@n``), whichever of the two the library produced, and the leave-out
+    mode as ``by`` (the library's ``leave_out`` column, when it has no ``by``).
 
     :func:`pbtools.experiments.leave_one_out_experiment` and
     :func:`pbtools.experiments.analysis.analyze` key their rows by the cut-off ``n`` today and
@@ -124,6 +125,8 @@ def with_cutoff(frame: pd.DataFrame) -> pd.DataFrame:
     >>> with_cutoff(pd.DataFrame({"measure": ["P@5", "P@10"]}))["n"].tolist()
     [5, 10]
     """
+    if "by" not in frame.columns and "leave_out" in frame.columns:
+        frame = frame.assign(by=frame["leave_out"])
     if "n" not in frame.columns and "measure" in frame.columns:
         from pbtools.measures import parse
 

@@ -69,7 +69,7 @@ from _common import load_tracks, with_cutoff  # noqa: E402
 from claims import num, share  # noqa: E402
 
 from pbtools import experiments, grid, stats  # noqa: E402
-from pbtools.corrections.rerank import round_half_up  # noqa: E402
+from pbtools.measures import round_half_up  # noqa: E402
 from pbtools.experiments import analysis  # noqa: E402
 from pbtools.frames import TrecFormatWarning  # noqa: E402
 from pbtools.stats.table2 import TOP, WORST  # noqa: E402
@@ -121,8 +121,8 @@ def sweep_task(variant: dict, *, frames, runs, cutoffs, protocol, pooled, depth)
     """One Lipani variant (``alpha`` and/or ``indicator``) of the leave-one-org-out experiment."""
     res = experiments.leave_one_out_experiment(
         frames,
-        cutoffs=cutoffs,
-        by="org",
+        measures=[f"P@{n}" for n in cutoffs],
+        leave_out="org",
         runs=runs,
         estimators=("lipani",),
         protocol=protocol,
@@ -178,7 +178,7 @@ def run_track(
     # the configurations share one merge in a single process; the sweep uses every core
     main = analysis.analyze(
         source,
-        cutoffs=cutoffs,
+        measures=[f"P@{n}" for n in cutoffs],
         leave_out=("org", "run"),
         run_sets=("all", "top75"),
         estimators=ESTIMATORS,
