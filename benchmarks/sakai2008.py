@@ -936,7 +936,7 @@ def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_yscale("symlog", linthresh=1)
         ticks = [-100, -10, -1, 0, 1, 10, 100]
-        ax.set_yticks(ticks, [f"{t:+d}" if t else "0" for t in ticks])
+        ax.set_yticks(ticks, [f"{t:+d}".replace("-", "−") if t else "0" for t in ticks])
         ax.yaxis.set_minor_locator(_common.matplotlib_null_locator())
         ax.set_xticks(x, LABELS)
         ax.set_xlabel("metric (AP' … bpref: condensed lists; AP … RBP: unjudged = non-relevant)")
