@@ -324,9 +324,13 @@ def parser(
 ) -> argparse.ArgumentParser:
     """The arguments every script takes: ``ROOT``, ``--synthetic``, ``-o/--out`` (default
     ``out``), ``--jobs``, ``--dask``, ``--seed`` (default ``seed``), ``--strict``,
-    ``--no-progress``. The description is the first paragraph of ``doc``."""
+    ``--no-progress``. The description is the first paragraph of ``doc``, the epilog the rest
+    (what the script reproduces, its departures from the paper and what the data cannot
+    support)."""
     ap = argparse.ArgumentParser(
-        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc.split("\n\n")[0],
+        epilog=doc.split("\n\n", 1)[-1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("root", nargs="?", help="a track dir or a directory of tracks")
     ap.add_argument("--synthetic", action="store_true", help="use a pbtools.synth collection")

@@ -69,9 +69,9 @@ from _common import load_tracks, with_cutoff  # noqa: E402
 from claims import num, share  # noqa: E402
 
 from pbtools import experiments, grid, stats  # noqa: E402
-from pbtools.measures import round_half_up  # noqa: E402
 from pbtools.experiments import analysis  # noqa: E402
 from pbtools.frames import TrecFormatWarning  # noqa: E402
+from pbtools.measures import round_half_up  # noqa: E402
 from pbtools.stats.table2 import TOP, WORST  # noqa: E402
 
 TITLE = (
@@ -775,7 +775,11 @@ def report(res: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[-1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("root", nargs="?", help="a track or a directory of tracks")
     ap.add_argument("-o", "--out", default="out/lipani2015", help="output directory")
     ap.add_argument(
