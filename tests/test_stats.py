@@ -139,11 +139,11 @@ def test_tukey_one_way_matches_statsmodels():
     np.testing.assert_allclose(h["upper"], -ref.confint[:, 0], atol=1e-8)
 
 
-def test_tukey_hsd_by_groups():
+def test_tukey_hsd_groups_by_keys():
     df = pd.concat(
         [per_topic(synthetic(4, 6, 1)).assign(n=5), per_topic(synthetic(4, 6, 2)).assign(n=10)]
     )
-    out = S.tukey_hsd_by(df, ["n"])
+    out = S.tukey_hsd(df, by=["n"])
     assert out.columns[0] == "n" and len(out) == 12
     solo = S.tukey_hsd(df[df.n == 10])
     np.testing.assert_allclose(out[out.n == 10]["p_value"], solo["p_value"])

@@ -286,7 +286,7 @@ def analyze(
     for cfg, (_s, t) in zip(configs, results, strict=True):
         seen.setdefault(cfg["runs"], t)
     truth = pd.concat(list(seen.values()), ignore_index=True)
-    significance = stats.tukey_hsd_by(truth, by=["runs", "measure"], alpha=alpha)
+    significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
     keys = ["leave_out", "runs", "measure", "estimator"]
     keyed = scores[[*keys, "name", "true", "estimate"]]
     errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)

@@ -9,7 +9,7 @@ Error of estimated scores against a ground truth (Lipani et al. 2015 §5.1, PROT
     SRE* counts, for each run i, the runs j with min(t_i, e_i) < t_j <= max(t_i, e_i) whose pair
     with i is significant in the truth (so SRE* = SRE when all pairs are significant).
 Significance of run pairs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
-    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way), :func:`tukey_hsd_by`;
+    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way; ``by=`` for groups);
     :func:`discriminative_power` (Sakai 2006/2008 §6: paired bootstrap, t or randomisation
     test), :func:`discriminative_power_summary`, :func:`misses_false_alarms`.
 Rank correlation
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pbtools.stats.errors import error_table, mae, sre, sre_star
 from pbtools.stats.gtheory import generalizability
-from pbtools.stats.hsd import studentized_range_isf, studentized_range_sf, tukey_hsd, tukey_hsd_by
+from pbtools.stats.hsd import studentized_range_isf, studentized_range_sf, tukey_hsd
 from pbtools.stats.power import (
     discriminative_power,
     discriminative_power_summary,
@@ -50,5 +50,4 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "tukey_hsd",
-    "tukey_hsd_by",
 ]
