@@ -115,5 +115,5 @@ def run(args: argparse.Namespace) -> int:
             f"pool: d = {info.depth}, {len(info.pooled_runs)} pooled runs"
             + (f"; leaving out each new run's {args.leave_out}" if args.leave_out else "")
         )
-    emit(res, args.format, args.output, meta)
+    emit(res, args.format, args.output, meta, args=args)
     return 0
