@@ -391,3 +391,19 @@ def test_pool_correct_compare_parquet_carry_provenance(capsys, tmp_path, toy_dir
         assert str(qrels) in paths and str(runs / "input.E") in paths
         for i in meta["inputs"]:
             assert i["sha256"] == _sha(Path(i["path"]))
+
+
+def test_analyze_tables_carry_provenance(capsys, tmp_path):
+    from pbtools.experiments import analysis
+
+    if not analysis.SAMPLE.is_dir():
+        pytest.skip("the bundled sample is absent")
+    argv = ["analyze", "-m", "P@10", "--leave-out", "org", "--run-sets", "all"]
+    code, _, err = run_cli(capsys, *argv, "--no-progress", "-o", tmp_path / "out")
+    assert code == 0, err
+    meta = io.read_parquet(tmp_path / "out" / "errors.parquet").attrs["metadata"]
+    assert meta["command"] == "analyze" and meta["pbtools_version"] == pbtools.__version__
+    assert meta["parameters"]["leave_out"] == "org" and meta["parameters"]["measure"] == ["P@10"]
+    files = sorted(p for p in analysis.SAMPLE.rglob("*") if p.is_file())
+    assert sorted(i["path"] for i in meta["inputs"]) == sorted(str(f) for f in files)
+    assert all(i["sha256"] == _sha(Path(i["path"])) for i in meta["inputs"])
