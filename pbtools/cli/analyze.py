@@ -28,7 +28,8 @@ def register(sub) -> None:
         "-m",
         "--measure",
         action="append",
-        help="P@n cut-offs to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100)",
+        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
+        "estimator corrects those it supports (lipani: P@n)",
     )
     an.add_argument(
         "--leave-out",
@@ -54,15 +55,10 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
-    from pbtools import corrections
     from pbtools.experiments import analysis
+    from pbtools.measures import measure_names
 
-    cutoffs = []
-    for name in args.measure or [f"P@{n}" for n in analysis.CUTOFFS]:
-        kind, n, _ = corrections.parse_measure(name)
-        if kind != "P":
-            raise ValueError(f"analyze compares estimators of P@n; {name!r} is not a P@n")
-        cutoffs.append(n)
+    measures = measure_names(args.measure or analysis.MEASURES)
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
@@ -72,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         )
     result = analysis.analyze(
         source,
-        cutoffs=cutoffs,
+        measures=measures,
         leave_out=args.leave_out.split(","),
         run_sets=args.run_sets.split(","),
         protocol=args.protocol,
