@@ -3,6 +3,8 @@
 Sub-commands (``pbtools COMMAND --help`` for each):
 
 * ``evaluate QRELS RUN_OR_DIR... -m P@10 -m AP`` — trec_eval-exact measures;
+* ``compare QRELS RUN_OR_DIR... [--baseline NAME]`` — paired tests, a table with significance
+  marks (Markdown or LaTeX);
 * ``pool TRACK_DIR`` — collection properties, inferred pool, reduced qrels, unique contributions;
 * ``correct QRELS RUNS_DIR NEW_RUN -m P@10`` — every estimator's score for a new run;
 * ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample).
@@ -19,11 +21,11 @@ import argparse
 import sys
 import warnings
 
-from pbtools.cli import analyze, correct, evaluate, pool
+from pbtools.cli import analyze, compare, correct, evaluate, pool
 from pbtools.frames import TrecFormatError, TrecFormatWarning
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
-COMMANDS = (evaluate, pool, correct, analyze)
+COMMANDS = (evaluate, compare, pool, correct, analyze)
 
 
 def build_parser() -> argparse.ArgumentParser:

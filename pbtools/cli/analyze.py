@@ -81,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(result.report())
     if args.output:
+        from pbtools.cli.provenance import provenance
+
+        inputs = [*(args.paths or [analysis.SAMPLE]), *([args.desc] if args.desc else [])]
+        result.params.update(provenance(args, inputs))  # version, parameters, input SHA-256
         paths = result.write(args.output)
         print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
     return 0

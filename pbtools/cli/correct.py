@@ -116,5 +116,5 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.format == "table":  # indicator columns only where an estimator has them
         res = res.dropna(axis=1, how="all")
-    emit(res, args.format, args.output, meta)
+    emit(res, args.format, args.output, meta, args=args)
     return 0
