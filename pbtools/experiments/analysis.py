@@ -41,10 +41,12 @@ import pandas as pd
 
 from pbtools import stats
 from pbtools.frames import TrecFormatWarning, encode, unify
+from pbtools.progress import stage, staged
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 CUTOFFS = (5, 10, 20, 30, 100)
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+#: the bundled sample collection (TRACK layout), shipped inside the package
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 @dataclass
@@ -77,67 +79,11 @@ class Analysis:
             paths.append(path)
         return paths
 
-    def report(self) -> str:
-        """A readable terminal report: properties, then one error table per configuration."""
-        p = self.properties.iloc[0]
-        lines = [
-            f"collection {p['collection']}: |R| = {p['R']}, |O| = {p['O']}, "
-            f"|R_p| = {p['R_p']}, d = {p['d']}, |T| = {p['T']}"
-        ]
-        if p["R_files"] != p["R"]:
-            lines.append(
-                f"  ({p['R_files']} run files, {p['R_p_files']} of them pooled: "
-                "several files share a run tag)"
-            )
-        if self.params.get("protocol"):
-            lines.append(f"  protocol: {self.params['protocol']}")
-        for (by, runs), grp in self.errors.groupby(["by", "runs"], sort=False, observed=True):
-            lines.append("")
-            lines.append(
-                f"leave-one-{'organization' if by == 'org' else 'run'}-out, "
-                f"{'all pooled runs' if runs == 'all' else 'top 75% of the runs'}"
-                f" ({self._evaluated(by, runs)} runs evaluated)"
-            )
-            table = grp.pivot_table(
-                index="n",
-                columns="estimator",
-                values=["mae", "sre", "sre_star", "tau"],
-                observed=True,
-                sort=False,
-            )
-            table = table.reorder_levels([1, 0], axis=1)
-            ests = [e for e in self.params["estimators"] if e in grp["estimator"].unique()]
-            cols = [(e, m) for e in ests for m in ("mae", "sre", "sre_star", "tau")]
-            table = table.reindex(columns=pd.MultiIndex.from_tuples(cols))
-            header = "  P@n " + "".join(f"{e:>32s}" for e in ests)
-            sub = "      " + "".join(
-                f"{'MAE':>9s}{'SRE':>6s}{'SRE*':>6s}{'tau':>11s}" for _ in ests
-            )
-            lines += [header, sub]
-            for n, row in table.iterrows():
-                cells = "".join(
-                    f"{row[(e, 'mae')]:9.4f}{int(row[(e, 'sre')]):6d}"
-                    f"{_int(row[(e, 'sre_star')]):>6s}{row[(e, 'tau')]:11.4f}"
-                    for e in ests
-                )
-                lines.append(f"  {n:<4d}{cells}")
-        if self.timings:
-            t = self.timings
-            lines.append("")
-            lines.append(
-                f"time: parse {t['parse']:.2f} s, analysis {t['analysis']:.2f} s "
-                f"({t['analysis'] / max(t['parse'], 1e-9):.2f}× the parse time)"
-            )
-        return "\n".join(lines)
+    def report(self, *, wide: bool = False, verbose: bool = False) -> str:
+        """The terminal report (:func:`pbtools.experiments.report.text_report`)."""
+        from pbtools.experiments.report import text_report
 
-    def _evaluated(self, by: str, runs: str) -> int:
-        s = self.scores
-        sel = s[(s["by"] == by) & (s["runs"] == runs)]
-        return int(sel.groupby("n", observed=True)["name"].nunique().max())
-
-
-def _int(v) -> str:
-    return "-" if pd.isna(v) else str(int(v))
+        return text_report(self, wide=wide, verbose=verbose)
 
 
 def _read(source, *, protocol, lenient, float32, run_id, desc):
@@ -261,6 +207,7 @@ def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
     return truth[["runs", "n", "name", "qid", "measure", "value"]]
 
 
+@staged("reading", "pool inference", "leave-outs", "truth", "significance", desc="analyze")
 def analyze(
     source=None,
     *,
@@ -283,7 +230,7 @@ def analyze(
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
     ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
-    ``data/sample``), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
+    :data:`SAMPLE`), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
     frames ``(runs, qrels, orgs)``. ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
     ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per cut-off, the
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
@@ -300,6 +247,7 @@ def analyze(
 
     source = SAMPLE if source is None else source
     t0 = time.perf_counter()
+    stage("reading")
     with warnings.catch_warnings():
         if protocol is not None:
             warnings.simplefilter("ignore", TrecFormatWarning)
@@ -308,6 +256,7 @@ def analyze(
         )
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
+    stage("pool inference")
     runs, qrels = _shared_dictionaries(runs, qrels)
     info = infer_pool(runs, qrels, policy=policy)
     if isinstance(source, tuple):
@@ -328,6 +277,7 @@ def analyze(
         "depth": int(info.depth),
         "fraction": fraction,
     }
+    stage("leave-outs")
     if (jobs == 1 or len(configs) == 1) and dask is None:
         # one process: the configurations share the encoding and the merge r_p ∘ r_u
         results = _configs(configs, **shared, progress=progress)
@@ -348,6 +298,7 @@ def analyze(
         (rs, int(n)): sorted(g["name"].unique())
         for (rs, n), g in scores.groupby(["runs", "n"], observed=True)
     }
+    stage("truth")
     truth = _truth(
         runs,
         qrels,
@@ -358,6 +309,7 @@ def analyze(
         evaluated,
         fraction,
     )
+    stage("significance")
     significance = stats.tukey_hsd_by(truth, by=["runs", "n"], alpha=alpha)
     keyed = scores[["by", "runs", "n", "estimator", "name", "true", "estimate"]]
     keys = ["by", "runs", "n", "estimator"]
