@@ -289,6 +289,7 @@ def bias_figure(scores: pd.DataFrame, n: int, estimators, what: str = "P"):
         sharey=True,
         gridspec_kw={"width_ratios": [1, 1.2]},
     )
+    fig.get_layout_engine().set(wspace=0.08)  # keep the two x-axes' tick labels apart
     y = np.arange(len(order))
     t = true.to_numpy()
     if "reduced" in ests:
@@ -305,6 +306,7 @@ def bias_figure(scores: pd.DataFrame, n: int, estimators, what: str = "P"):
     offsets = np.linspace(-0.22, 0.22, len(ests)) if len(ests) > 1 else [0.0]
     for e, dy in zip(ests, offsets, strict=True):
         right.scatter(wide[e].to_numpy() - t, y + dy, **_marker(e), zorder=3)
+    right.xaxis.set_major_locator(_pyplot().MaxNLocator(6))
     right.set_xlabel(f"estimate − true score (difference in {what}@{n})")
     right.grid(axis="x", color="#eeeeee", zorder=0)
     right.tick_params(axis="y", length=0)

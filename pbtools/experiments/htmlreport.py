@@ -210,6 +210,11 @@ def _td(value, cls: str) -> str:
     return f'<td class="{cls}">{_esc(value)}</td>' if cls else f"<td>{_esc(value)}</td>"
 
 
+def _greek(text: str) -> str:
+    """The terminal's ASCII names of τ and α, in Greek for the page."""
+    return text.replace("Kendall's tau-b", "Kendall’s τ-b").replace("alpha =", "α =")
+
+
 def _legend(ests: list[str], alpha: float) -> str:
     items = [
         f'<dt><span class="sw" style="background:{figures.estimator_colour(e)}"></span>'
@@ -224,7 +229,7 @@ def _legend(ests: list[str], alpha: float) -> str:
     )
     measures = [
         f"<dt>{_esc('Kendall’s τ-b' if m == 'tau' else m)}</dt>"
-        f"<dd>{_esc(text.format(alpha=alpha))}</dd>"
+        f"<dd>{_esc(_greek(text.format(alpha=alpha)))}</dd>"
         for m, text in MEASURE_HELP.items()
     ]
     return (
@@ -319,8 +324,9 @@ def html_report(analysis, *, title: str | None = None) -> str:
         '<section id="unjudged"><h2>2. Unjudged documents per run</h2>'
         "<p>The share of each run's top <i>n</i> documents that has no judgment in the qrels "
         "(<code>Unjudged@n</code> of <code>pbtools.measures</code>, averaged over the topics the "
-        "run answered). The pooled runs are judged down to the pool depth; a run outside the "
-        "pool is scored as if its unjudged documents were not relevant — the pool bias.</p>",
+        "run answered). The pooled runs are (nearly all) judged down to the pool depth; a run "
+        "outside the pool is scored as if its unjudged documents were not relevant — the pool "
+        "bias.</p>",
         _figure(
             figures.unjudged_figure(unjudged),
             "unjudged",
