@@ -72,7 +72,7 @@ class StageProgress:
         self.bar = progress_bar(
             len(self.names),
             progress,
-            desc,
+            f"{desc}: " if desc else None,
             bar_format="{desc}stage {n_fmt}/{total_fmt} ({elapsed})",
         )
         self._stop = threading.Event()

@@ -26,7 +26,7 @@ from pbtools.experiments.analysis import SAMPLE, Analysis, analyze
 
 @pytest.fixture(scope="module")
 def result():
-    return analyze(SAMPLE, cutoffs=(5, 10, 20), progress=False)
+    return analyze(SAMPLE, measures=("P@5", "P@10", "P@20"), progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -56,20 +56,21 @@ def test_text_report_fits_80_columns_and_explains_itself(result):
 
 def test_text_report_counts_are_integers(result):
     text = report.text_report(result)
-    rows = [line for line in text.splitlines() if re.match(r"^  (5|10|20)\s", line)]
+    rows = [line for line in text.splitlines() if re.match(r"^ {1,2}P@(5|10|20)\s", line)]
     assert len(rows) == 4 * 3  # configurations × cut-offs
     for line in rows:
         cells = line.split()
         pairs = cells[4:7]  # SRE/SRE* of the three estimators
         assert all(re.fullmatch(r"\d+/(\d+|-)", c) for c in pairs), line
     e = result.errors
-    row = e.query("by == 'org' and runs == 'all' and n == 10 and estimator == 'webber'").iloc[0]
+    q = "leave_out == 'org' and runs == 'all' and measure == 'P@10' and estimator == 'webber'"
+    row = e.query(q).iloc[0]
     assert f"{int(row['sre'])}/{int(row['sre_star'])}" in text
 
 
 def test_wide_and_verbose(result):
     wide = report.text_report(result, wide=True, verbose=True)
-    assert len(re.findall(r"^  out  runs +P@n", wide, re.M)) == 1  # one table for all
+    assert len(re.findall(r"^  out  runs +measure", wide, re.M)) == 1  # one table for all
     assert "leave-one-organization-out, all pooled runs" not in wide
     assert max(len(line) for line in wide.splitlines()) > 80
     assert "time: parse" in wide and "× the parse time" in wide
@@ -91,7 +92,7 @@ def test_fmt_never_prints_negative_zero():
 
 def test_summary_numbers_come_from_the_scores(result):
     s = result.scores
-    sel = s[(s["by"] == "org") & (s["runs"] == "all") & (s["n"] == 10)]
+    sel = s[(s["leave_out"] == "org") & (s["runs"] == "all") & (s["measure"] == "P@10")]
     mae = sel.groupby("estimator").apply(lambda g: np.mean(np.abs(g["true"] - g["estimate"])))
     red = sel[sel["estimator"] == "reduced"]
     loss = (red["true"] - red["estimate"]).mean()
@@ -101,19 +102,21 @@ def test_summary_numbers_come_from_the_scores(result):
     for est, label in (("webber", "Webber & Park"), ("lipani", "Lipani et al.")):
         pct = int(abs(1 - mae[est] / mae["reduced"]) * 100 + 0.5)
         assert re.search(rf"{re.escape(label)} (cut that error )?by {pct}%", sentence), est
-    h = report.headline(result, n=20)
-    assert h["n"] == 20 and h["loss"] == pytest.approx(h["mae"]["reduced"])
+    h = report.headline(result, measure="P@20")
+    assert h["measure"] == "P@20" and h["loss"] == pytest.approx(h["mae"]["reduced"])
 
 
 def _fake(true, estimates):
     """A one-configuration Analysis with hand-made scores (three runs, P@10)."""
     rows, errs = [], []
+    key = {"leave_out": "org", "runs": "all", "measure": "P@10"}
     for est, values in estimates.items():
         for name, t, v in zip(("a", "b", "c"), true, values, strict=True):
-            rows.append(dict(by="org", runs="all", n=10, estimator=est, name=name, true=t,
-                             estimate=v, left_out=name))  # fmt: skip
-        errs.append(dict(by="org", runs="all", n=10, estimator=est, sre=0, sre_star=0, tau=1.0,
-                         mae=float(np.mean(np.abs(np.subtract(true, values))))))  # fmt: skip
+            rows.append(
+                {**key, "estimator": est, "name": name, "true": t, "estimate": v, "left_out": name}
+            )
+        mae = float(np.mean(np.abs(np.subtract(true, values))))
+        errs.append({**key, "estimator": est, "sre": 0, "sre_star": 0, "tau": 1.0, "mae": mae})
     props = pd.DataFrame([dict(collection="fake", R=3, O=3, R_p=3, d=10, T=1, R_files=3,
                                R_p_files=3, pooled_runs="[]")])  # fmt: skip
     return Analysis(
@@ -122,7 +125,7 @@ def _fake(true, estimates):
         truth=pd.DataFrame(),
         significance=pd.DataFrame(),
         errors=pd.DataFrame(errs),
-        params={"estimators": list(estimates), "alpha": 0.05, "cutoffs": [10]},
+        params={"estimators": list(estimates), "alpha": 0.05, "measures": ["P@10"]},
     )
 
 
@@ -309,14 +312,14 @@ def test_cli_analyze_refuses_unknown_leave_out(capsys):
 
 def test_analyze_shows_every_stage(capsys):
     pytest.importorskip("tqdm")
-    analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), run_sets=("all",), progress=True)
+    analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",), progress=True)
     err = capsys.readouterr().err
-    for name in ("reading", "pool inference", "leave-outs", "truth", "significance"):
+    for name in ("reading", "pool inference", "leave-outs and truth", "significance"):
         assert f"analyze: {name}" in err, name
 
 
 def test_no_progress_off_a_terminal(capsys):
-    analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), run_sets=("all",))  # stderr: not a tty
+    analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",))  # stderr: not a tty
     assert capsys.readouterr().err == ""
 
 

@@ -21,7 +21,8 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         "-m",
         "--measure",
         action="append",
-        help="P@n cut-offs to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100)",
+        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
+        "estimator corrects those it supports (lipani: P@n)",
     )
     p.add_argument(
         "--leave-out",
@@ -68,15 +69,10 @@ def register(sub) -> None:
 
 def analysis_from_args(args: argparse.Namespace):
     """Validate the analysis options of ``args`` and run :func:`analyze` on them."""
-    from pbtools import corrections
     from pbtools.experiments import analysis
+    from pbtools.measures import measure_names
 
-    cutoffs = []
-    for name in args.measure or [f"P@{n}" for n in analysis.CUTOFFS]:
-        kind, n, _ = corrections.parse_measure(name)
-        if kind != "P":
-            raise ValueError(f"analyze compares estimators of P@n; {name!r} is not a P@n")
-        cutoffs.append(n)
+    measures = measure_names(args.measure or analysis.MEASURES)
     leave_out, run_sets = args.leave_out.split(","), args.run_sets.split(",")
     for what, values, allowed in (
         ("--leave-out", leave_out, ("org", "run")),
@@ -94,7 +90,7 @@ def analysis_from_args(args: argparse.Namespace):
         )
     return analysis.analyze(
         source,
-        cutoffs=cutoffs,
+        measures=measures,
         leave_out=leave_out,
         run_sets=run_sets,
         protocol=args.protocol,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pbtools.cli.common import add_collection_args, add_io_options, dumps, emit
+from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
 
 
 def register(sub) -> None:
@@ -20,15 +21,19 @@ def register(sub) -> None:
     po.add_argument("--json", action="store_true", help="print the properties as JSON")
     po.add_argument(
         "--policy",
-        choices=("lipani2015", "per_run"),
-        default="lipani2015",
-        help="pool-depth inference policy (see pbtools.pooling.inference.infer_pool)",
+        choices=POLICY_CHOICES,
+        default=DEFAULT_POLICY,
+        help="pool inference rule (PROTOCOL items 4-6): paper (default; reproduces the "
+        "paper's pools), snapshot2015 and later (the reference code's 2015 and current "
+        "versions), counted10 (pbtools before issue 14); lipani2015 = paper, per_run = later "
+        "(see pbtools.pooling.inference)",
     )
     po.add_argument(
         "--tolerance",
         type=float,
         default=None,
-        help="share of d of unjudged documents a pooled run may step over",
+        help="share of d of unjudged documents a pooled run may step over (overrides the "
+        "policy's t)",
     )
     po.add_argument(
         "--leave-out",

@@ -40,6 +40,7 @@ __all__ = [
     "UNPOOLED_COLOUR",
     "estimator_colour",
     "estimator_label",
+    "measure_label",
     "svg",
     "topics_figure",
     "unjudged_figure",
@@ -241,6 +242,22 @@ def unjudged_figure(unjudged: pd.DataFrame):
     return fig
 
 
+def _precision_depth(measure: str) -> int | None:
+    """n of a ``P@n`` measure name, None for any other measure."""
+    m = re.fullmatch(r"P@(\d+)", measure)
+    return int(m.group(1)) if m else None
+
+
+def measure_label(measure: str) -> str:
+    """An axis label of a measure's score, with its unit where it has a plain one.
+
+    >>> measure_label("P@10"), measure_label("nDCG@10")
+    ('P@10 (share of the top 10 that is relevant)', 'nDCG@10 (score, 0–1)')
+    """
+    n = _precision_depth(measure)
+    return f"{measure} (share of the top {n} that is relevant)" if n else f"{measure} (score, 0–1)"
+
+
 def _spread(ys: pd.Series, gap: float) -> pd.Series:
     """Sorted label positions moved apart to at least ``gap`` (upwards)."""
     out = ys.to_numpy(dtype=float).copy()
@@ -268,15 +285,15 @@ def _estimator_handles(estimators, with_true=True):
 
 
 @_styled
-def bias_figure(scores: pd.DataFrame, n: int, estimators, what: str = "P"):
-    """Per evaluated run (best on top), at cut-off ``n``: its true and reduced-pool scores
+def bias_figure(scores: pd.DataFrame, measure: str, estimators):
+    """Per evaluated run (best on top), on ``measure``: its true and reduced-pool scores
     (left), and every estimator's error, estimate − true (right).
 
-    ``scores``: one configuration's rows (``name``, ``n``, ``estimator``, ``true``,
+    ``scores``: one configuration's rows (``name``, ``measure``, ``estimator``, ``true``,
     ``estimate``) as in :attr:`Analysis.scores`. The gap between the black diamond and the
     green dot is what the run lost because its organization (or itself) was not pooled; on the
     right, the closer to zero the better the estimator."""
-    sel = scores[scores["n"] == n]
+    sel = scores[scores["measure"] == measure]
     wide = sel.pivot_table(index="name", columns="estimator", values="estimate", observed=True)
     true = sel.groupby("name", observed=True)["true"].first()
     order = true.sort_values(kind="stable").index
@@ -299,7 +316,7 @@ def bias_figure(scores: pd.DataFrame, n: int, estimators, what: str = "P"):
     left.scatter(t, y, **_marker("true"), zorder=4)
     left.set_yticks(y, [str(v) for v in order], fontsize=7)
     left.set_ylim(-0.7, len(order) - 0.3)
-    left.set_xlabel(f"{what}@{n} (share of the top {n} that is relevant)")
+    left.set_xlabel(measure_label(measure))
     left.set_ylabel("run (sorted by true score)")
     left.grid(axis="x", color="#eeeeee", zorder=0)
     right.axvline(0, color=ESTIMATOR_COLOURS["true"], lw=0.8, zorder=1)
@@ -307,7 +324,7 @@ def bias_figure(scores: pd.DataFrame, n: int, estimators, what: str = "P"):
     for e, dy in zip(ests, offsets, strict=True):
         right.scatter(wide[e].to_numpy() - t, y + dy, **_marker(e), zorder=3)
     right.xaxis.set_major_locator(_pyplot().MaxNLocator(6))
-    right.set_xlabel(f"estimate − true score (difference in {what}@{n})")
+    right.set_xlabel(f"estimate − true score (difference in {measure})")
     right.grid(axis="x", color="#eeeeee", zorder=0)
     right.tick_params(axis="y", length=0)
     _outside_legend(fig, *_estimator_handles(ests))
@@ -325,17 +342,17 @@ def _marker(key: str) -> dict:
 
 
 @_styled
-def error_scatter_figure(scores: pd.DataFrame, estimators, what: str = "P"):
-    """Per cut-off: each run's estimate − true score against its true score, per estimator.
+def error_scatter_figure(scores: pd.DataFrame, estimators):
+    """Per measure: each run's estimate − true score against its true score, per estimator.
 
     ``scores``: one configuration's rows as in :attr:`Analysis.scores`. Points below the zero
     line are runs the estimator scores too low."""
-    cutoffs = sorted(scores["n"].unique())
+    names = [str(m) for m in dict.fromkeys(scores["measure"])]
     ests = [e for e in estimators if e in set(scores["estimator"])]
-    fig, axes = _figure(min(2.6 * len(cutoffs) + 0.6, 12.0), 3.0, ncols=len(cutoffs))
+    fig, axes = _figure(min(2.6 * len(names) + 0.6, 12.0), 3.0, ncols=len(names))
     axes = np.atleast_1d(axes)
-    for ax, n in zip(axes, cutoffs, strict=True):
-        sel = scores[scores["n"] == n]
+    for ax, measure in zip(axes, names, strict=True):
+        sel = scores[scores["measure"] == measure]
         ax.axhline(0, color="#000000", lw=0.8)
         for e in ests:
             s = sel[sel["estimator"] == e]
@@ -348,15 +365,15 @@ def error_scatter_figure(scores: pd.DataFrame, estimators, what: str = "P"):
                 alpha=0.85,
                 lw=0,
             )
-        ax.set_title(f"{what}@{n}")
-        ax.set_xlabel(f"true {what}@{n}")
-    axes[0].set_ylabel("estimate − true score\n(difference in P@n)")
+        ax.set_title(measure)
+        ax.set_xlabel(f"true {measure}")
+    axes[0].set_ylabel("estimate − true score\n(difference in the measure)")
     _outside_legend(fig, *_estimator_handles(ests, with_true=False))
     return fig
 
 
 _ERROR_ROWS = (
-    ("mae", "MAE (P@n)"),
+    ("mae", "MAE (score units)"),
     ("sre", "SRE (rank positions)"),
     ("sre_star", "SRE* (significant\nrank positions)"),
     ("tau", "Kendall's τ-b"),
@@ -364,12 +381,15 @@ _ERROR_ROWS = (
 
 
 @_styled
-def errors_figure(errors: pd.DataFrame, estimators, what: str = "P"):
+def errors_figure(errors: pd.DataFrame, estimators):
     """MAE, SRE, SRE* and Kendall's τ-b (rows) against the cut-off, per configuration
     (columns), one line per estimator. ``errors``: as :attr:`Analysis.errors`."""
-    configs = list(errors[["by", "runs"]].drop_duplicates().itertuples(index=False, name=None))
+    configs = list(
+        errors[["leave_out", "runs"]].drop_duplicates().itertuples(index=False, name=None)
+    )
     ests = [e for e in estimators if e in set(errors["estimator"])]
-    cutoffs = sorted(errors["n"].unique())
+    names = [str(m) for m in dict.fromkeys(errors["measure"])]
+    depths = [_precision_depth(m) for m in names]
     fig, axes = _figure(
         min(2.9 * len(configs) + 1.0, 12.0),
         2.0 * len(_ERROR_ROWS) + 0.6,
@@ -379,14 +399,14 @@ def errors_figure(errors: pd.DataFrame, estimators, what: str = "P"):
         sharey="row",
         squeeze=False,
     )
-    x = np.arange(len(cutoffs))
+    x = np.arange(len(names))
     for j, (by, runs) in enumerate(configs):
-        cfg = errors[(errors["by"] == by) & (errors["runs"] == runs)]
+        cfg = errors[(errors["leave_out"] == by) & (errors["runs"] == runs)]
         axes[0, j].set_title(f"{_CONFIG_TITLES.get(by, by)}\n{_RUNSET_TITLES.get(runs, runs)}")
         for i, (col, label) in enumerate(_ERROR_ROWS):
             ax = axes[i, j]
             for e in ests:
-                s = cfg[cfg["estimator"] == e].set_index("n")[col].reindex(cutoffs)
+                s = cfg[cfg["estimator"] == e].set_index("measure")[col].reindex(names)
                 ax.plot(
                     x,
                     s.to_numpy(dtype=float),
@@ -398,8 +418,12 @@ def errors_figure(errors: pd.DataFrame, estimators, what: str = "P"):
             ax.grid(axis="y", color="#eeeeee")
             if j == 0:
                 ax.set_ylabel(label)
-        axes[-1, j].set_xticks(x, [str(n) for n in cutoffs])
-        axes[-1, j].set_xlabel(f"cut-off n of {what}@n (documents)")
+        if None not in depths:  # all P@n: the cut-off is the axis
+            axes[-1, j].set_xticks(x, [str(n) for n in depths])
+            axes[-1, j].set_xlabel("cut-off n of P@n (documents)")
+        else:
+            axes[-1, j].set_xticks(x, names, rotation=30, ha="right")
+            axes[-1, j].set_xlabel("measure")
     from matplotlib.lines import Line2D
 
     handles = [

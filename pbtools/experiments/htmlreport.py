@@ -11,7 +11,7 @@ with no network. It shows, in order:
 3. the unjudged share (``Unjudged@n``, :mod:`pbtools.measures`) of every run at each cut-off,
    on the collection's qrels: the runs outside the pool stand out;
 4. the bias: per run, its true score and every estimator's score when its organization is left
-   out of the pool (leave-one-organization-out, all pooled runs), and per cut-off the error of
+   out of the pool (leave-one-organization-out, all pooled runs), and per measure the error of
    every run against its true score;
 5. each estimator's error (MAE, SRE, SRE*, Kendall's τ-b) per configuration, with one sentence
    on each estimator and each measure (:data:`~pbtools.experiments.report.ESTIMATOR_HELP`,
@@ -20,7 +20,7 @@ with no network. It shows, in order:
 Examples
 --------
 >>> from pbtools.experiments.analysis import SAMPLE, analyze
->>> a = analyze(SAMPLE, cutoffs=(5, 10), run_sets=("all",), progress=False)
+>>> a = analyze(SAMPLE, measures=("P@5", "P@10"), run_sets=("all",), progress=False)
 >>> page = html_report(a)
 >>> page.startswith("<!DOCTYPE html>"), page.count("<svg "), "http" in page.split("<svg")[0]
 (True, 5, False)
@@ -37,7 +37,7 @@ import pandas as pd
 from pbtools.experiments import figures
 from pbtools.experiments.report import ESTIMATOR_HELP, MEASURE_HELP, fmt, headline, summary_text
 
-__all__ = ["collection_profile", "html_report", "write_html"]
+__all__ = ["collection_profile", "html_report", "unjudged_cutoffs", "write_html"]
 
 _BY = {"org": "leave-one-organization-out", "run": "leave-one-run-out"}
 _RUN_SETS = {"all": "all pooled runs", "top75": "top 75% of the runs"}
@@ -77,11 +77,20 @@ def _esc(value) -> str:
     return html.escape(str(value), quote=True)
 
 
+def unjudged_cutoffs(analysis) -> list[int]:
+    """The cut-offs of the analysed measures (P@10 → 10, nDCG@20 → 20), else 10 and the pool
+    depth."""
+    from pbtools import measures
+
+    cuts = {measures.parse(m).cutoff for m in analysis.params["measures"]} - {None}
+    return sorted(cuts) if cuts else sorted({10, int(analysis.params["depth"])})
+
+
 def collection_profile(analysis) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per topic and per run, how much of what the runs retrieved is judged.
 
-    From one :func:`pbtools.measures.evaluate` of ``Unjudged@n`` (every cut-off of the
-    analysis) and ``NumRel`` on the analysed runs and the collection's qrels.
+    From one :func:`pbtools.measures.evaluate` of ``Unjudged@n`` (at :func:`unjudged_cutoffs`)
+    and ``NumRel`` on the analysed runs and the collection's qrels.
 
     Returns
     -------
@@ -97,7 +106,7 @@ def collection_profile(analysis) -> tuple[pd.DataFrame, pd.DataFrame]:
     if analysis.frames is None:
         raise ValueError("the analysis has no frames (read back from Parquet?): rerun analyze()")
     runs, qrels, _ = analysis.frames
-    cutoffs = sorted(int(n) for n in analysis.params["cutoffs"])
+    cutoffs = unjudged_cutoffs(analysis)
     names = [f"Unjudged@{n}" for n in cutoffs]
     per = measures.evaluate(runs, qrels, [*names, "NumRel"], per_topic=True, warn=False)
     for c in ("name", "qid", "measure"):
@@ -132,16 +141,16 @@ def _table(header: list[str], rows: list[list], left: int = 1, best=None) -> str
     return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _worst(scores: pd.DataFrame, n: int, unit: str) -> str:
-    """The sentence naming the run that loses most on the reduced pool at ``n``."""
-    red = scores[(scores["n"] == n) & (scores["estimator"] == "reduced")]
+def _worst(scores: pd.DataFrame, measure: str, unit: str) -> str:
+    """The sentence naming the run that loses most on the reduced pool on ``measure``."""
+    red = scores[(scores["measure"] == measure) & (scores["estimator"] == "reduced")]
     if red.empty:
         return ""
     loss = (red["true"] - red["estimate"]).to_numpy()
     i = int(np.argmax(loss))
     row = red.iloc[i]
     return (
-        f"At P@{n}, {int((loss > 0).sum())} of {len(red)} runs lose score; the most is run "
+        f"On {measure}, {int((loss > 0).sum())} of {len(red)} runs lose score; the most is run "
         f"{row['name']}, which loses {fmt(loss[i])} (true {fmt(row['true'])}, reduced "
         f"{fmt(row['estimate'])}) when its {unit}, {row['left_out']}, is left out."
     )
@@ -155,10 +164,10 @@ def _figure(fig, name: str, caption: str) -> str:
 
 
 def _errors_table(errors: pd.DataFrame, ests: list[str]) -> str:
-    """One configuration's errors: rows P@n, per measure one column per estimator (two header
-    rows: measure, estimator), the best estimator of each measure in bold."""
+    """One configuration's errors: one row per measure, per error measure one column per
+    estimator (two header rows), the best estimator of each error measure in bold."""
     blocks = [("MAE", "mae"), ("SRE", "sre"), ("SRE*", "sre_star"), ("Kendall’s τ-b", "tau")]
-    top = '<th class="l" rowspan="2">P@n</th>' + "".join(
+    top = '<th class="l" rowspan="2">measure</th>' + "".join(
         f'<th class="g" colspan="{len(ests)}">{_esc(m)}</th>' for m, _ in blocks
     )
     sub = "".join(
@@ -168,9 +177,9 @@ def _errors_table(errors: pd.DataFrame, ests: list[str]) -> str:
         for i, e in enumerate(ests)
     )
     rows, best = [], []
-    for n, grp in errors.groupby("n", sort=True):
+    for measure, grp in errors.groupby("measure", sort=False):
         g = grp.set_index("estimator")
-        row, mark = [f"P@{n}"], [False]
+        row, mark = [str(measure)], [False]
         for _, col in blocks:
             vals = g[col].reindex(ests).astype(float)
             ok = vals.notna()
@@ -264,7 +273,7 @@ def html_report(analysis, *, title: str | None = None) -> str:
     h = headline(analysis)
     topics, unjudged = collection_profile(analysis)
     headline_text = summary_text(analysis)
-    n_max = int(max(params["cutoffs"]))
+    n_max = unjudged_cutoffs(analysis)[-1]
     share = topics["judged_share"]
     low = topics.loc[share.idxmin()] if share.notna().any() else None
     props = [
@@ -292,8 +301,8 @@ def html_report(analysis, *, title: str | None = None) -> str:
         f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td><td>{_esc(d)}</td></tr>" for k, v, d in props
     )
     s = analysis.scores
-    bias_scores = s[(s["by"] == h["by"]) & (s["runs"] == h["runs"])]
-    unit = "organization" if h["by"] == "org" else "run"
+    bias_scores = s[(s["leave_out"] == h["leave_out"]) & (s["runs"] == h["runs"])]
+    unit = "organization" if h["leave_out"] == "org" else "run"
     cutoffs = sorted(unjudged["n"].unique())
     unj_wide = unjudged.pivot_table(index="name", columns="n", values="value")
     pooled = unjudged.groupby("name")["pooled"].first()
@@ -336,22 +345,23 @@ def html_report(analysis, *, title: str | None = None) -> str:
         "<details><summary>per-run numbers</summary>"
         + _table(["run", "pooled", *[f"Unjudged@{n} (%)" for n in cutoffs]], unj_rows)
         + "</details></section>",
-        f'<section id="bias"><h2>3. The bias: {_esc(_BY.get(h["by"], h["by"]))}</h2>'
+        f'<section id="bias"><h2>3. The bias: {_esc(_BY.get(h["leave_out"], h["leave_out"]))}'
+        "</h2>"
         f"<p>Each pooled run is scored as if its {unit} had not contributed to the pool "
         f"({_esc(_RUN_SETS.get(h['runs'], h['runs']))}): the <b>reduced</b> score is what a new "
         f"run from outside the pool would get; the true score is the run's score on the whole "
-        f"pool. {_esc(_worst(bias_scores, h['n'], unit))}</p>",
+        f"pool. {_esc(_worst(bias_scores, h['measure'], unit))}</p>",
         _figure(
-            figures.bias_figure(bias_scores, h["n"], ests),
+            figures.bias_figure(bias_scores, h["measure"], ests),
             "bias",
-            f"P@{h['n']} of every evaluated run with its {unit} left out of the pool. Left: true "
-            "score (black) and reduced-pool score (green). Right: each estimator's error, "
+            f"{h['measure']} of every evaluated run with its {unit} left out of the pool. Left: "
+            "true score (black) and reduced-pool score (green). Right: each estimator's error, "
             "estimate − true; zero is the true score.",
         ),
         _figure(
             figures.error_scatter_figure(bias_scores, ests),
             "scatter",
-            "Estimate − true score of every run against its true score, per cut-off; below "
+            "Estimate − true score of every run against its true score, per measure; below "
             "zero the run is scored too low.",
         ),
         "</section>",
@@ -360,14 +370,14 @@ def html_report(analysis, *, title: str | None = None) -> str:
         _figure(
             figures.errors_figure(analysis.errors, ests),
             "errors",
-            "Error of each estimator against the cut-off, per leave-out configuration.",
+            "Error of each estimator per measure and leave-out configuration.",
         ),
     ]
     sections.append(
-        "<p>The numbers, per configuration; bold: the best estimator of each measure at that "
-        "cut-off.</p>"
+        "<p>The numbers, per configuration; bold: the best estimator on each error measure "
+        "(lowest MAE, SRE, SRE*; highest τ).</p>"
     )
-    for (by, runs), grp in analysis.errors.groupby(["by", "runs"], sort=False):
+    for (by, runs), grp in analysis.errors.groupby(["leave_out", "runs"], sort=False):
         sections.append(
             f"<h3>{_esc(_BY.get(by, by))}, {_esc(_RUN_SETS.get(runs, runs))}</h3>"
             + _errors_table(grp, ests)
@@ -375,8 +385,8 @@ def html_report(analysis, *, title: str | None = None) -> str:
     sections.append("</section>")
     t = analysis.timings or {}
     made = (
-        f"pbtools {_esc(pbtools.__version__)}; cut-offs "
-        f"{_esc(', '.join(f'P@{n}' for n in params['cutoffs']))}; leave-out "
+        f"pbtools {_esc(pbtools.__version__)}; "
+        f"measures {_esc(', '.join(params['measures']))}; leave-out "
         f"{_esc(', '.join(params['leave_out']))}; run sets "
         f"{_esc(', '.join(params['run_sets']))}; "
         + (f"protocol {_esc(params['protocol'])}" if params.get("protocol") else "default choices")

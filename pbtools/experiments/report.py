@@ -14,7 +14,7 @@ that error by 2%, Lipani et al. by 1%"), computed from the analysis' own tables.
 Examples
 --------
 >>> from pbtools.experiments.analysis import SAMPLE, analyze
->>> a = analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), run_sets=("all",), progress=False)
+>>> a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",), progress=False)
 >>> print(summary(a))  # doctest: +NORMALIZE_WHITESPACE
 On sample, a run whose organization did not contribute to the pool loses on average 0.1965 P@10
 (mean over 10 runs); Webber & Park cut that error by 58%, Lipani et al. by 12%.
@@ -34,6 +34,7 @@ __all__ = [
     "ESTIMATOR_HELP",
     "MEASURE_HELP",
     "headline",
+    "measures_of",
     "summary",
     "summary_text",
     "text_report",
@@ -87,24 +88,33 @@ def _count(value) -> str:
     return "-" if value is None or pd.isna(value) else str(int(value))
 
 
-def headline(analysis, by: str | None = None, runs: str | None = None, n: int | None = None):
+def measures_of(errors: pd.DataFrame) -> list[str]:
+    """The measures of an error (or score) table, in the order the analysis listed them."""
+    return [str(m) for m in dict.fromkeys(errors["measure"])]
+
+
+def headline(
+    analysis, leave_out: str | None = None, runs: str | None = None, measure: str | None = None
+):
     """The numbers behind :func:`summary`, as a dict.
 
     The configuration defaults to leave-one-organization-out over all pooled runs (the first
-    analysed otherwise) and the cut-off to P@10 (the middle cut-off otherwise). Keys: ``by``,
-    ``runs``, ``n``, ``n_runs`` (runs evaluated), ``loss`` (mean true − reduced score: what a
-    run loses by not being pooled), ``mae`` (estimator → MAE) and ``cut`` (corrected estimator
-    → the share of the reduced pool's MAE it removes; negative when it adds error).
+    analysed otherwise) and the measure to P@10 (the middle measure otherwise). Keys:
+    ``leave_out``, ``runs``, ``measure``, ``n_runs`` (runs evaluated), ``loss`` (mean true −
+    reduced score: what a run loses by not being pooled), ``mae`` (estimator → MAE) and ``cut``
+    (corrected estimator → the share of the reduced pool's MAE it removes; negative when it
+    adds error).
     """
     e = analysis.errors
-    by = by or ("org" if "org" in set(e["by"]) else str(e["by"].iloc[0]))
+    units = set(e["leave_out"])
+    leave_out = leave_out or ("org" if "org" in units else str(e["leave_out"].iloc[0]))
     runs = runs or ("all" if "all" in set(e["runs"]) else str(e["runs"].iloc[0]))
-    cutoffs = sorted(int(v) for v in e["n"].unique())
-    n = n or (10 if 10 in cutoffs else cutoffs[len(cutoffs) // 2])
-    cfg = e[(e["by"] == by) & (e["runs"] == runs) & (e["n"] == n)]
+    names = measures_of(e)
+    measure = measure or ("P@10" if "P@10" in names else names[len(names) // 2])
+    cfg = e[(e["leave_out"] == leave_out) & (e["runs"] == runs) & (e["measure"] == measure)]
     mae = dict(zip(cfg["estimator"].astype(str), cfg["mae"].astype(float), strict=True))
     s = analysis.scores
-    sel = s[(s["by"] == by) & (s["runs"] == runs) & (s["n"] == n)]
+    sel = s[(s["leave_out"] == leave_out) & (s["runs"] == runs) & (s["measure"] == measure)]
     red = sel[sel["estimator"] == "reduced"]
     loss = float((red["true"] - red["estimate"]).mean()) if len(red) else float("nan")
     base = mae.get("reduced", float("nan"))
@@ -113,9 +123,9 @@ def headline(analysis, by: str | None = None, runs: str | None = None, n: int | 
     }
     order = [x for x in analysis.params.get("estimators", list(mae)) if x in cut]
     return {
-        "by": by,
+        "leave_out": leave_out,
         "runs": runs,
-        "n": int(n),
+        "measure": measure,
         "n_runs": int(sel["name"].nunique()),
         "loss": loss,
         "mae": mae,
@@ -125,16 +135,16 @@ def headline(analysis, by: str | None = None, runs: str | None = None, n: int | 
 
 def summary(analysis, *, short: bool = False, **where) -> str:
     """The sentence a researcher can quote, with the analysis' own numbers (:func:`headline`;
-    ``where`` picks ``by``, ``runs``, ``n``). ``short``: the follow-up form for another
-    cut-off ("At P@100 the loss is 0.0235; Webber & Park cut it by 42%, …")."""
+    ``where`` picks ``leave_out``, ``runs``, ``measure``). ``short``: the follow-up form for
+    another measure ("At P@100 the loss is 0.0235; Webber & Park cut it by 42%, …")."""
     h = headline(analysis, **where)
     name = analysis.properties.iloc[0]["collection"]
-    measure = f"P@{h['n']}"
+    measure = h["measure"]
     if not h["loss"] > 0:
         if short:
             return f"At {measure} there is no loss to correct."
         return (
-            f"On {name}, {_UNIT[h['by']]} loses no {measure} on average "
+            f"On {name}, {_UNIT[h['leave_out']]} loses no {measure} on average "
             f"(mean over {h['n_runs']} runs): at this cut-off there is no bias to correct."
         )
     clauses, previous = [], None
@@ -153,19 +163,20 @@ def summary(analysis, *, short: bool = False, **where) -> str:
         text = f"At {measure} the loss is {fmt(h['loss'])}"
     else:
         text = (
-            f"On {name}, {_UNIT[h['by']]} loses on average {fmt(h['loss'])} {measure} "
+            f"On {name}, {_UNIT[h['leave_out']]} loses on average {fmt(h['loss'])} {measure} "
             f"(mean over {h['n_runs']} runs)"
         )
     return text + ("; " + ", ".join(clauses) if clauses else "") + "."
 
 
 def summary_text(analysis) -> str:
-    """:func:`summary` at the headline cut-off, followed by its short form at the deepest
-    cut-off of the analysis (where the bias is usually largest) when that is another one."""
+    """:func:`summary` at the headline measure, followed by its short form at the last measure
+    of the analysis (the deepest cut-off, where the bias is usually largest) when that is
+    another one."""
     text = summary(analysis)
-    deepest = int(analysis.errors["n"].max())
-    if deepest != headline(analysis)["n"]:
-        text += " " + summary(analysis, short=True, n=deepest)
+    last = measures_of(analysis.errors)[-1]
+    if last != headline(analysis)["measure"]:
+        text += " " + summary(analysis, short=True, measure=last)
     return text
 
 
@@ -202,29 +213,41 @@ def _table(frame: pd.DataFrame, keys: list[tuple[str, str]], ests: list[str], wi
     }
     colw = max([len(e) for e in ests] + [len(c) for c in cells.values()]) + 1
     keyw = [
-        max([len(label)] + [len(str(key[j])) for key, _ in rows]) + 2
+        max([len(label)] + [len(str(key[j])) for key, _ in rows])
         for j, (_, label) in enumerate(keys)
     ]
-    lead = sum(keyw)
+
+    def widths(spacer):
+        return [max(colw * len(ests), len(t) + 1) + spacer for t, _, _ in blocks]
+
+    # one band if it fits (tighter spacing if that makes it fit), else as many bands as needed
+    indent, spacer = 2, 1
+    if sum(keyw) + 2 * len(keyw) + sum(widths(1)) > width:
+        if sum(keyw) + len(keyw) + sum(widths(0)) <= width:
+            indent, spacer = 1, 0
+    lead = sum(keyw) + indent * len(keyw)
     bands, band, used = [], [], lead
-    for b, (title, _, _) in enumerate(blocks):
-        w = max(colw * len(ests), len(title) + 1) + 1
+    for b, w in enumerate(widths(spacer)):
         if band and used + w > width:
             bands.append(band)
             band, used = [], lead
         band.append((b, w))
         used += w
     bands.append(band)
+    pad = " " * indent
     lines = []
     for band in bands:
-        top = " " * lead + "".join(f" {blocks[b][0]:<{w - 1}s}" for b, w in band)
-        head = "".join(f"  {label:<{kw - 2}s}" for (_, label), kw in zip(keys, keyw, strict=True))
+        top = " " * lead + "".join(
+            f"{' ' * (w - colw * len(ests))} {blocks[b][0]:<{colw * len(ests) - 1}s}"
+            for b, w in band
+        )
+        head = "".join(f"{pad}{label:<{kw}s}" for (_, label), kw in zip(keys, keyw, strict=True))
         head += "".join(
             " " * (w - colw * len(ests)) + "".join(f"{e:>{colw}s}" for e in ests) for b, w in band
         )
         lines += [top.rstrip(), head.rstrip()]
         for i, (key, _) in enumerate(rows):
-            text = "".join(f"  {str(k):<{kw - 2}s}" for k, kw in zip(key, keyw, strict=True))
+            text = "".join(f"{pad}{str(k):<{kw}s}" for k, kw in zip(key, keyw, strict=True))
             text += "".join(
                 " " * (w - colw * len(ests)) + "".join(f"{cells[i, b, e]:>{colw}s}" for e in ests)
                 for b, w in band
@@ -235,8 +258,8 @@ def _table(frame: pd.DataFrame, keys: list[tuple[str, str]], ests: list[str], wi
 
 
 def _evaluated(scores: pd.DataFrame, by: str, runs: str) -> int:
-    sel = scores[(scores["by"] == by) & (scores["runs"] == runs)]
-    return int(sel.groupby("n", observed=True)["name"].nunique().max())
+    sel = scores[(scores["leave_out"] == by) & (scores["runs"] == runs)]
+    return int(sel.groupby("measure", observed=True)["name"].nunique().max())
 
 
 def _legend(analysis, ests: list[str], width: int) -> list[str]:
@@ -297,15 +320,16 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
     ests = [e for e in analysis.params.get("estimators", sorted(present)) if e in present]
     if wide:
         lines += ["", "every configuration (out: the unit left out; runs: the run set)"]
-        lines += _table(errors, [("by", "out"), ("runs", "runs"), ("n", "P@n")], ests, width=10**6)
+        keys = [("leave_out", "out"), ("runs", "runs"), ("measure", "measure")]
+        lines += _table(errors, keys, ests, width=10**6)
     else:
-        for (by, runs), grp in errors.groupby(["by", "runs"], sort=False, observed=True):
+        for (by, runs), grp in errors.groupby(["leave_out", "runs"], sort=False, observed=True):
             title = (
                 f"{_BY.get(by, by)}, {_RUN_SETS.get(runs, runs)} "
                 f"({_evaluated(analysis.scores, by, runs)} runs evaluated)"
             )
             lines += ["", title]
-            lines += _table(grp, [("n", "P@n")], ests, width=width)
+            lines += _table(grp, [("measure", "measure")], ests, width=width)
     lines += [""] + _legend(analysis, ests, width)
     lines += [""] + textwrap.wrap(summary_text(analysis), width=width)
     if verbose and analysis.timings:
