@@ -2,7 +2,7 @@
 
 Two kinds of tests:
 
-* **structure** — each script runs on the bundled sample ``data/sample`` (or, when it is absent,
+* **structure** — each script runs on the bundled sample ``pbtools/data/sample`` (or, when absent,
   a tiny synthetic collection), writes its documented Parquet files, its claims and its figures
   in PNG, PDF and SVG, and its outputs satisfy basic invariants;
 * **verdicts** — each script's claims are checked on TREC-2 (``../shared``; skipped when absent)
@@ -28,9 +28,10 @@ import pandas as pd
 import pytest
 
 from pbtools import io
+from pbtools.experiments import analysis
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "data" / "sample"
+SAMPLE = analysis.SAMPLE
 TREC2 = ROOT.parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
 
 
@@ -61,7 +62,7 @@ def verdicts(claims: pd.DataFrame) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def track(tmp_path_factory) -> Path:
-    """``data/sample`` when present, else a tiny synthetic collection in the TRACK layout."""
+    """The bundled sample when present, else a tiny synthetic collection in the TRACK layout."""
     if (SAMPLE / "QRels").is_dir() and (SAMPLE / "Runs").is_dir():
         return SAMPLE
     from pbtools import synth
