@@ -106,7 +106,7 @@ def _claims_files(out: Path, ids) -> pd.DataFrame:
 def test_sakai2008(track, tmp_path):
     sakai = _load("sakai2008")
     out = tmp_path / "sakai"
-    res = sakai.run(track, out, jobs=1, progress=False, B=200, combos=2, depths=(10, 5, 1))
+    res = sakai.run(track, out, jobs=1, progress=False, B=100, combos=2, depths=(10, 5, 1))
     assert set(res) == {
         "collection",
         "scores",
@@ -154,7 +154,7 @@ def test_sakai2008(track, tmp_path):
     for table in ("Table 1", "Table 2", "Table 3", "Table 4", "Tables 5, 8", "Claims on"):
         assert table in text
     # --answered-topics restricts every score and test to the topics all selected runs answered
-    ans = sakai.run(track, None, jobs=1, progress=False, B=200, depths=(5,), topics="answered")
+    ans = sakai.run(track, None, jobs=1, progress=False, B=20, depths=(5,), topics="answered")
     assert ans["power"]["n_topics"].max() <= power["n_topics"].max()
 
 
