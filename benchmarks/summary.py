@@ -92,11 +92,18 @@ def block(loaded) -> str:
 
 
 def extract(text: str) -> str | None:
-    """The marked block of ``text`` (markers included), or None."""
-    i, j = text.find(BEGIN), text.find(END)
-    if i < 0 or j < i:
+    """The marked block of ``text`` (markers included, each alone on its line), or None.
+
+    >>> extract("see `<!-- claims:begin -->`\\n<!-- claims:begin -->\\nx\\n<!-- claims:end -->\\n")
+    '<!-- claims:begin -->\\nx\\n<!-- claims:end -->\\n'
+    """
+    lines = text.split("\n")
+    try:
+        i = lines.index(BEGIN)
+        j = lines.index(END, i)
+    except ValueError:
         return None
-    return text[i : j + len(END)] + "\n"
+    return "\n".join(lines[i : j + 1]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

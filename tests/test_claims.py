@@ -40,7 +40,7 @@ def summary():
     return _load("summary")
 
 
-@pytest.mark.parametrize("name", ["claims", "_common"])
+@pytest.mark.parametrize("name", ["claims", "_common", "summary"])
 def test_doctests(name):
     mod = _load(name)
     res = doctest.testmod(mod)
