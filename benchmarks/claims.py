@@ -111,16 +111,16 @@ class Claims:
     track: str
     rows: list[dict] = field(default_factory=list)
 
-    def add(self, id: str, claim: str, paper, ours, holds, note: str = "") -> None:
-        """One claim: its ``id``, the statement, the paper's number, ours, the verdict
+    def add(self, cid: str, claim: str, paper, ours, holds, note: str = "") -> None:
+        """One claim: its id ``cid``, the statement, the paper's number, ours, the verdict
         (True / False / None = n.a., see :func:`verdict`) and a one-line note."""
-        if any(r["id"] == id for r in self.rows):
-            raise ValueError(f"duplicate claim id {id!r}")
+        if any(r["id"] == cid for r in self.rows):
+            raise ValueError(f"duplicate claim id {cid!r}")
         self.rows.append(
             {
                 "paper": self.paper,
                 "track": self.track,
-                "id": id,
+                "id": cid,
                 "claim": claim,
                 "paper_value": str(paper),
                 "ours": str(ours),
