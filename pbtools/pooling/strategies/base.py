@@ -109,7 +109,8 @@ class Problem:
     n_docs : ndarray
         Documents the runs retrieve per topic (local ids ``0 .. n_docs[t]-1``).
     rows : dict of ndarray
-        Every ranked document once: ``r``, ``t``, ``x`` (local id), ``rank`` (1-based).
+        Every ranked document once: ``r``, ``t``, ``x`` (local id), ``rank`` (1-based), sorted
+        by topic and local id.
     best, count : ndarray
         ``(T, U)``: best rank any run gives the document (0: none), how many runs rank it.
 
@@ -153,14 +154,25 @@ class Problem:
 
     @cached_property
     def rows(self) -> dict[str, np.ndarray]:
-        """Every ranked document once (run-major, then topic, then rank)."""
+        """Every ranked document once, sorted by (topic, document) cell (sums stream in order)."""
         r, t, i = np.nonzero(self.D >= 0)
-        return {"r": r, "t": t, "x": self.D[r, t, i].astype(np.int64), "rank": i + 1}
+        x = self.D[r, t, i].astype(np.int64)
+        o = np.argsort(t * self.U + x, kind="stable")
+        return {"r": r[o], "t": t[o], "x": x[o], "rank": i[o] + 1}
 
     @cached_property
     def cell(self) -> np.ndarray:
         """Flat (topic, document) cell of every row: ``t * U + x``."""
         return self.rows["t"] * self.U + self.rows["x"]
+
+    @cached_property
+    def topic_run(self) -> np.ndarray:
+        """Flat (topic, run) index of every row: ``t * R + r`` (to gather ``(T, R)`` arrays)."""
+        return self.rows["t"] * self.R + self.rows["r"]
+
+    def gather(self, per_topic_run: np.ndarray) -> np.ndarray:
+        """The value of a ``(T, R)`` array at every row."""
+        return np.take(per_topic_run.reshape(-1), self.topic_run)
 
     @cached_property
     def best(self) -> np.ndarray:
@@ -178,14 +190,20 @@ class Problem:
         return n.reshape(self.T, self.U)
 
     @cached_property
-    def scores(self) -> np.ndarray:
-        """The run score of every row (aligned with :attr:`rows`)."""
+    def score_grid(self) -> np.ndarray:
+        """``(R, T, L)`` run scores aligned with :attr:`D` (NaN padding)."""
         S = np.full(self.D.shape, np.nan)
         runs = self.runs
-        r = self.names.get_indexer(encode(runs["name"]).astype("str"))
-        t = self.qids.get_indexer(encode(runs["qid"]).astype("str"))
+        name, qid = encode(runs["name"]), encode(runs["qid"])
+        r = self.names.get_indexer(name.cat.categories)[name.cat.codes.to_numpy()]
+        t = self.qids.get_indexer(qid.cat.categories)[qid.cat.codes.to_numpy()]
         S[r, t, runs["rank"].to_numpy() - 1] = runs["score"].to_numpy()
-        return S[self.rows["r"], self.rows["t"], self.rows["rank"] - 1]
+        return S
+
+    @cached_property
+    def scores(self) -> np.ndarray:
+        """The run score of every row (aligned with :attr:`rows`)."""
+        return self.score_grid[self.rows["r"], self.rows["t"], self.rows["rank"] - 1]
 
     def ranks(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
         """``(len(t), R)``: each run's rank of document ``x[i]`` on topic ``t[i]`` (0: none)."""

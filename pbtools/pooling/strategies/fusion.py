@@ -136,13 +136,11 @@ class CombSUM(Strategy):
         pass
 
     def keys(self, problem: Problem, rng: np.random.Generator):
-        rows, s = problem.rows, problem.scores
-        run_topic = rows["t"] * problem.R + rows["r"]
-        n = problem.T * problem.R
-        hi = np.full(n, -np.inf)
-        lo = np.full(n, np.inf)
-        np.maximum.at(hi, run_topic, s)
-        np.minimum.at(lo, run_topic, s)
-        span = (hi - lo)[run_topic]
-        norm = np.where(span > 0, (s - lo[run_topic]) / np.where(span > 0, span, 1.0), 1.0)
+        S, rows = problem.score_grid, problem.rows
+        hi = S[:, :, 0]  # rankings are in trec order: the first score is the largest
+        n = problem.length.astype(np.int64)
+        lo = np.take_along_axis(S, np.maximum(n - 1, 0)[:, :, None], axis=2)[:, :, 0]
+        s, r, t = problem.scores, rows["r"], rows["t"]
+        span = hi[r, t] - lo[r, t]
+        norm = np.where(span > 0, (s - lo[r, t]) / np.where(span > 0, span, 1.0), 1.0)
         return [problem.sum_rows(norm)], problem.best > 0

@@ -33,9 +33,8 @@ class _HedgePolicy:
         self.open = problem.best > 0
 
     def step(self, t: np.ndarray) -> np.ndarray:
-        rows = self.pb.rows
         p = self.w / np.maximum(self.w.sum(axis=1, keepdims=True), 1e-300)
-        score = self.pb.sum_rows(p[rows["t"], rows["r"]] * self.excess)[t]
+        score = self.pb.sum_rows(self.pb.gather(p) * self.excess)[t]
         score = np.where(self.open[t], score, -np.inf)
         x = np.argmax(score, axis=1)
         return np.where(self.open[t, x], x, -1)

@@ -86,8 +86,7 @@ class _Residual:
 
     def step(self, t: np.ndarray) -> np.ndarray:
         coef = self.res * (self.rbp + self.res / 2) ** 3 if self.cubic else self.res
-        rows = self.pb.rows
-        score = self.pb.sum_rows(self.w * coef[rows["t"], rows["r"]])[t]
+        score = self.pb.sum_rows(self.w * self.pb.gather(coef))[t]
         score = np.where(self.open[t], score, -np.inf)
         x = np.argmax(score, axis=1)
         return np.where(self.open[t, x], x, -1)
