@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import require_columns
+from pbtools.frames import encode, require_columns
 from pbtools.pooling.combinations import SEP, draw_combinations, take_rows
 from pbtools.pooling.contrib import (
     Contrib,
@@ -66,7 +66,8 @@ class Pool:
         The pooled run names (None: every run of ``runs``).
     order : DataFrame or None
         Simulated pools: ``qid``, ``docno``, ``step`` (1-based judging order within the topic),
-        ``label`` (+ ``prob`` for sampling strategies).
+        ``label`` (+ ``prob``, the inclusion probability, for sampling strategies; ``run``, the
+        run the document was read from, for move-to-front and MaxMean).
     budget : DataFrame or None
         Simulated pools: ``qid``, ``budget``, ``cost`` (judgments made) per topic.
 
@@ -188,7 +189,7 @@ class Pool:
             {"qid": qid, "docno": docno, "step": step.astype(np.int32), "label": label}
         )
         for k, v in sel.extra.items():
-            order[k] = v
+            order[k] = encode(pd.Series(v, dtype="str")) if k == "run" else v
         key = np.lexsort((order["docno"].cat.codes, sel.t))
         judged = order.iloc[key][["qid", "docno", "label"]].reset_index(drop=True)
         cost = np.bincount(sel.t, minlength=pb.T)

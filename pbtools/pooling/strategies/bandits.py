@@ -16,6 +16,7 @@ class _MaxMeanPolicy:
 
     def __init__(self, problem: Problem, rng: np.random.Generator) -> None:
         self.cur = Cursors(problem)
+        self.names = problem.names
         self.n = np.zeros(self.cur.length.shape)
         self.hits = np.zeros(self.cur.length.shape)
         self.run = np.full(problem.T, -1, dtype=np.int64)
@@ -29,6 +30,10 @@ class _MaxMeanPolicy:
         ok = r >= 0
         x[ok] = self.cur.pop(t[ok], r[ok])
         return x
+
+    def record(self, t, x) -> np.ndarray:
+        """The run each document was read from (its name)."""
+        return np.asarray(self.names)[self.run[t]]
 
     def update(self, t, x, new, rel) -> None:
         r = self.run[t]

@@ -48,11 +48,13 @@ def sequential(problem, assessor, budget: np.ndarray, policy) -> Selection:
     topic has nothing left), judges the new ones through ``assessor`` (a document already judged
     costs nothing; its known label is passed on), and reports back with
     ``policy.update(t, x, new, rel)``. A topic stays active until its budget is spent or its
-    policy is exhausted. The loop runs at most (budget + documents skipped as already judged)
+    policy is exhausted. A policy with a ``record(t, x)`` method (the run each document was read
+    from) adds a ``run`` column to the selection. The loop runs at most (budget + documents skipped as already judged)
     times; every iteration is a handful of numpy operations over the active topics.
     """
     active = budget > assessor.cost
-    out_t, out_x = [], []
+    out_t, out_x, out_extra = [], [], []
+    record = getattr(policy, "record", None)
     while active.any():
         t = np.flatnonzero(active)
         x = np.asarray(policy.step(t), dtype=np.int64)
@@ -65,6 +67,8 @@ def sequential(problem, assessor, budget: np.ndarray, policy) -> Selection:
         rel = np.zeros(len(t), dtype=bool)
         rel[new] = assessor.judge(t[new], x[new])
         rel[~new] = assessor.known(t[~new], x[~new]) > 0
+        if record is not None:
+            out_extra.append(record(t, x)[new])
         policy.update(t, x, new, rel)
         out_t.append(t[new])
         out_x.append(x[new])
@@ -73,4 +77,5 @@ def sequential(problem, assessor, budget: np.ndarray, policy) -> Selection:
         return Selection(np.zeros(0, np.int64), np.zeros(0, np.int64))
     t, x = np.concatenate(out_t), np.concatenate(out_x)
     order = np.argsort(t, kind="stable")  # iterations are in judging order within a topic
-    return Selection(t[order], x[order])
+    extra = {"run": np.concatenate(out_extra)[order]} if out_extra else {}
+    return Selection(t[order], x[order], extra)
