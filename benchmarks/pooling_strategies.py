@@ -19,7 +19,7 @@ pooling strategies on test collection bias") found on 15 collections that RBP-ba
 gives the least biased pools for precision-oriented measures. Here the finding *holds* on a track
 when the strategy with the lowest bias (b) at P@10, averaged over the budgets, is an RBP-based
 one (``rbp``, ``rbpb``, ``rbpc``); the verdict table says which strategy wins, by how much, and
-which wins (a) for P@10 and RBP@10. ``tests/test_pooling_benchmark.py`` checks it.
+which wins (a) for P@10 and RBP@10. ``tests/test_strategies.py`` checks it.
 
 Depth-d pooling is represented by ``take`` (Take@N), its fixed-cost form: judging the first N
 documents by best rank is the depth-d pool whenever N is that pool's size.

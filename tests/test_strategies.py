@@ -3,7 +3,11 @@ re-implementations of each definition on random runs, budgets, the assessor, the
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -429,3 +433,107 @@ def test_a_budget_is_required_unless_the_strategy_has_a_size():
     with pytest.raises(ValueError, match="needs a budget"):
         Pool.simulate(RUNS, QRELS, "rbp")
     assert Pool.simulate(RUNS, QRELS, "depth:1").cost == 6  # a, b, g and p, q, s
+
+
+# --------------------------------------------------------------------------------------------
+# docs/pooling.md and benchmarks/pooling_strategies.py
+# --------------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_docs_pooling_examples():
+    """Every ```python block of docs/pooling.md runs (in order, one namespace)."""
+    text = (REPO / "docs" / "pooling.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 3
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/pooling.md", "exec"), namespace)  # noqa: S102
+    assert "mostruns" not in S.REGISTRY
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location(
+        "pooling_strategies", REPO / "benchmarks" / "pooling_strategies.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["pooling_strategies"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_with_measure_accepts_both_experiment_layouts():
+    bench = _bench()
+    old = pd.DataFrame({"name": ["a"], "n": [10], "estimator": ["reduced"]})
+    new = pd.DataFrame({"name": ["a"], "measure": ["P@10"], "estimator": ["reduced"]})
+    for frame in (old, new):
+        out = bench.with_measure(frame)
+        assert out["measure"].tolist() == ["P@10"] and "n" not in out.columns
+
+
+def test_verdict_follows_the_bias_table():
+    bench = _bench()
+
+    def bias(maes: dict) -> pd.DataFrame:
+        rows = [
+            {
+                "track": "T",
+                "strategy": s,
+                "budget": b,
+                "measure": "P@10",
+                "estimator": "reduced",
+                "mae": m,
+            }
+            for s, ms in maes.items()
+            for b, m in zip((10, 20), ms, strict=True)
+        ]
+        return pd.DataFrame(rows)
+
+    errors = pd.DataFrame(
+        [
+            {"track": "T", "strategy": s, "budget": 10, "measure": m, "mae": v}
+            for s, v in (("take", 0.1), ("rbp:0.8", 0.2))
+            for m in ("P@10", "RBP(p=0.8)@10")
+        ]
+    )
+    v = bench.verdict(bias({"take": (0.02, 0.04), "rbpb:0.8": (0.01, 0.04)}), errors).iloc[0]
+    assert v["holds"] and v["best"] == "rbpb:0.8" and "HOLDS" in v["statement"]
+    v = bench.verdict(bias({"take": (0.02, 0.02), "rbp:0.8": (0.01, 0.04)}), errors).iloc[0]
+    assert not v["holds"] and v["best"] == "take" and v["best_rbp"] == "rbp:0.8"
+    assert "DOES NOT HOLD" in v["statement"] and v["best_a_P@10"] == "take"
+    uneven = bias({"take": (0.02, 0.02), "rbp:0.8": (0.01, 0.04)})
+    with pytest.raises(ValueError, match="same budgets"):
+        bench.verdict(uneven[uneven.index != 3], errors)
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_pooling_strategies_benchmark_small_scale_on_trec2(trec2_dir, tmp_path):
+    """The benchmark at a small scale (6 topics, budgets 10 and 20, every strategy) on TREC-2:
+    every output, and a verdict that is the one its bias table implies."""
+    bench = _bench()
+    res = bench.run(trec2_dir, tmp_path, jobs=1, progress=False, topics=6, budgets=(10, 20))
+    for f in (
+        "errors.parquet",
+        "bias.parquet",
+        "timings.parquet",
+        "verdict.parquet",
+        "pooling_strategies.md",
+        "error_vs_budget.png",
+        "error_vs_budget.svg",
+    ):
+        assert (tmp_path / f).is_file(), f
+    errors, bias, v = res["errors"], res["bias"], res["verdict"]
+    assert set(errors["strategy"]) == {S.parse(s).spec for s in bench.STRATEGIES}
+    assert set(errors["measure"]) == set(bench.MEASURES)
+    assert set(bias["estimator"]) == {"reduced", "webber", "lipani"}
+    assert (errors["cost"] <= errors["budget"] * 6).all()
+    assert errors["mae"].between(0, 1).all() and errors["tau"].between(-1, 1).all()
+    red = bias[(bias["estimator"] == "reduced") & (bias["measure"] == "P@10")]
+    mean = red.groupby("strategy")["mae"].mean()
+    row = v.iloc[0]
+    assert row["best"] == mean.idxmin() and np.isclose(row["best_mae"], mean.min())
+    assert row["holds"] == (row["best"].split(":")[0] in bench.RBP_BASED)
+    assert ("HOLDS" if row["holds"] else "DOES NOT HOLD") in row["statement"]
+    assert row["statement"] in (tmp_path / "pooling_strategies.md").read_text()

@@ -49,8 +49,9 @@ def sequential(problem, assessor, budget: np.ndarray, policy) -> Selection:
     costs nothing; its known label is passed on), and reports back with
     ``policy.update(t, x, new, rel)``. A topic stays active until its budget is spent or its
     policy is exhausted. A policy with a ``record(t, x)`` method (the run each document was read
-    from) adds a ``run`` column to the selection. The loop runs at most (budget + documents skipped as already judged)
-    times; every iteration is a handful of numpy operations over the active topics.
+    from) adds a ``run`` column to the selection. The loop runs at most (budget + documents
+    skipped as already judged) times; every iteration is a handful of numpy operations over the
+    active topics.
     """
     active = budget > assessor.cost
     out_t, out_x, out_extra = [], [], []
