@@ -8,6 +8,11 @@ runs mapped to it by an orgs frame ``name``, ``org``). Every reduction here is d
 number of units that pooled each document — and is computed for all units at once with integer
 codes and numpy masks, never by rebuilding qrels per unit.
 
+The reductions are operations of the pool object (:class:`pbtools.pooling.Pool`);
+:func:`leave_one_out`, :func:`take_teams`, :func:`subset_pool`, :func:`shallow` and
+:func:`contributions` are thin wrappers over ``Pool.from_depth(runs, qrels, depth)`` and keep
+their signatures and outputs.
+
 Conventions shared by every function:
 
 * ``runs`` are the *pooled* runs unless a ``pooled`` argument (list of run names) restricts them;
