@@ -472,39 +472,40 @@ def test_with_measure_accepts_both_experiment_layouts():
         assert out["measure"].tolist() == ["P@10"] and "n" not in out.columns
 
 
-def test_verdict_follows_the_bias_table():
+def test_verdict_follows_the_error_tables():
     bench = _bench()
 
-    def bias(maes: dict) -> pd.DataFrame:
+    def frame(maes: dict, measures: tuple) -> pd.DataFrame:
         rows = [
             {
                 "track": "T",
                 "strategy": s,
                 "budget": b,
-                "measure": "P@10",
+                "measure": m,
                 "estimator": "reduced",
-                "mae": m,
+                "mae": v,
+                "depth": 5,
             }
-            for s, ms in maes.items()
-            for b, m in zip((10, 20), ms, strict=True)
+            for s, vs in maes.items()
+            for b, v in zip((10, 20), vs, strict=True)
+            for m in measures
         ]
         return pd.DataFrame(rows)
 
-    errors = pd.DataFrame(
-        [
-            {"track": "T", "strategy": s, "budget": 10, "measure": m, "mae": v}
-            for s, v in (("take", 0.1), ("rbp:0.8", 0.2))
-            for m in ("P@10", "RBP(p=0.8)@10")
-        ]
+    bias = frame({"take": (0.01, 0.01), "rbp:0.8": (0.03, 0.03)}, ("P@10",))
+    errors = frame(
+        {"take": (0.2, 0.2), "rbpb:0.8": (0.1, 0.2), "uniform:100": (0.0, 0.0)},
+        ("P@10", "RBP(p=0.8)@10"),
     )
-    v = bench.verdict(bias({"take": (0.02, 0.04), "rbpb:0.8": (0.01, 0.04)}), errors).iloc[0]
-    assert v["holds"] and v["best"] == "rbpb:0.8" and "HOLDS" in v["statement"]
-    v = bench.verdict(bias({"take": (0.02, 0.02), "rbp:0.8": (0.01, 0.04)}), errors).iloc[0]
-    assert not v["holds"] and v["best"] == "take" and v["best_rbp"] == "rbp:0.8"
-    assert "DOES NOT HOLD" in v["statement"] and v["best_a_P@10"] == "take"
-    uneven = bias({"take": (0.02, 0.02), "rbp:0.8": (0.01, 0.04)})
+    v = bench.verdict(bias, errors).iloc[0]
+    assert v["holds"] and v["best_P@10"] == v["best_RBP@10"] == "rbpb:0.8"  # samplers left out
+    assert np.isclose(v["mae_P@10"], 0.15) and v["best_bias"] == "take"
+    assert v["best_rbp_bias"] == "rbp:0.8" and "HOLDS" in v["statement"]
+    errors.loc[(errors["strategy"] == "take") & (errors["measure"] == "P@10"), "mae"] = 0.05
+    v = bench.verdict(bias, errors).iloc[0]
+    assert not v["holds"] and v["best_P@10"] == "take" and "DOES NOT HOLD" in v["statement"]
     with pytest.raises(ValueError, match="same budgets"):
-        bench.verdict(uneven[uneven.index != 3], errors)
+        bench.verdict(bias, errors.drop(index=0))
 
 
 @pytest.mark.shared
@@ -530,10 +531,14 @@ def test_pooling_strategies_benchmark_small_scale_on_trec2(trec2_dir, tmp_path):
     assert set(bias["estimator"]) == {"reduced", "webber", "lipani"}
     assert (errors["cost"] <= errors["budget"] * 6).all()
     assert errors["mae"].between(0, 1).all() and errors["tau"].between(-1, 1).all()
-    red = bias[(bias["estimator"] == "reduced") & (bias["measure"] == "P@10")]
-    mean = red.groupby("strategy")["mae"].mean()
+    direct = errors[~errors["strategy"].str.split(":").str[0].isin(bench.SAMPLERS)]
     row = v.iloc[0]
-    assert row["best"] == mean.idxmin() and np.isclose(row["best_mae"], mean.min())
-    assert row["holds"] == (row["best"].split(":")[0] in bench.RBP_BASED)
+    for m, col in (("P@10", "P@10"), ("RBP(p=0.8)@10", "RBP@10")):
+        mean = direct[direct["measure"] == m].groupby("strategy")["mae"].mean()
+        assert row[f"best_{col}"] == mean.idxmin() and np.isclose(row[f"mae_{col}"], mean.min())
+    red = bias[(bias["estimator"] == "reduced") & (bias["measure"] == "P@10")]
+    assert row["best_bias"] in set(red["strategy"])
+    rbp = {row["best_P@10"].split(":")[0], row["best_RBP@10"].split(":")[0]}
+    assert row["holds"] == (rbp <= set(bench.RBP_BASED))
     assert ("HOLDS" if row["holds"] else "DOES NOT HOLD") in row["statement"]
     assert row["statement"] in (tmp_path / "pooling_strategies.md").read_text()
