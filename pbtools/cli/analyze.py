@@ -38,7 +38,8 @@ def register(sub) -> None:
         "-m",
         "--measure",
         action="append",
-        help="P@n cut-offs to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100)",
+        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
+        "estimator corrects those it supports (lipani: P@n)",
     )
     an.add_argument(
         "--leave-out",
@@ -65,15 +66,10 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
-    from pbtools import corrections
     from pbtools.experiments import analysis
+    from pbtools.measures import measure_names
 
-    cutoffs = []
-    for name in args.measure or [f"P@{n}" for n in analysis.CUTOFFS]:
-        kind, n, _ = corrections.parse_measure(name)
-        if kind != "P":
-            raise ValueError(f"analyze compares estimators of P@n; {name!r} is not a P@n")
-        cutoffs.append(n)
+    measures = measure_names(args.measure or analysis.MEASURES)
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
@@ -86,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         source = _simulated(args, strategy, source, analysis.SAMPLE)
     result = analysis.analyze(
         source,
-        cutoffs=cutoffs,
+        measures=measures,
         leave_out=args.leave_out.split(","),
         run_sets=args.run_sets.split(","),
         protocol=args.protocol,
@@ -108,7 +104,7 @@ def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
     """``(runs, simulated qrels, orgs)``: the collection read as ``analyze`` would read it, its
     pool inferred, and ``strategy`` replayed over the pooled runs."""
     from pbtools import experiments, io
-    from pbtools.pooling import infer_pool
+    from pbtools.pooling import EmptyPoolError, infer_pool
 
     paths = [sample] if source is None else ([source] if isinstance(source, str) else source)
     if args.protocol is not None:
@@ -122,12 +118,15 @@ def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
     pooled = infer_pool(runs, qrels).pooled_runs
     pool = simulate(args, strategy, runs, qrels, pooled)
     print(describe_simulation(pool, len(pooled)))
-    seen = infer_pool(runs, pool.qrels)  # what analyze will infer from the simulated qrels
-    if len(seen.pooled_runs) < 2:
+    try:  # what analyze will infer from the simulated qrels
+        seen = infer_pool(runs, pool.qrels)
+    except EmptyPoolError:
+        seen = None
+    if seen is None or len(seen.pooled_runs) < 2:
         raise ValueError(
             f"analyze infers the pool depth and the pooled runs from the qrels, and the simulated "
-            f"pool of {strategy.spec} is not a depth pool it can recover (d = {seen.depth}, "
-            f"{len(seen.pooled_runs)} pooled run(s)); benchmarks/pooling_strategies.py measures "
+            f"pool of {strategy.spec} is not a depth pool it can recover (no two runs are pooled "
+            "at any one depth); benchmarks/pooling_strategies.py measures "
             "its bias with the strategy's own pooled runs and contribution depth"
         )
     if seen.depth != pool.depth or len(seen.pooled_runs) != len(pooled):

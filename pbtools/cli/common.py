@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FORMATS", "emit", "trec_lines", "dumps", "add_io_options", "add_collection_args"]
+__all__ = [
+    "FORMATS",
+    "emit",
+    "trec_lines",
+    "dumps",
+    "add_io_options",
+    "add_collection_args",
+    "add_policy_option",
+]
 
 FORMATS = ("table", "tsv", "parquet")
 
@@ -100,4 +108,19 @@ def add_io_options(p: argparse.ArgumentParser) -> None:
         choices=("tag", "file"),
         default="tag",
         help="name runs by the tag in column 6 (default) or by file name",
+    )
+
+
+def add_policy_option(p: argparse.ArgumentParser) -> None:
+    """``--policy``: the pool-inference rule (:mod:`pbtools.pooling.inference`)."""
+    from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
+
+    p.add_argument(
+        "--policy",
+        choices=POLICY_CHOICES,
+        default=DEFAULT_POLICY,
+        help="pool inference rule (PROTOCOL items 4-6): paper (default; reproduces the "
+        "paper's pools), snapshot2015 and later (the reference code's 2015 and current "
+        "versions), counted10 (pbtools before issue 14); lipani2015 = paper, per_run = later "
+        "(see pbtools.pooling.inference)",
     )

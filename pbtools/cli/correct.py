@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import pandas as pd
-
-from pbtools.cli.common import FORMATS, add_io_options, emit
+from pbtools.cli.common import FORMATS, add_io_options, add_policy_option, emit
 
 
 def register(sub) -> None:
@@ -24,7 +22,11 @@ def register(sub) -> None:
     co.add_argument("new_run", help="the run to score (a file; several runs are allowed)")
     co.add_argument("--desc", help="desc.xml mapping run tags to organizations")
     co.add_argument(
-        "-m", "--measure", action="append", help="P@n or RBP(p=x)@n (repeatable; default P@10)"
+        "-m",
+        "--measure",
+        action="append",
+        help="any measure, e.g. P@10, AP, nDCG@10 (repeatable; default P@10); "
+        "each estimator corrects those it supports (lipani: P@n)",
     )
     co.add_argument(
         "--leave-out",
@@ -34,7 +36,8 @@ def register(sub) -> None:
     co.add_argument(
         "--estimators",
         default="reduced,webber,lipani,condensed",
-        help="comma-separated: true, reduced, webber, lipani, condensed",
+        help="comma-separated names of pbtools.corrections.ESTIMATORS: true, reduced, "
+        "webber, lipani, condensed",
     )
     co.add_argument(
         "--protocol",
@@ -42,12 +45,7 @@ def register(sub) -> None:
         help="the choices that reproduce Lipani et al. 2015 (see "
         "pbtools.corrections.PRESETS); default: the principled ones",
     )
-    co.add_argument(
-        "--policy",
-        choices=("lipani2015", "per_run"),
-        default="lipani2015",
-        help="pool inference policy",
-    )
+    add_policy_option(co)
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
@@ -57,6 +55,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
     from pbtools import corrections, io
+    from pbtools.measures import measure_names
     from pbtools.pooling.inference import infer_pool
 
     col = io.read_collection(
@@ -78,28 +77,28 @@ def run(args: argparse.Namespace) -> int:
             "not biased. --leave-out run|org shows what it would have scored unpooled.",
             file=sys.stderr,
         )
-    measures = args.measure or ["P@10"]
+    measures = measure_names(args.measure or ["P@10"])
     estimators = [e.strip() for e in args.estimators.split(",") if e.strip()]
     if args.leave_out and "true" not in estimators:
         estimators.insert(0, "true")
-    parts = []
-    for name in measures:
-        kind = corrections.parse_measure(name)[0]
-        use = [e for e in estimators if kind == "P" or e != "lipani"]
-        parts.append(
-            corrections.correct(
-                col.qrels,
-                pooled,
-                new,
-                orgs=col.orgs,
-                measures=[name],
-                leave_out=args.leave_out,
-                estimators=use,
-                protocol=args.protocol,
-                depth=info.depth,
+    for name in estimators:
+        skipped = [m for m in measures if not corrections.registry.get(name).supported([m])]
+        if skipped:
+            print(
+                f"pbtools: note: the {name} estimator does not correct {', '.join(skipped)}",
+                file=sys.stderr,
             )
-        )
-    res = pd.concat(parts, ignore_index=True)
+    res = corrections.correct(
+        col.qrels,
+        pooled,
+        new,
+        orgs=col.orgs,
+        measures=measures,
+        leave_out=args.leave_out,
+        estimators=estimators,
+        protocol=args.protocol,
+        depth=info.depth,
+    )
     meta = {
         "command": "correct",
         "measures": measures,

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbtools.cli.common import add_collection_args, add_io_options, dumps, emit
+from pbtools.cli.common import add_collection_args, add_io_options, add_policy_option, dumps, emit
 
 
 def add_strategy_args(p: argparse.ArgumentParser, *, output: bool) -> None:
@@ -94,17 +94,13 @@ def register(sub) -> None:
     )
     add_collection_args(po)
     po.add_argument("--json", action="store_true", help="print the properties as JSON")
-    po.add_argument(
-        "--policy",
-        choices=("lipani2015", "per_run"),
-        default="lipani2015",
-        help="pool-depth inference policy (see pbtools.pooling.inference.infer_pool)",
-    )
+    add_policy_option(po)
     po.add_argument(
         "--tolerance",
         type=float,
         default=None,
-        help="share of d of unjudged documents a pooled run may step over",
+        help="share of d of unjudged documents a pooled run may step over (overrides the "
+        "policy's t)",
     )
     po.add_argument(
         "--leave-out",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pbtools.corrections.core import resolve
+from pbtools.corrections.choices import resolve
 
 __all__ = ["load", "file_tag", "orgs_by_tag"]
 

@@ -9,7 +9,8 @@ module                     holds
 ``pooling.pool``           :class:`Pool`: what was judged, how, and the reductions on it;
                            :meth:`Pool.simulate` replays a strategy against existing judgments
 ``pooling.combinations``   unit combinations for take-k-teams and run-subset pools
-``pooling.inference``      :func:`infer_pool`, :func:`judged_prefixes` (PROTOCOL items 4-6)
+``pooling.inference``      :func:`infer_pool`, :func:`judged_prefixes`, :data:`POLICIES`
+                           (PROTOCOL items 4-6)
 ``pooling.reductions``     :func:`pool`, :func:`repool`, :func:`leave_one_out`,
                            :func:`take_teams`, :func:`subset_pool`, :func:`shallow`,
                            :func:`top_fraction`
@@ -21,7 +22,18 @@ module                     holds
 from pbtools.pooling import strategies
 from pbtools.pooling.contrib import unit_map
 from pbtools.pooling.contributions import describe, unique_contributions
-from pbtools.pooling.inference import POLICIES, PoolInfo, infer_pool, judged_prefixes
+from pbtools.pooling.inference import (
+    ALIASES,
+    DEFAULT_POLICY,
+    POLICIES,
+    POLICY_CHOICES,
+    EmptyPoolError,
+    Policy,
+    PoolInfo,
+    get_policy,
+    infer_pool,
+    judged_prefixes,
+)
 from pbtools.pooling.pool import Pool
 from pbtools.pooling.reductions import (
     SEP,
@@ -53,5 +65,11 @@ __all__ = [
     "judged_prefixes",
     "PoolInfo",
     "POLICIES",
+    "POLICY_CHOICES",
+    "ALIASES",
+    "DEFAULT_POLICY",
+    "EmptyPoolError",
+    "Policy",
+    "get_policy",
     "SEP",
 ]
