@@ -114,19 +114,22 @@ def with_measure(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def leave_one_org_out(runs, qrels, orgs, pool: Pool, cutoffs, estimators) -> pd.DataFrame:
-    """(b): the leave-one-organization-out experiment on the simulated pool, with the
-    strategy's pooled runs and contribution depth (``leave_out=`` or, before the API
-    rewrite, ``by=``)."""
+    """(b): the leave-one-organization-out experiment on the simulated pool at P@n for ``cutoffs``,
+    with the strategy's pooled runs and contribution depth. Works with both experiment APIs:
+    ``measures=``/``leave_out=`` (current) and ``cutoffs=``/``by=`` (before the rewrite)."""
     fn = experiments.leave_one_out_experiment
-    unit = "leave_out" if "leave_out" in inspect.signature(fn).parameters else "by"
+    params = inspect.signature(fn).parameters
+    if "measures" in params:
+        what = {"measures": [f"P@{int(n)}" for n in cutoffs], "leave_out": "org"}
+    else:
+        what = {"cutoffs": tuple(cutoffs), "by": "org"}
     res = fn(
         (runs, qrels, orgs),
-        cutoffs=tuple(cutoffs),
         runs="all",
         estimators=tuple(estimators),
         pooled=pool.pooled,
         depth=max(pool.depth, 1),
-        **{unit: "org"},
+        **what,
     )
     return with_measure(res)
 
