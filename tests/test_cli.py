@@ -50,7 +50,7 @@ def test_trec_layout_matches_trec_eval_lines(capsys, conformance):
     expected = [
         ln
         for ln in (conformance / "out.test.aq").read_text().splitlines()
-        if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10"}
+        if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10", "runid", "num_q"}
     ]
     assert sorted(out.splitlines()) == sorted(expected)
 
@@ -140,7 +140,7 @@ def test_console_script_entry_point(tmp_path):
     assert json.loads(json.dumps({"ok": True}))["ok"]
 
 
-SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = __import__("pbtools.experiments.analysis").experiments.analysis.SAMPLE
 
 
 def test_pool_json_on_bundled_sample(capsys):

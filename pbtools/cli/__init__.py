@@ -3,9 +3,12 @@
 Sub-commands (``pbtools COMMAND --help`` for each):
 
 * ``evaluate QRELS RUN_OR_DIR... -m P@10 -m AP`` — trec_eval-exact measures;
+* ``compare QRELS RUN_OR_DIR... [--baseline NAME]`` — paired tests, a table with significance
+  marks (Markdown or LaTeX);
 * ``pool TRACK_DIR`` — collection properties, inferred pool, reduced qrels, unique contributions;
 * ``correct QRELS RUNS_DIR NEW_RUN -m P@10`` — every estimator's score for a new run;
-* ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample).
+* ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample);
+* ``report [TRACK_DIR] [-o report.html]`` — that analysis as one self-contained HTML page.
 
 A new command is one module with ``register(sub)`` (its sub-parser, ``set_defaults(func=run)``)
 and ``run(args) -> int``, plus one line in :data:`COMMANDS`.
@@ -19,11 +22,11 @@ import argparse
 import sys
 import warnings
 
-from pbtools.cli import analyze, correct, evaluate, pool
+from pbtools.cli import analyze, compare, correct, evaluate, pool, report
 from pbtools.frames import TrecFormatError, TrecFormatWarning
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
-COMMANDS = (evaluate, pool, correct, analyze)
+COMMANDS = (evaluate, compare, pool, correct, analyze, report)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings as one ``pbtools: warning: ...`` line (no source line of pbtools' own code)."""
-    print(f"pbtools: warning: {message}", file=sys.stderr)
+    from pbtools.progress import write
+
+    write(f"pbtools: warning: {message}")
 
 
 if __name__ == "__main__":  # pragma: no cover

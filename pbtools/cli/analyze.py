@@ -12,9 +12,47 @@ contribution depth).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from pbtools.cli.common import add_io_options
 from pbtools.cli.pool import add_strategy_args, check_strategy, describe_simulation, simulate
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """The collection and the choices of an analysis (shared by ``analyze`` and ``report``)."""
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="TRACK_DIR | QRELS RUNS",
+        help="a track directory or a qrels file and runs (default: the bundled sample)",
+    )
+    p.add_argument("--desc", help="desc.xml mapping run tags to organizations")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
+        "estimator corrects those it supports (lipani: P@n)",
+    )
+    p.add_argument(
+        "--leave-out",
+        default="org,run",
+        help="comma-separated leave-out units: org, run (default both)",
+    )
+    p.add_argument(
+        "--run-sets",
+        default="all,top75",
+        help="comma-separated run sets: all, top75 (default both)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("lipani2015",),
+        help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_strategy_args(p, output=False)
+    add_io_options(p)
 
 
 def register(sub) -> None:
@@ -27,49 +65,33 @@ def register(sub) -> None:
         "Park and Lipani score at each cut-off, and per estimator "
         "MAE, SRE, SRE* and Kendall's tau.",
     )
-    an.add_argument(
-        "paths",
-        nargs="*",
-        metavar="TRACK_DIR | QRELS RUNS",
-        help="a track directory or a qrels file and runs (default: data/sample)",
-    )
-    an.add_argument("--desc", help="desc.xml mapping run tags to organizations")
-    an.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
-        "estimator corrects those it supports (lipani: P@n)",
-    )
-    an.add_argument(
-        "--leave-out",
-        default="org,run",
-        help="comma-separated leave-out units: org, run (default both)",
-    )
-    an.add_argument(
-        "--run-sets",
-        default="all,top75",
-        help="comma-separated run sets: all, top75 (default both)",
-    )
-    an.add_argument(
-        "--protocol",
-        choices=("lipani2015",),
-        help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
-    )
-    an.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
-    an.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_analysis_options(an)
     an.add_argument("-o", "--output", help="directory for the Parquet tables")
-    add_strategy_args(an, output=False)
-    add_io_options(an)
-    an.set_defaults(func=run)  # cmd_analyze)
+    an.add_argument(
+        "--wide",
+        action="store_true",
+        help="one table for every configuration (wider than 80 columns)",
+    )
+    an.add_argument(
+        "-v", "--verbose", action="store_true", help="also print the parse and analysis time"
+    )
+    an.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
+def analysis_from_args(args: argparse.Namespace):
+    """Validate the analysis options of ``args`` and run :func:`analyze` on them."""
     from pbtools.experiments import analysis
     from pbtools.measures import measure_names
 
     measures = measure_names(args.measure or analysis.MEASURES)
+    leave_out, run_sets = args.leave_out.split(","), args.run_sets.split(",")
+    for what, values, allowed in (
+        ("--leave-out", leave_out, ("org", "run")),
+        ("--run-sets", run_sets, ("all", "top75")),
+    ):
+        bad = [v for v in values if v not in allowed]
+        if bad:
+            raise ValueError(f"{what}: {bad[0]!r} is not one of {', '.join(allowed)}")
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
@@ -80,11 +102,11 @@ def run(args: argparse.Namespace) -> int:
     strategy = check_strategy(args)
     if strategy is not None:
         source = _simulated(args, strategy, source, analysis.SAMPLE)
-    result = analysis.analyze(
+    return analysis.analyze(
         source,
         measures=measures,
-        leave_out=args.leave_out.split(","),
-        run_sets=args.run_sets.split(","),
+        leave_out=leave_out,
+        run_sets=run_sets,
         protocol=args.protocol,
         lenient=args.lenient,
         float32=args.float32,
@@ -93,8 +115,20 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=False if args.no_progress else None,
     )
-    print(result.report())
+
+
+def run(args: argparse.Namespace) -> int:
+    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
+    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise NotADirectoryError(f"-o {args.output}: exists and is not a directory")
+    result = analysis_from_args(args)
+    print(result.report(wide=args.wide, verbose=args.verbose))
     if args.output:
+        from pbtools.cli.provenance import provenance
+        from pbtools.experiments import analysis
+
+        inputs = [*(args.paths or [analysis.SAMPLE]), *([args.desc] if args.desc else [])]
+        result.params.update(provenance(args, inputs))  # version, parameters, input SHA-256
         paths = result.write(args.output)
         print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
     return 0

@@ -22,14 +22,27 @@ __all__ = [
 FORMATS = ("table", "tsv", "parquet")
 
 
-def emit(df: pd.DataFrame, fmt: str, out: str | None, metadata: dict | None = None) -> None:
-    """Write ``df`` as an aligned table, TSV or Parquet to ``out`` (default: standard output)."""
+def emit(
+    df: pd.DataFrame,
+    fmt: str,
+    out: str | None,
+    metadata: dict | None = None,
+    args: argparse.Namespace | None = None,
+    inputs: list | None = None,
+) -> None:
+    """Write ``df`` as an aligned table, TSV or Parquet to ``out`` (default: standard output).
+
+    Parquet files carry :func:`pbtools.cli.provenance.provenance` (pbtools version, command,
+    every parameter of ``args``, each input file with its SHA-256; ``inputs`` overrides the
+    files taken from ``args``) merged with ``metadata``, read back as ``attrs["metadata"]``.
+    """
     if fmt == "parquet":
         if not out:
             raise SystemExit("pbtools: error: --format parquet needs -o FILE")
         from pbtools import io
+        from pbtools.cli.provenance import provenance
 
-        io.write_parquet(df, out, metadata=metadata)
+        io.write_parquet(df, out, metadata={**provenance(args, inputs), **(metadata or {})})
         print(f"wrote {len(df)} rows to {out}", file=sys.stderr)
         return
     if fmt == "tsv":

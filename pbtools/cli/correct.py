@@ -89,9 +89,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     res = corrections.correct(
-        col.qrels,
-        pooled,
         new,
+        pooled,
+        col.qrels,
         orgs=col.orgs,
         measures=measures,
         leave_out=args.leave_out,
@@ -114,5 +114,7 @@ def run(args: argparse.Namespace) -> int:
             f"pool: d = {info.depth}, {len(info.pooled_runs)} pooled runs"
             + (f"; leaving out each new run's {args.leave_out}" if args.leave_out else "")
         )
-    emit(res, args.format, args.output, meta)
+    if args.format == "table":  # indicator columns only where an estimator has them
+        res = res.dropna(axis=1, how="all")
+    emit(res, args.format, args.output, meta, args=args)
     return 0

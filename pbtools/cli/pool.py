@@ -193,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
                 "pooled_runs": info["pooled_runs"],
                 "collection": col.name,
             },
+            args=args,
         )
     if args.unique:
         report = pooling.unique_contributions(
