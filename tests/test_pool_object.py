@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import warnings
 from io import StringIO as io_text
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,10 +13,9 @@ import pytest
 
 from pbtools import io, measures, pooling, synth
 from pbtools.cli import main
+from pbtools.experiments.analysis import SAMPLE  # noqa: E402  (the bundled sample track)
 from pbtools.frames import TrecFormatWarning
 from pbtools.pooling import Pool
-
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +154,7 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="data/sample is absent")
+needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="the bundled sample is absent")
 
 
 @needs_sample
