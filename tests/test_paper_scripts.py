@@ -477,3 +477,11 @@ def trec2_lipani():
 @on_trec2
 def test_lipani_trec2_verdicts(trec2_lipani):
     assert verdicts(trec2_lipani["claims"]) == LIPANI_TREC2
+
+
+def test_buckley_synthetic_verdicts():
+    """On the synthetic collection (complete judgments, pool depth 50) the two testable claims
+    hold as on TREC-2: shallower pools make unique relevant documents worth more, and removing
+    a group's unique contribution lowers MAP and raises bpref."""
+    res = _load("buckley2006").run(None, None, jobs=1, progress=False, synthetic=True)
+    assert verdicts(res["claims"]) == BUCKLEY_TREC2
