@@ -3,10 +3,10 @@
 With ``--strategy NAME[:PARAMS] --budget N`` the collection's pooled runs are first pooled anew
 by that strategy with the collection's qrels as the assessor (as ``pbtools pool --strategy``
 does), and the analysis runs on ``(runs, simulated qrels, orgs)``: the pool depth and the pooled
-runs are then inferred from the simulated qrels (:func:`pbtools.pooling.infer_pool`), which
-recovers depth-d pools but not most fixed-cost ones — the command refuses those with a message
-(``benchmarks/pooling_strategies.py`` measures their bias with the strategy's own pooled runs and
-contribution depth).
+runs are the strategy's (its contribution depth: the deepest best rank of a judged document), so
+every fixed-cost pool can be analysed; for strategies that judge deep documents that depth is
+large and the leave-out reductions remove little (``benchmarks/pooling_strategies.py``
+discusses it).
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ def analysis_from_args(args: argparse.Namespace):
             f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
         )
     strategy = check_strategy(args)
+    given = {}
     if strategy is not None:
-        source = _simulated(args, strategy, source, analysis.SAMPLE)
+        source, given = _simulated(args, strategy, source, analysis.SAMPLE)
     return analysis.analyze(
         source,
         measures=measures,
@@ -114,6 +115,7 @@ def analysis_from_args(args: argparse.Namespace):
         desc=args.desc,
         jobs=args.jobs,
         progress=False if args.no_progress else None,
+        **given,
     )
 
 
@@ -135,10 +137,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
-    """``(runs, simulated qrels, orgs)``: the collection read as ``analyze`` would read it, its
-    pool inferred, and ``strategy`` replayed over the pooled runs."""
+    """``((runs, simulated qrels, orgs), pool)``: the collection read as ``analyze`` would read
+    it, its pool inferred, ``strategy`` replayed over the pooled runs; ``pool`` gives analyze
+    the strategy's pooled runs and contribution depth."""
     from pbtools import experiments, io
-    from pbtools.pooling import EmptyPoolError, infer_pool
+    from pbtools.pooling import infer_pool
 
     paths = [sample] if source is None else ([source] if isinstance(source, str) else source)
     if args.protocol is not None:
@@ -152,22 +155,8 @@ def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
     pooled = infer_pool(runs, qrels).pooled_runs
     pool = simulate(args, strategy, runs, qrels, pooled)
     print(describe_simulation(pool, len(pooled)))
-    try:  # what analyze will infer from the simulated qrels
-        seen = infer_pool(runs, pool.qrels)
-    except EmptyPoolError:
-        seen = None
-    if seen is None or len(seen.pooled_runs) < 2:
-        raise ValueError(
-            f"analyze infers the pool depth and the pooled runs from the qrels, and the simulated "
-            f"pool of {strategy.spec} is not a depth pool it can recover (no two runs are pooled "
-            "at any one depth); benchmarks/pooling_strategies.py measures "
-            "its bias with the strategy's own pooled runs and contribution depth"
-        )
-    if seen.depth != pool.depth or len(seen.pooled_runs) != len(pooled):
-        print(
-            f"note: analyze infers d = {seen.depth} and {len(seen.pooled_runs)} pooled runs "
-            f"from the simulated qrels (the strategy pooled {len(pooled)} runs, contribution "
-            f"depth {pool.depth})"
-        )
-    print()
-    return runs, pool.qrels, orgs
+    print(
+        f"analysis on the simulated pool: {len(pooled)} pooled runs, contribution depth "
+        f"{pool.depth} (the deepest best rank of a judged document)\n"
+    )
+    return (runs, pool.qrels, orgs), {"pooled": list(pooled), "depth": int(pool.depth)}

@@ -39,6 +39,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -157,6 +158,8 @@ def analyze(
     desc=None,
     fraction: float = 0.75,
     policy: str = "paper",
+    pooled: Sequence[str] | None = None,
+    depth: int | None = None,
     jobs: int = 1,
     dask=None,
     progress: bool | None = None,
@@ -174,6 +177,9 @@ def analyze(
     follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
     configurations in parallel processes, ``dask`` (an address or a ``distributed.Client``) on a
     Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
+
+    ``pooled`` and ``depth`` give the pool instead of inferring it (e.g. a simulated pool
+    built by a strategy, whose pooled runs and contribution depth are known).
 
     Returns an :class:`Analysis` (columns in the module docstring); ``timings`` holds the parse
     time of the collection and the time of everything after it.
@@ -193,7 +199,10 @@ def analyze(
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     stage("pool inference")
-    info = infer_pool(runs, qrels, policy=policy)
+    if pooled is not None and depth is not None:  # a pool whose builder is known (a strategy)
+        info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
+    else:
+        info = infer_pool(runs, qrels, policy=policy, depth=depth)
     if isinstance(source, tuple):
         name = "collection"
     elif col is not None and not isinstance(col, pd.DataFrame):
