@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from pbtools.cli.common import add_io_options
+from pbtools.cli.common import (
+    UsageError,
+    add_io_options,
+    check_choices,
+    check_inputs,
+    check_measures,
+    check_output,
+)
 
 
 def register(sub) -> None:
@@ -45,36 +52,55 @@ def register(sub) -> None:
         choices=("lipani2015",),
         help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
     )
-    an.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
+    an.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
     an.add_argument("--no-progress", action="store_true", help="no progress bar")
     an.add_argument("-o", "--output", help="directory for the Parquet tables")
     add_io_options(an)
-    an.set_defaults(func=run)  # cmd_analyze)
+    an.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read; sets ``args.cutoffs``."""
+    from pbtools import corrections
+    from pbtools.experiments import analysis
+
+    names = args.measure or [f"P@{n}" for n in analysis.CUTOFFS]
+    args.cutoffs = []
+    check_measures(names)
+    for name in names:
+        try:
+            kind, n, _ = corrections.parse_measure(name)
+        except ValueError:
+            kind, n = None, None
+        if kind != "P":
+            raise UsageError(
+                f"-m {name}: analyze compares estimators of P@n; {name!r} is not a P@n"
+            )
+        args.cutoffs.append(int(n))
+    args.leave_out_units = check_choices(args.leave_out, ("org", "run"), flag="--leave-out")
+    args.run_set_names = check_choices(args.run_sets, ("all", "top75"), flag="--run-sets")
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
+    if not args.paths and not analysis.SAMPLE.is_dir():
+        raise FileNotFoundError(
+            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
+        )
+    check_inputs(args.paths, desc=args.desc)
+    check_output(args.output, directory=True, inputs=[*args.paths, args.desc])
 
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
-    from pbtools import corrections
     from pbtools.experiments import analysis
 
-    cutoffs = []
-    for name in args.measure or [f"P@{n}" for n in analysis.CUTOFFS]:
-        kind, n, _ = corrections.parse_measure(name)
-        if kind != "P":
-            raise ValueError(f"analyze compares estimators of P@n; {name!r} is not a P@n")
-        cutoffs.append(n)
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
-    if source is None and not analysis.SAMPLE.is_dir():
-        raise FileNotFoundError(
-            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
-        )
     result = analysis.analyze(
         source,
-        cutoffs=cutoffs,
-        leave_out=args.leave_out.split(","),
-        run_sets=args.run_sets.split(","),
+        cutoffs=args.cutoffs,
+        leave_out=args.leave_out_units,
+        run_sets=args.run_set_names,
         protocol=args.protocol,
         lenient=args.lenient,
         float32=args.float32,

@@ -7,7 +7,20 @@ import sys
 
 import pandas as pd
 
-from pbtools.cli.common import FORMATS, add_io_options, emit
+from pbtools.cli.common import (
+    FORMATS,
+    EmptyResult,
+    UsageError,
+    add_io_options,
+    check_choices,
+    check_inputs,
+    check_measures,
+    check_output,
+    emit,
+)
+
+#: the estimators ``--estimators`` may name (pbtools.corrections.correct)
+ESTIMATORS = ("true", "reduced", "webber", "lipani", "condensed")
 
 
 def register(sub) -> None:
@@ -51,7 +64,26 @@ def register(sub) -> None:
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
-    co.set_defaults(func=run)  # cmd_correct)
+    co.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    from pbtools import corrections
+
+    measures = args.measure or ["P@10"]
+    check_measures(measures)
+    for name in measures:
+        try:
+            corrections.parse_measure(name)
+        except ValueError as e:
+            raise UsageError(f"-m {name}: {e}") from None
+    check_choices(args.estimators, ESTIMATORS, flag="--estimators")
+    if args.format == "parquet" and not args.output:
+        raise UsageError("--format parquet needs -o FILE")
+    inputs = [args.qrels, args.runs, args.new_run]
+    check_inputs(inputs, desc=args.desc)
+    check_output(args.output, inputs=[*inputs, args.desc])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     res = pd.concat(parts, ignore_index=True)
+    if len(res) == 0:
+        raise EmptyResult(
+            f"no result: the new run(s) {', '.join(new_names)} answer no topic that the qrels judge"
+        )
     meta = {
         "command": "correct",
         "measures": measures,

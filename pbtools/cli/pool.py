@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from pbtools.cli.common import add_collection_args, add_io_options, dumps, emit
+from pbtools.cli.common import (
+    UsageError,
+    add_collection_args,
+    add_io_options,
+    check_fraction,
+    check_inputs,
+    check_measures,
+    check_output,
+    dumps,
+    emit,
+)
 
 
 def register(sub) -> None:
@@ -28,7 +38,7 @@ def register(sub) -> None:
         "--tolerance",
         type=float,
         default=None,
-        help="share of d of unjudged documents a pooled run may step over",
+        help="share of d of unjudged documents a pooled run may step over, in [0, 1)",
     )
     po.add_argument(
         "--leave-out",
@@ -45,7 +55,21 @@ def register(sub) -> None:
     )
     po.add_argument("-o", "--output", help="Parquet file for --leave-out")
     add_io_options(po)
-    po.set_defaults(func=run)  # cmd_pool)
+    po.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    check_fraction(args.tolerance, flag="--tolerance")
+    if args.measure and not args.unique:
+        raise UsageError("-m/--measure is used only with --unique")
+    check_measures(args.measure or ())
+    if args.leave_out and not args.output:
+        raise UsageError("--leave-out needs -o FILE.parquet")
+    if args.output and not args.leave_out:
+        raise UsageError("-o is used only with --leave-out (the reduced qrels)")
+    check_inputs(args.paths, desc=args.desc)
+    check_output(args.output, inputs=[*args.paths, args.desc])
 
 
 def collection(args: argparse.Namespace):
@@ -78,8 +102,6 @@ def run(args: argparse.Namespace) -> int:
         if info["unmapped"]:
             print(f"  runs without an organization: {', '.join(info['unmapped'])}")
     if args.leave_out:
-        if not args.output:
-            raise SystemExit("pbtools: error: --leave-out needs -o FILE.parquet")
         reduced = pooling.leave_one_out(
             col.qrels,
             col.runs,

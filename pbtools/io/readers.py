@@ -47,8 +47,10 @@ from pbtools.frames import (
     TrecFormatWarning,
     encode,
 )
+from pbtools.io import desc as _desc
+from pbtools.io import files as _files
 from pbtools.io import parse as _parse
-from pbtools.io.repairs import Repairs, warn
+from pbtools.io.repairs import RepairableError, Repairs, warn
 
 __all__ = [
     "Collection",
@@ -60,6 +62,7 @@ __all__ = [
     "find_tracks",
     "load_collection",
     "run_files",
+    "check_paths",
 ]
 
 PathLike = str | os.PathLike
@@ -76,32 +79,21 @@ def run_files(source: Source) -> list[str]:
 
     ``source``: a file, a directory (its ``input.*`` files, sorted by name), a glob pattern
     (sorted matches) or a list of those (expanded in the given order). Raises
-    ``FileNotFoundError`` when a file, directory or pattern yields nothing.
+    ``FileNotFoundError`` when a file, directory or pattern yields nothing, and
+    :class:`TrecFormatError` for anything that is not a regular file (a FIFO, a device, a
+    dangling symbolic link or a link loop — also inside a directory) and for a file reached
+    twice; :func:`read_runs` with ``lenient=True`` skips those and reports them instead.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("input.b", "input.a", "notes.txt"):
+    ...     _ = (d / name).write_text("1 Q0 d1 1 1.0 r\\n")
+    >>> [pathlib.Path(f).name for f in run_files(d)]
+    ['input.a', 'input.b']
     """
-    if isinstance(source, str | os.PathLike):
-        items: list = [source]
-    else:
-        items = list(source)
-    out: list[str] = []
-    for item in items:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(
-                str(f) for f in p.iterdir() if f.name.startswith("input.") and f.is_file()
-            )
-            if not found:
-                raise FileNotFoundError(f"no input.* run files in directory {p}")
-            out.extend(found)
-        elif p.is_file():
-            out.append(str(p))
-        elif _glob.has_magic(str(item)):
-            found = sorted(f for f in _glob.glob(str(item)) if Path(f).is_file())
-            if not found:
-                raise FileNotFoundError(f"no file matches {item}")
-            out.extend(found)
-        else:
-            raise FileNotFoundError(f"no such file or directory: {item}")
-    return out
+    return _files.expand(source, lenient=False)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -133,8 +125,10 @@ def read_runs(
     corrupt gzip or invalid UTF-8. ``FileNotFoundError`` when the source matches no file.
     """
     _parse.check_run_id(run_id)
-    paths = run_files(source)
-    df, _files, repairs = _parse.load_runs(paths, lenient=lenient, float32=float32, run_id=run_id)
+    paths, expanded = _files.expand(source, lenient=lenient)
+    df, _, repairs = _parse.load_runs(
+        paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
+    )
     if lenient:
         warn(repairs)
     return df
@@ -149,10 +143,8 @@ def read_run(
     tags raises in strict mode, and is read under its first tag (reported) with
     ``lenient=True``.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"no such run file: {path}")
-    return read_runs([p], lenient=lenient, float32=float32, run_id=run_id)
+    _files.check_file(path)
+    return read_runs([Path(path)], lenient=lenient, float32=float32, run_id=run_id)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,16 +163,13 @@ def read_qrels(path: Source, *, lenient: bool = False) -> pd.DataFrame:
     blank line (strict), a non-integer or out-of-int16 label, a repeated (qid, docno) (strict;
     lenient keeps the first), an empty file, a corrupt gzip.
     """
-    p = Path(path) if isinstance(path, str | os.PathLike) else None
-    if p is not None and p.is_dir():
-        paths = sorted(str(f) for f in p.iterdir() if f.is_file())
-    elif p is not None and p.is_file():
-        paths = [str(p)]
-    else:
-        paths = run_files(path)
+    paths, expanded = _files.expand(path, lenient=lenient, entries=None)
     if not paths:
         raise FileNotFoundError(f"no qrels file in {path}")
     df, repairs = _parse.load_qrels(paths, lenient)
+    if len(expanded):
+        expanded.parts.append(repairs)
+        repairs = expanded.frame()
     if lenient:
         df.attrs["repairs"] = repairs
         warn(repairs)
@@ -202,7 +191,7 @@ def read_orgs(path: PathLike, *, lenient: bool = False) -> pd.DataFrame:
     organization, or a tag listed twice (with ``lenient=True`` a repeated tag keeps the first
     entry and is recorded in ``attrs["repairs"]``).
     """
-    names, orgs, repairs = _parse.parse_desc(path, lenient)
+    names, orgs, repairs = _desc.parse_desc(path, lenient)
     df = pd.DataFrame(
         {"name": encode(pd.Series(names, dtype="str")), "org": encode(pd.Series(orgs, dtype="str"))}
     )
@@ -290,8 +279,9 @@ def read_collection(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrecFormatWarning)
         qrels = read_qrels(qrels_src, lenient=lenient)
+        run_paths, expanded = _files.expand(runs_src, lenient=lenient)
         runs, files, repairs = _parse.load_runs(
-            run_files(runs_src), lenient=lenient, float32=float32, run_id=run_id
+            run_paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
         )
     rep = Repairs()
     rep.parts.append(repairs)
@@ -300,7 +290,7 @@ def read_collection(
     if implicit_orgs:
         tags = pd.Series(runs["name"].cat.categories, dtype="str")
         orgs = pd.DataFrame({"name": encode(tags), "org": encode(tags)})
-    elif desc.is_file():
+    elif _desc_exists(desc):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrecFormatWarning)
             orgs = read_orgs(desc, lenient=lenient)
@@ -312,12 +302,12 @@ def read_collection(
         )
         rep.add(desc, None, "desc.xml is missing", "every run left unmapped")
     else:
-        raise TrecFormatError("desc.xml is missing (run tag → organization map)", desc)
+        raise RepairableError("desc.xml is missing (run tag → organization map)", desc)
     known = set(orgs["name"].astype("str"))
     unmapped = sorted(n for n in runs["name"].cat.categories if n not in known)
     if unmapped:
         if not lenient:
-            raise TrecFormatError(
+            raise RepairableError(
                 f"desc.xml lacks run tag {unmapped[0]!r}"
                 + (f" (and {len(unmapped) - 1} more: {unmapped[1:]})" if len(unmapped) > 1 else ""),
                 desc,
@@ -373,11 +363,41 @@ def load_collection(
     ``desc.xml``). Two or more: a qrels file followed by run files, directories or globs.
     """
     paths = [Path(p) for p in paths]
-    missing = [str(p) for p in paths if not p.exists() and not any(c in str(p) for c in "*?[")]
-    if missing:
-        raise FileNotFoundError(f"no such file or directory: {missing[0]}")
+    check_paths(paths)
     if len(paths) == 1 and paths[0].is_dir():
         return read_collection(paths[0], desc=desc, **options)
     if len(paths) < 2:
         raise ValueError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
     return read_collection(qrels=paths[0], runs=[str(p) for p in paths[1:]], desc=desc, **options)
+
+
+def check_paths(paths: Iterable[PathLike]) -> None:
+    """Check command-line style input paths before any reading: each must be a regular file, a
+    directory or a glob pattern. Raises ``FileNotFoundError`` for a path that does not exist,
+    :class:`TrecFormatError` naming what a path is when it is something else (a FIFO, a
+    device, a dangling symbolic link, a link loop).
+
+    Examples
+    --------
+    >>> check_paths(["/dev/null"])
+    Traceback (most recent call last):
+    ...
+    pbtools.frames.TrecFormatError: /dev/null: a character device, not a regular file
+    """
+    for p in paths:
+        problem = _files.path_problem(p)
+        if problem == "no such file or directory":
+            if not _glob.has_magic(str(p)):
+                raise FileNotFoundError(f"no such file or directory: {p}")
+        elif problem is not None:
+            raise TrecFormatError(problem, str(p))
+
+
+def _desc_exists(desc: Path) -> bool:
+    """True for a desc.xml file, False when there is none; anything else that is not a regular
+    file (a FIFO, a dangling link …) is refused."""
+    problem = _files.path_problem(desc)
+    if problem == "no such file or directory":
+        return False
+    _files.check_file(desc)
+    return True
