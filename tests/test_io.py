@@ -530,6 +530,17 @@ def test_trec2_file_identity_matches_reference(trec2_file, shared_dir):
     assert len(q) == 62620 and q["qid"].nunique() == 50
 
 
+def test_trec2_every_dropped_line_is_a_repair(trec2_file, trec2_tag):
+    # by file: 1,133 lines dropped; by tag, input.prc1 and input.prc2 (one tag) merge and the
+    # documents both rank are dropped too: 31,447. Each dropped line is one repair.
+    for c, n in ((trec2_file, 1133), (trec2_tag, 31_447)):
+        dropped = c.repairs["action"].str.match(r"(skipped|dropped)")
+        assert 1_823_790 - len(c.runs) == dropped.sum() == n
+        kept_six = (c.repairs["action"] == "kept the first 6 fields").sum()
+        other = 2 if c is trec2_tag else 0  # the merge, and prceo1 not in desc.xml
+        assert kept_six == 1253 and len(c.repairs) == n + kept_six + other
+
+
 def test_trec2_strict_fails_at_first_dirty_file(trec2_dir):
     with pytest.raises(TrecFormatError) as info:
         io.read_collection(trec2_dir)

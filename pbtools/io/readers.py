@@ -3,12 +3,16 @@
 Formats (whitespace-separated: any run of spaces and tabs separates fields; leading and trailing
 blanks and CRLF line ends are fine; gzip is detected by its magic bytes, whatever the name):
 
-* **run** line: ``qid Q0 docno rank score tag`` (6 fields). ``score`` must be a number (not
-  NaN), ``rank`` a number; the rank is then ignored, as trec_eval ignores it, and rows are put
-  into trec_eval order (:func:`pbtools.frames.trec_order`: score descending, docno descending).
+* **run** line: ``qid Q0 docno rank score tag`` (6 fields). ``score`` must be a finite number
+  that a double holds, ``rank`` a number; the rank is then ignored, as trec_eval ignores it, and
+  rows are put into trec_eval order (:func:`pbtools.frames.trec_order`: score descending, docno
+  descending).
 * **qrels** line: ``qid iter docno label`` (4 fields); ``label`` an integer in the int16 range
   (negative allowed: −1 is "pooled but unjudged").
-* **desc.xml**: ``<runs><tag>T</tag><organization>O</organization></runs>`` entries.
+* **desc.xml**: ``<runs><tag>T</tag><organization>O</organization></runs>`` entries, plain text,
+  no entity declarations (:mod:`pbtools.io.desc`).
+* files: regular files, UTF-8 without a byte-order mark, no control bytes but TAB, LF, CR, no
+  bare CR line ends (:mod:`pbtools.io.files`).
 
 **Strict by default**, as trec_eval 10 is: malformed input raises
 :class:`~pbtools.frames.TrecFormatError` naming the file, the exact 1-based physical line (blank
@@ -20,12 +24,18 @@ of trec_eval_reference (Lipani's tool) is applied and every repair is reported:
   order on equal scores; a repeated (qid, docno) in qrels keeps the first;
 * a file whose lines carry several run tags is read as one run under its first tag;
 * two files with one tag (``run_id="tag"``) are merged into one run (then the rule above);
+* NaN, infinite, overflowing and underflowing scores are kept (NaN last in its topic), a
+  non-numeric rank is ignored;
+* a byte-order mark is removed, bare CRs end lines, a line with a control byte is skipped;
+* a directory entry that is not a regular file, and a file given twice, are skipped;
 * ``read_collection``: runs that ``desc.xml`` does not list go to ``Collection.unmapped``.
 
 Each repair is a row (``file``, ``line``, ``problem``, ``action``) of ``df.attrs["repairs"]`` /
 ``Collection.repairs``, and each repaired file gets one :class:`~pbtools.frames.TrecFormatWarning`
-summarising its counts. Errors that cannot be repaired (non-numeric score, corrupt gzip, empty
-file, malformed XML) raise in both modes.
+summarising its counts. A strict refusal of a problem that lenient reading repairs is a
+:class:`~pbtools.io.repairs.RepairableError`. Errors that cannot be repaired (a non-numeric
+score, invalid UTF-8, corrupt gzip, malformed or unsafe XML, a special file given by name) raise
+in both modes. ``docs/input.md`` has the table of every kind of problem and what it gets.
 
 Run identity (PROTOCOL item 1): ``run_id="tag"`` (default) names a run by its column-6 tag;
 ``run_id="file"`` by its file name without ``input.`` and ``.gz`` (``input.prc1.gz`` → ``prc1``).
@@ -120,9 +130,13 @@ def read_runs(
     by the frames derived from the result, not copied (see ``AttrsFrame`` in ``_parse``).
 
     Raises :class:`TrecFormatError` (file, line, problem) in strict mode for a wrong field count
-    or blank line, a non-numeric score or rank, several tags in one file, two files with one tag
-    (``run_id="tag"``), a repeated (qid, docno) in a run; in both modes for an empty file, a
-    corrupt gzip or invalid UTF-8. ``FileNotFoundError`` when the source matches no file.
+    or blank line, a NaN, infinite, overflowing or underflowing score, a non-numeric rank,
+    several tags in one file, two files with one tag (``run_id="tag"``), a repeated (qid, docno)
+    in a run, a byte-order mark, bare CRs, a control byte, an empty file, a directory entry
+    that is not a regular file, a file given twice; in both modes for a non-numeric score, a
+    corrupt gzip, invalid UTF-8 or a special file (FIFO, device, dangling link) given by name.
+    ``FileNotFoundError`` when the source matches no file. ``docs/input.md`` lists what
+    ``lenient=True`` does instead.
     """
     _parse.check_run_id(run_id)
     paths, expanded = _files.expand(source, lenient=lenient)
