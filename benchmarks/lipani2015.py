@@ -83,8 +83,8 @@ def sweep_task(variant: dict, *, frames, runs, cutoffs, protocol, pooled, depth)
     """One Lipani variant (``alpha`` and/or ``indicator``) of the leave-one-org-out experiment."""
     res = experiments.leave_one_out_experiment(
         frames,
-        cutoffs=cutoffs,
-        by="org",
+        measures=[f"P@{n}" for n in cutoffs],
+        leave_out="org",
         runs=runs,
         estimators=("lipani",),
         protocol=protocol,
@@ -96,7 +96,18 @@ def sweep_task(variant: dict, *, frames, runs, cutoffs, protocol, pooled, depth)
         f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in variant.items()
     )
     res["estimator"] = f"lipani({label})"
-    return res
+    return with_cutoff(res)
+
+
+def with_cutoff(df: pd.DataFrame) -> pd.DataFrame:
+    """The library names measures (``measure`` = "P@10") and leave-out units (``leave_out``);
+    this script's tables are keyed by the cut-off ``n`` and ``by``."""
+    out = df.copy()
+    if "measure" in out.columns and "n" not in out.columns:
+        out["n"] = out["measure"].astype(str).str.slice(2).astype(int)
+    if "leave_out" in out.columns and "by" not in out.columns:
+        out["by"] = out["leave_out"]
+    return out
 
 
 def run_track(
@@ -115,7 +126,7 @@ def run_track(
     # the two configurations share one merge in a single process; the sweep uses every core
     main = analysis.analyze(
         source,
-        cutoffs=cutoffs,
+        measures=[f"P@{n}" for n in cutoffs],
         leave_out=("org",),
         run_sets=("all", "top75"),
         estimators=ESTIMATORS,
@@ -125,6 +136,8 @@ def run_track(
         dask=dask,
         progress=progress,
     )
+    for table in ("scores", "errors", "significance", "truth"):
+        setattr(main, table, with_cutoff(getattr(main, table)))
     frames = main.frames
     pooled, depth = main.params["pooled_runs"], main.params["depth"]
     variants = [{"alpha": float(a)} for a in alphas if float(a) != 1.0]
@@ -153,7 +166,7 @@ def run_track(
     sweep = sweep.merge(
         stats.kendall_tau_by(sweep_scores[[*keys, "name", "true", "estimate"]], by=keys), on=keys
     )
-    base = main.errors.drop(columns="by")
+    base = main.errors.drop(columns=["by", "leave_out", "measure"])
     lam1 = base[base["estimator"] == "lipani"].assign(estimator="lipani(alpha=1)")
     sweep = pd.concat([sweep, lam1], ignore_index=True)
     table = base.assign(track=track)[
@@ -162,7 +175,7 @@ def run_track(
     return {
         "table2": table,
         "sweep": sweep.assign(track=track),
-        "scores": main.scores.drop(columns="by").assign(track=track),
+        "scores": main.scores.drop(columns=["by", "leave_out"]).assign(track=track),
         "properties": main.properties,
         "timings": main.timings,
     }

@@ -373,6 +373,15 @@ def is_trec_ordered(runs: pd.DataFrame) -> bool:
     return bool(np.all(ok[same]))
 
 
+def ranked(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` in trec order with ranks 1..n: returned as they are when they already are,
+    else coerced to the run schema and sorted (:func:`as_run`)."""
+    require_columns(runs, ("qid", "docno", "score"), "run")
+    if "rank" in runs.columns and "name" in runs.columns and is_trec_ordered(runs):
+        return runs
+    return as_run(runs)
+
+
 # --------------------------------------------------------------------------------------------
 # run ⋈ qrels
 # --------------------------------------------------------------------------------------------

@@ -43,7 +43,15 @@ import pyarrow.compute as pc
 
 from pbtools.frames import LABEL_DTYPE, RANK_DTYPE, SCORE_DTYPE
 
-__all__ = ["SynthParams", "SyntheticCollection", "generate"]
+__all__ = [
+    "SynthParams",
+    "SyntheticCollection",
+    "generate",
+    "join_lines",
+    "string_array",
+    "write_desc",
+    "write_qrels",
+]
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,8 @@ class SyntheticCollection:
         root = Path(path)
         for sub in ("QRels", "Runs", "truth"):
             (root / sub).mkdir(parents=True, exist_ok=True)
-        _write_qrels(self.qrels, root / "QRels" / "qrels")
-        _write_qrels(self.truth, root / "truth" / "qrels")
+        write_qrels(self.qrels, root / "QRels" / "qrels")
+        write_qrels(self.truth, root / "truth" / "qrels")
         text, ends = _run_lines(self.runs)  # every line at once, then one slice per run
         name_codes = self.runs["name"].cat.codes.to_numpy()
         bounds = np.flatnonzero(np.r_[True, name_codes[1:] != name_codes[:-1], True])
@@ -117,18 +125,7 @@ class SyntheticCollection:
                     fh.write(chunk)
             else:
                 target.write_bytes(chunk)
-        lines = ["<set>"]
-        for name, org in zip(
-            self.orgs["name"].astype(str), self.orgs["org"].astype(str), strict=True
-        ):
-            lines += [
-                "    <runs>",
-                f"        <tag>{escape(name)}</tag>",
-                f"        <organization>{escape(org)}</organization>",
-                "    </runs>",
-            ]
-        lines.append("</set>")
-        (root / "desc.xml").write_text("\n".join(lines) + "\n")
+        write_desc(self.orgs, root / "desc.xml")
         return root
 
 
@@ -142,16 +139,17 @@ def _cat(values: np.ndarray, labels: list[str]) -> pd.Categorical:
     )
 
 
-def _strings(col: pd.Series) -> pa.Array:
-    """A column as an Arrow string array (ids decoded, numbers formatted)."""
+def string_array(col: pd.Series) -> pa.Array:
+    """A column as an Arrow string array (ids decoded; numbers in their shortest text that
+    reads back as the same value, NaN as ``nan``)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = pa.array(col.cat.categories.astype(str).to_numpy(dtype=object), type=pa.string())
         return cats.take(pa.array(col.cat.codes.to_numpy()))
     return pc.cast(pa.array(col.to_numpy()), pa.string())
 
 
-def _lines(columns: list, sep: str = " ") -> tuple[bytes, np.ndarray]:
-    """Join columns (arrays or scalars) into newline-terminated lines.
+def join_lines(columns: list, sep: str = " ") -> tuple[bytes, np.ndarray]:
+    """Join columns (Arrow string arrays or scalars) into newline-terminated lines.
 
     Returns the text and the end offset of every line (vectorised with Arrow).
     """
@@ -166,14 +164,35 @@ def _lines(columns: list, sep: str = " ") -> tuple[bytes, np.ndarray]:
     return data, (offsets[1:] - offsets[0]).astype(np.int64)
 
 
-def _write_qrels(qrels: pd.DataFrame, path: Path) -> None:
+def write_qrels(qrels: pd.DataFrame, path: Path) -> None:
+    """Write ``qid 0 docno label`` lines in the frame's row order."""
     if len(qrels) == 0:
-        path.write_bytes(b"")
+        Path(path).write_bytes(b"")
         return
-    text, _ = _lines(
-        [_strings(qrels["qid"]), pa.scalar("0"), _strings(qrels["docno"]), _strings(qrels["label"])]
+    text, _ = join_lines(
+        [
+            string_array(qrels["qid"]),
+            pa.scalar("0"),
+            string_array(qrels["docno"]),
+            string_array(qrels["label"]),
+        ]
     )
-    path.write_bytes(text)
+    Path(path).write_bytes(text)
+
+
+def write_desc(orgs: pd.DataFrame, path: Path) -> None:
+    """Write a TREC ``desc.xml`` (``<set><runs><tag/><organization/></runs>...``) from the
+    ``name``, ``org`` columns of ``orgs``."""
+    lines = ["<set>"]
+    for name, org in zip(orgs["name"].astype(str), orgs["org"].astype(str), strict=True):
+        lines += [
+            "    <runs>",
+            f"        <tag>{escape(name)}</tag>",
+            f"        <organization>{escape(org)}</organization>",
+            "    </runs>",
+        ]
+    lines.append("</set>")
+    Path(path).write_text("\n".join(lines) + "\n")
 
 
 def _run_lines(runs: pd.DataFrame) -> tuple[bytes, np.ndarray]:
@@ -183,14 +202,14 @@ def _run_lines(runs: pd.DataFrame) -> tuple[bytes, np.ndarray]:
     score = runs["score"].to_numpy()
     # the scores hold 4 decimals already; Arrow's shortest round-trip text of each double
     # reads back as the same double
-    return _lines(
+    return join_lines(
         [
-            _strings(runs["qid"]),
+            string_array(runs["qid"]),
             pa.scalar("Q0"),
-            _strings(runs["docno"]),
-            _strings(runs["rank"]),
+            string_array(runs["docno"]),
+            string_array(runs["rank"]),
             pc.cast(pa.array(score), pa.string()),
-            _strings(runs["name"]),
+            string_array(runs["name"]),
         ]
     )
 

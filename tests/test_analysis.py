@@ -13,7 +13,7 @@ from pbtools.experiments.analysis import SAMPLE, analyze
 
 @pytest.fixture(scope="module")
 def result():
-    return analyze(SAMPLE, cutoffs=(5, 10, 20), progress=False)
+    return analyze(SAMPLE, measures=("P@5", "P@10", "P@20"), progress=False)
 
 
 def test_properties_of_the_sample(result):
@@ -23,8 +23,17 @@ def test_properties_of_the_sample(result):
 
 def test_every_configuration_and_estimator_is_there(result):
     e = result.errors
-    assert list(e.columns) == ["by", "runs", "n", "estimator", "mae", "sre", "sre_star", "tau"]
-    assert len(e) == 2 * 2 * 3 * 3  # by × run set × cut-off × estimator
+    assert list(e.columns) == [
+        "leave_out",
+        "runs",
+        "measure",
+        "estimator",
+        "mae",
+        "sre",
+        "sre_star",
+        "tau",
+    ]
+    assert len(e) == 2 * 2 * 3 * 3  # leave-out × run set × measure × estimator
     assert set(e["estimator"]) == {"reduced", "webber", "lipani"}
     assert (e["mae"] >= 0).all() and (e["sre_star"] <= e["sre"]).all()
     assert e["tau"].between(-1, 1).all()
@@ -33,9 +42,12 @@ def test_every_configuration_and_estimator_is_there(result):
 def test_scores_obey_the_estimators_bounds(result):
     s = result.scores
     wide = s.pivot_table(
-        index=["by", "runs", "n", "name"], columns="estimator", values="estimate", observed=True
+        index=["leave_out", "runs", "measure", "name"],
+        columns="estimator",
+        values="estimate",
+        observed=True,
     )
-    k = s[s["estimator"] == "reduced"].set_index(["by", "runs", "n", "name"])["k"]
+    k = s[s["estimator"] == "reduced"].set_index(["leave_out", "runs", "measure", "name"])["k"]
     # reduced ≤ Lipani ≤ reduced + k̄ (Algorithm 1) and the reduced pool never beats the truth
     assert (wide["lipani"] >= wide["reduced"] - 1e-12).all()
     assert (wide["lipani"] <= wide["reduced"] + k.reindex(wide.index) + 1e-12).all()
@@ -46,10 +58,13 @@ def test_scores_obey_the_estimators_bounds(result):
 def test_errors_agree_with_stats_on_the_scores(result):
     s = result.scores
     sel = s[
-        (s["by"] == "org") & (s["runs"] == "all") & (s["n"] == 10) & (s["estimator"] == "lipani")
+        (s["leave_out"] == "org")
+        & (s["runs"] == "all")
+        & (s["measure"] == "P@10")
+        & (s["estimator"] == "lipani")
     ]
     row = result.errors.query(
-        "by == 'org' and runs == 'all' and n == 10 and estimator == 'lipani'"
+        "leave_out == 'org' and runs == 'all' and measure == 'P@10' and estimator == 'lipani'"
     ).iloc[0]
     assert row["mae"] == pytest.approx(np.mean(np.abs(sel["true"] - sel["estimate"])))
     frame = sel[["name", "true", "estimate"]]
@@ -61,11 +76,13 @@ def test_errors_agree_with_stats_on_the_scores(result):
 
 def test_truth_is_balanced_and_matches_scores(result):
     t = result.truth
-    counts = t.groupby(["runs", "n", "name"]).size()
+    counts = t.groupby(["runs", "measure", "name"]).size()
     assert counts.nunique() == 1  # every run has every topic (missing topics score 0)
-    means = t.groupby(["runs", "n", "name"])["value"].mean()
-    s = result.scores[(result.scores["by"] == "org") & (result.scores["estimator"] == "reduced")]
-    true = s.set_index(["runs", "n", "name"])["true"]
+    means = t.groupby(["runs", "measure", "name"])["value"].mean()
+    s = result.scores[
+        (result.scores["leave_out"] == "org") & (result.scores["estimator"] == "reduced")
+    ]
+    true = s.set_index(["runs", "measure", "name"])["true"]
     pd.testing.assert_series_equal(means.reindex(true.index), true, check_names=False)
 
 
@@ -74,7 +91,7 @@ def test_write_parquet_with_parameters(result, tmp_path):
     assert {p.name for p in paths} == {f"{t}.parquet" for t in result.TABLES}
     back = io.read_parquet(tmp_path / "errors.parquet")
     pd.testing.assert_frame_equal(back, result.errors, check_like=False)
-    assert back.attrs["metadata"]["cutoffs"] == [5, 10, 20]
+    assert back.attrs["metadata"]["measures"] == ["P@5", "P@10", "P@20"]
     assert back.attrs["metadata"]["depth"] == 20
 
 
@@ -90,8 +107,8 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
 
 
 def test_jobs_give_identical_results():
-    a = analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), progress=False, jobs=1)
-    b = analyze(SAMPLE, cutoffs=(10,), leave_out=("org",), progress=False, jobs=2)
+    a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), progress=False, jobs=1)
+    b = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), progress=False, jobs=2)
     pd.testing.assert_frame_equal(a.errors, b.errors)
     pd.testing.assert_frame_equal(a.scores, b.scores)
 
@@ -104,7 +121,7 @@ def test_dask_cluster_gives_identical_results():
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
-        a = analyze(SAMPLE, cutoffs=(10,), progress=False, dask=client)
-    b = analyze(SAMPLE, cutoffs=(10,), progress=False)
+        a = analyze(SAMPLE, measures=("P@10",), progress=False, dask=client)
+    b = analyze(SAMPLE, measures=("P@10",), progress=False)
     pd.testing.assert_frame_equal(a.errors, b.errors)
     pd.testing.assert_frame_equal(a.scores, b.scores)

@@ -808,9 +808,9 @@ REFUSED_ARGUMENTS = [
         "--jobs must be >= 1 (or 0 for every core)",
     ),
     (
-        "analyze -m AP",
-        ("analyze", "{d}/T", "-m", "AP"),
-        "-m AP: analyze compares estimators of P@n",
+        "analyze -m nDCG@x",
+        ("analyze", "{d}/T", "-m", "nDCG@x"),
+        "-m nDCG@x: unknown measure 'nDCG@x'",
     ),
     (
         "analyze -m P@0",
@@ -840,12 +840,12 @@ REFUSED_ARGUMENTS = [
     (
         "correct --estimators reduced,foo",
         (*CORRECT, "--estimators", "reduced,foo"),
-        "--estimators: 'foo' is not one of true, reduced, webber, lipani, condensed",
+        "--estimators: 'foo' is not one of true, reduced, condensed, lipani, webber",
     ),
     (
-        "correct -m AP",
-        (*CORRECT, "-m", "AP"),
-        "-m AP: unsupported measure 'AP': corrections handle P@n and RBP(p=x)@n",
+        "correct -m P@0",
+        (*CORRECT, "-m", "P@0"),
+        "-m P@0: measure 'P@0': the cut-off must be ≥ 1",
     ),
     (
         "correct -m RBP(p=2)@10",

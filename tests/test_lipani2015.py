@@ -37,19 +37,20 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def errors():
-    from pbtools.corrections.rerank import round_half_up
     from pbtools.experiments import leave_one_out_experiment
+    from pbtools.measures import round_half_up
     from pbtools.stats import mae, sre
 
     res = leave_one_out_experiment(
         str(TRACK),
-        cutoffs=(5, 10, 20, 30, 100),
-        by="org",
+        measures=("P@5", "P@10", "P@20", "P@30", "P@100"),
+        leave_out="org",
         runs="top75",
         estimators=("reduced", "webber", "lipani"),
         protocol="lipani2015",
     )
-    frame = res[["name", "n", "estimator", "true", "estimate"]]
+    frame = res[["name", "measure", "estimator", "true", "estimate"]]
+    frame = frame.assign(n=frame["measure"].str.slice(2).astype(int)).drop(columns="measure")
     out = mae(frame, by=["n", "estimator"]).merge(
         sre(frame, by=["n", "estimator"]), on=["n", "estimator"]
     )
@@ -63,7 +64,7 @@ def errors():
 def test_run_counts(errors):
     _, res = errors
     # 36 pooled runs (prc1/prc2 both tagged prceo1, pooled but never evaluated), top 75% = 27
-    assert res.groupby(["n", "estimator"]).size().eq(27).all()
+    assert res.groupby(["measure", "estimator"]).size().eq(27).all()
 
 
 @pytest.mark.parametrize("key", sorted(TARGETS))

@@ -1,4 +1,4 @@
-"""Tests for pbtools.pooling (incl. inference): hand-checked cases, properties, TREC-2."""
+"""Tests for pbtools.pooling: hand-checked cases, properties, TREC-2 (inference: test_inference)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbtools import frames, pooling
-from pbtools.pooling.inference import infer_pool, judged_prefixes
+from pbtools.pooling.inference import infer_pool
 
 # --------------------------------------------------------------------------------------------
 # a tiny collection: runs A, B (org X) and C (org Y), topics 1 and 2, pool depth 2
@@ -259,7 +259,7 @@ def test_top_fraction():
     assert p10["name"].tolist() == ["e", "h", "b", "c", "g", "d"]
     assert p10["rank"].tolist() == [1, 2, 3, 4, 5, 6]
     assert top[top["measure"] == "AP"]["name"].tolist() == list("hgfedc")
-    assert len(pooling.top_fraction(scores.iloc[:8], round=None)) == 6
+    assert len(pooling.top_fraction(scores.iloc[:8], decimals=None)) == 6
     n36 = pd.DataFrame(
         {"name": [f"r{i}" for i in range(36)], "measure": "P@5", "value": np.linspace(0, 1, 36)}
     )
@@ -363,60 +363,6 @@ def test_take_all_and_shallow_properties(coll):
 
 
 # --------------------------------------------------------------------------------------------
-# pool inference
-# --------------------------------------------------------------------------------------------
-
-
-def test_judged_prefixes_by_hand():
-    runs = make_runs({("A", "1"): ["a", "b", "x", "c", "y", "z", "d"]})
-    qrels = make_qrels({("1", d): 0 for d in "abcd"})
-    p = judged_prefixes(runs, qrels, 0).iloc[0]
-    assert (p["length"], p["prefix"], p["walk"]) == (7, 2, 2)
-    p = judged_prefixes(runs, qrels, 1).iloc[0]
-    assert p["walk"] == 4 and p["judged_walk"] == 3
-    p = judged_prefixes(runs, qrels, 3).iloc[0]
-    assert p["walk"] == 7  # fewer than 4 unjudged: the walk reaches the end
-
-
-def test_infer_pool_by_hand():
-    # three runs pooled at depth 4 on two topics; U is judged only down to rank 2
-    rankings = {}
-    for name in "PQR":
-        for t in ("1", "2"):
-            rankings[(name, t)] = [f"{name}{t}k{i}" for i in range(4)] + [
-                f"{name}{t}n{i}" for i in range(3)
-            ]
-    rankings[("U", "1")] = ["P1k0", "Q1k0", "u1", "u2", "u3", "u4", "u5"]
-    rankings[("U", "2")] = ["P2k1", "R2k3", "u6", "u7", "u8"]
-    runs = make_runs(rankings)
-    top = runs[(runs["rank"] <= 4) & (runs["name"] != "U")]
-    qrels = frames.as_qrels(top[["qid", "docno"]].drop_duplicates().assign(label=0))
-    for policy in ("lipani2015", "per_run"):
-        info = infer_pool(runs, qrels, policy)
-        assert info.depth == 4 and info.pooled_runs == ["P", "Q", "R"], policy
-        assert info.unpooled_runs == ["U"]
-    table = infer_pool(runs, qrels).runs.set_index("name")
-    assert table.loc["U", "short_topics"] == 2 and table.loc["P", "prefix_min"] == 4
-    assert table.loc["U", "run_depth"] == 2 and table.loc["P", "run_depth"] == 4
-    assert infer_pool(runs, qrels, depth=2).pooled_runs == ["P", "Q", "R", "U"]
-    with pytest.raises(ValueError, match="policy"):
-        infer_pool(runs, qrels, "median")
-
-
-def test_infer_pool_tolerance():
-    # rank 3 unjudged: pooled at depth 5 only when one unjudged document may be stepped over
-    runs = make_runs(
-        {
-            ("A", "1"): ["a", "b", "x", "c", "d", "e", "y"],
-            ("B", "1"): ["a", "b", "c", "d", "e", "f"],
-        }
-    )
-    qrels = make_qrels({("1", d): 0 for d in "abcde"})
-    assert infer_pool(runs, qrels, depth=5, tolerance=0.0).pooled_runs == ["B"]
-    assert infer_pool(runs, qrels, depth=5, tolerance=0.2).pooled_runs == ["A", "B"]
-
-
-# --------------------------------------------------------------------------------------------
 # TREC-2 ad hoc (../shared)
 # --------------------------------------------------------------------------------------------
 
@@ -435,18 +381,6 @@ def trec2_tag(trec2_dir):
 
 @pytest.mark.shared
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", ["lipani2015", "per_run"])
-def test_trec2_inference_by_tag(trec2_tag, policy):
-    d = pooling.describe(trec2_tag, policy=policy)
-    assert (d["d"], d["|T|"], d["|O|"]) == (100, 50, 22), policy
-    assert d["unpooled_runs"] == ["rutfmed", "uicah"]
-    # prc1 and prc2 carry one tag: 37 run ids from 38 files; prceo1 (two files) is pooled
-    assert (d["|R|"], d["|R_p|"], d["|R| files"], d["|R_p| files"]) == (37, 35, 38, 36)
-    assert d["unmapped"] == ["prceo1"] and "prceo1" in d["pooled_runs"]
-
-
-@pytest.mark.shared
-@pytest.mark.slow
 def test_trec2_leave_one_org_out(trec2_tag):
     col = trec2_tag
     info = infer_pool(col.runs, col.qrels)
@@ -458,12 +392,3 @@ def test_trec2_leave_one_org_out(trec2_tag):
         others = [n for n, o in umap.items() if o != org]
         ref = pooling.repool(col.qrels, rp[rp["name"].astype(str).isin(others)], 100)
         assert pairs(lo[lo["left_out"] == org]) == pairs(ref)
-
-
-@pytest.mark.shared
-@pytest.mark.slow
-def test_trec2_inference_by_file(trec2_dir):
-    col = _read_trec2(trec2_dir, "file")
-    d = pooling.describe(col)
-    assert (d["|R|"], d["|O|"], d["|R_p|"], d["d"], d["|T|"]) == (38, 22, 36, 100, 50)
-    assert d["unpooled_runs"] == ["rutfmed", "uicah"] and d["unmapped"] == []

@@ -6,16 +6,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbtools.corrections.rerank import (
-    deltas,
-    fires,
-    indicators,
-    merge,
-    precision_at,
-    round_half_up,
-    run_means,
-)
-from pbtools.frames import judge
+from pbtools.corrections.indicators import deltas, fires, indicators
+from pbtools.corrections.merge import merge
+from pbtools.measures import evaluate, round_half_up
+
+
+def pa(frame, qrels, ns):
+    """Run means of P@n and AntiP@n (from pbtools.measures) in the indicators' layout:
+    ``name``, ``measure`` (P@n), ``P``, ``AntiP`` (+ ``unpooled`` for merged runs)."""
+    f = frame if "score" in frame else frame.assign(score=-frame["rank"].astype(float))
+    ms = [f"P@{n}" for n in ns] + [f"AntiP@{n}" for n in ns]
+    ev = evaluate(f[["name", "qid", "docno", "score"]], qrels, ms, warn=False)
+    ev = ev.astype({"name": str, "measure": str})
+    wide = ev.pivot_table(index="name", columns="measure", values="value")
+    rows = [
+        (name, f"P@{n}", wide.loc[name, f"P@{n}"], wide.loc[name, f"AntiP@{n}"])
+        for name in wide.index
+        for n in ns
+    ]
+    out = pd.DataFrame(rows, columns=["name", "measure", "P", "AntiP"])
+    if "unpooled" in frame:
+        out.insert(0, "unpooled", str(frame["unpooled"].iloc[0]))
+    return out
 
 
 def run(name, docs, qid="1"):
@@ -101,23 +113,19 @@ def test_round_half_up():
 
 def test_precision_and_indicators_hand_computed():
     qrels = pd.DataFrame({"qid": "1", "docno": list("abce"), "label": [1, 0, 1, 0]})
-    pj = judge(P.assign(rank=range(1, 7)), qrels, keys=[])
-    per = precision_at(pj, [2, 4])
-    row = per.set_index("n")
-    assert row.loc[2, "P"] == 0.5 and row.loc[2, "AntiP"] == 0.5 and row.loc[2, "k"] == 0.0
-    assert row.loc[4, "P"] == 0.5 and row.loc[4, "AntiP"] == 0.25
+    per = pa(P, qrels, [2, 4])
+    row = per.set_index("measure")
+    assert row.loc["P@2", "P"] == 0.5 and row.loc["P@2", "AntiP"] == 0.5
+    assert row.loc["P@4", "P"] == 0.5 and row.loc["P@4", "AntiP"] == 0.25
     m = merge(P, U)  # a e c d b f
-    mj = judge(m, qrels, keys=[])
-    mm = run_means(precision_at(mj, [2, 4], keys=["unpooled"]), keys=["unpooled"])
-    pm = run_means(per)
-    d = deltas(mm, pm)
-    d2 = d.set_index("n")
+    assert order(m) == "aecdbf"
+    d = deltas(pa(m, qrels, [2, 4]), per)
+    d2 = d.set_index("measure")
     # top2 of r' = a e → P .5 P̄ .5 ; r_p top2 = a b → same → δ = 0
-    assert d2.loc[2, "dP"] == 0 and d2.loc[2, "dAntiP"] == 0
+    assert d2.loc["P@2", "dP"] == 0 and d2.loc["P@2", "dAntiP"] == 0
     # top4 of r' = a e c d → P .5, P̄ .25 ; r_p top4 = a b c d → P .5, P̄ .25
-    assert d2.loc[4, "dk"] == 0
-    uj = judge(U.assign(rank=range(1, 5)), qrels, keys=[])
-    own = run_means(precision_at(uj, [2, 4]))
+    assert d2.loc["P@4", "dk"] == 0
+    own = pa(U, qrels, [2, 4])
     ind = indicators(own, d)
     assert list(ind["n_pooled"]) == [1, 1]
     k = 1 - ind["P"] - ind["AntiP"]
@@ -158,18 +166,10 @@ def test_properties_dk_nonnegative_when_judged_to_depth(dp, du, labels):
     qrels = pd.DataFrame({"qid": "1", "docno": list(dp[:m_]), "label": labels[:m_]})
     p, u = run("p", dp), run("u", du)
     ns = list(range(1, m_ + 1))
-    pm = run_means(precision_at(judge(p.assign(rank=range(1, len(dp) + 1)), qrels, keys=[]), ns))
-    mj = judge(merge(p, u), qrels, keys=[])
-    mm = run_means(precision_at(mj, ns, keys=["unpooled"]), keys=["unpooled"])
-    d = deltas(mm, pm)
+    pm = pa(p, qrels, ns)
+    d = deltas(pa(merge(p, u), qrels, ns), pm)
     assert (d["dk"] >= -1e-12).all()
-    same = deltas(
-        run_means(
-            precision_at(judge(merge(p, run("u", dp)), qrels, keys=[]), ns, keys=["unpooled"]),
-            keys=["unpooled"],
-        ),
-        pm,
-    )
+    same = deltas(pa(merge(p, run("u", dp)), qrels, ns), pm)
     assert np.allclose(same[["dP", "dAntiP", "dk"]].to_numpy(), 0.0)
 
 

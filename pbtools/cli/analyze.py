@@ -35,7 +35,8 @@ def register(sub) -> None:
         "-m",
         "--measure",
         action="append",
-        help="P@n cut-offs to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100)",
+        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
+        "estimator corrects those it supports (lipani: P@n)",
     )
     an.add_argument(
         "--leave-out",
@@ -60,23 +61,10 @@ def register(sub) -> None:
 
 
 def validate(args: argparse.Namespace) -> None:
-    """Every argument and path checked before any input is read; sets ``args.cutoffs``."""
-    from pbtools import corrections
+    """Every argument and path checked before any input is read."""
     from pbtools.experiments import analysis
 
-    names = args.measure or [f"P@{n}" for n in analysis.CUTOFFS]
-    args.cutoffs = []
-    check_measures(names)
-    for name in names:
-        try:
-            kind, n, _ = corrections.parse_measure(name)
-        except ValueError:
-            kind, n = None, None
-        if kind != "P":
-            raise UsageError(
-                f"-m {name}: analyze compares estimators of P@n; {name!r} is not a P@n"
-            )
-        args.cutoffs.append(int(n))
+    check_measures(args.measure or analysis.MEASURES)
     args.leave_out_units = check_choices(args.leave_out, ("org", "run"), flag="--leave-out")
     args.run_set_names = check_choices(args.run_sets, ("all", "top75"), flag="--run-sets")
     if args.jobs < 0:
@@ -92,13 +80,14 @@ def validate(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
     from pbtools.experiments import analysis
+    from pbtools.measures import measure_names
 
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
     result = analysis.analyze(
         source,
-        cutoffs=args.cutoffs,
+        measures=measure_names(args.measure or analysis.MEASURES),
         leave_out=args.leave_out_units,
         run_sets=args.run_set_names,
         protocol=args.protocol,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import pandas as pd
-
 from pbtools.cli.common import (
     FORMATS,
     EmptyResult,
@@ -18,9 +16,6 @@ from pbtools.cli.common import (
     check_output,
     emit,
 )
-
-#: the estimators ``--estimators`` may name (pbtools.corrections.correct)
-ESTIMATORS = ("true", "reduced", "webber", "lipani", "condensed")
 
 
 def register(sub) -> None:
@@ -37,7 +32,11 @@ def register(sub) -> None:
     co.add_argument("new_run", help="the run to score (a file; several runs are allowed)")
     co.add_argument("--desc", help="desc.xml mapping run tags to organizations")
     co.add_argument(
-        "-m", "--measure", action="append", help="P@n or RBP(p=x)@n (repeatable; default P@10)"
+        "-m",
+        "--measure",
+        action="append",
+        help="any measure, e.g. P@10, AP, nDCG@10 (repeatable; default P@10); "
+        "each estimator corrects those it supports (lipani: P@n)",
     )
     co.add_argument(
         "--leave-out",
@@ -47,7 +46,8 @@ def register(sub) -> None:
     co.add_argument(
         "--estimators",
         default="reduced,webber,lipani,condensed",
-        help="comma-separated: true, reduced, webber, lipani, condensed",
+        help="comma-separated names of pbtools.corrections.ESTIMATORS: true, reduced, "
+        "webber, lipani, condensed",
     )
     co.add_argument(
         "--protocol",
@@ -71,14 +71,8 @@ def validate(args: argparse.Namespace) -> None:
     """Every argument and path checked before any input is read."""
     from pbtools import corrections
 
-    measures = args.measure or ["P@10"]
-    check_measures(measures)
-    for name in measures:
-        try:
-            corrections.parse_measure(name)
-        except ValueError as e:
-            raise UsageError(f"-m {name}: {e}") from None
-    check_choices(args.estimators, ESTIMATORS, flag="--estimators")
+    check_measures(args.measure or ["P@10"])
+    check_choices(args.estimators, tuple(corrections.ESTIMATORS), flag="--estimators")
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     inputs = [args.qrels, args.runs, args.new_run]
@@ -89,6 +83,7 @@ def validate(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
     from pbtools import corrections, io
+    from pbtools.measures import measure_names
     from pbtools.pooling.inference import infer_pool
 
     col = io.read_collection(
@@ -110,28 +105,28 @@ def run(args: argparse.Namespace) -> int:
             "not biased. --leave-out run|org shows what it would have scored unpooled.",
             file=sys.stderr,
         )
-    measures = args.measure or ["P@10"]
+    measures = measure_names(args.measure or ["P@10"])
     estimators = [e.strip() for e in args.estimators.split(",") if e.strip()]
     if args.leave_out and "true" not in estimators:
         estimators.insert(0, "true")
-    parts = []
-    for name in measures:
-        kind = corrections.parse_measure(name)[0]
-        use = [e for e in estimators if kind == "P" or e != "lipani"]
-        parts.append(
-            corrections.correct(
-                col.qrels,
-                pooled,
-                new,
-                orgs=col.orgs,
-                measures=[name],
-                leave_out=args.leave_out,
-                estimators=use,
-                protocol=args.protocol,
-                depth=info.depth,
+    for name in estimators:
+        skipped = [m for m in measures if not corrections.registry.get(name).supported([m])]
+        if skipped:
+            print(
+                f"pbtools: note: the {name} estimator does not correct {', '.join(skipped)}",
+                file=sys.stderr,
             )
-        )
-    res = pd.concat(parts, ignore_index=True)
+    res = corrections.correct(
+        col.qrels,
+        pooled,
+        new,
+        orgs=col.orgs,
+        measures=measures,
+        leave_out=args.leave_out,
+        estimators=estimators,
+        protocol=args.protocol,
+        depth=info.depth,
+    )
     if len(res) == 0:
         raise EmptyResult(
             f"no result: the new run(s) {', '.join(new_names)} answer no topic that the qrels judge"

@@ -15,6 +15,7 @@ from pbtools.cli.common import (
     dumps,
     emit,
 )
+from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
 
 
 def register(sub) -> None:
@@ -30,15 +31,19 @@ def register(sub) -> None:
     po.add_argument("--json", action="store_true", help="print the properties as JSON")
     po.add_argument(
         "--policy",
-        choices=("lipani2015", "per_run"),
-        default="lipani2015",
-        help="pool-depth inference policy (see pbtools.pooling.inference.infer_pool)",
+        choices=POLICY_CHOICES,
+        default=DEFAULT_POLICY,
+        help="pool inference rule (PROTOCOL items 4-6): paper (default; reproduces the "
+        "paper's pools), snapshot2015 and later (the reference code's 2015 and current "
+        "versions), counted10 (pbtools before issue 14); lipani2015 = paper, per_run = later "
+        "(see pbtools.pooling.inference)",
     )
     po.add_argument(
         "--tolerance",
         type=float,
         default=None,
-        help="share of d of unjudged documents a pooled run may step over, in [0, 1)",
+        help="share of d of unjudged documents a pooled run may step over, in [0, 1) "
+        "(overrides the policy's t)",
     )
     po.add_argument(
         "--leave-out",

@@ -3,33 +3,43 @@
 =============================  ============================================================
 module                         holds
 =============================  ============================================================
-``corrections.rerank``         the merge operator r_p ∘ r_u and the δ/Δ/λ indicators
-``corrections.core``           :func:`estimate` (the vectorised core), presets, choices
-``corrections.estimators``     :func:`correct` and the scikit-learn style estimator classes
-``corrections.webber_topics``  Webber & Park Algorithm 2 (common fully judged topics)
+``corrections.merge``          the merge operator r_p ∘ r_u (Lipani et al. 2015 Eq. 2)
+``corrections.indicators``     δP, δP̄, δk, ΔP, ΔP̄, Δk, λ and when the correction fires
+``corrections.choices``        every choice, its principled default, the presets
+``corrections.problem``        the encoded problem and its scoring (the one engine)
+``corrections.base``           the estimator protocol (scikit-learn's)
+``corrections.reduced``        :class:`ReducedPool`, :class:`TrueScore`, :class:`Condensed`
+``corrections.lipani``         :class:`Lipani` (Algorithm 1; P@n)
+``corrections.webber``         :class:`WebberOnRuns` (Webber & Park Algorithm 1; any measure)
+``corrections.webber_topics``  :class:`WebberCommonTopics` (Algorithm 2; any measure)
+``corrections.registry``       the estimators by name
+``corrections.correct``        :func:`correct`, :func:`estimate`, :func:`condensed`
 =============================  ============================================================
 """
 
-from pbtools.corrections.core import DEFAULTS, PRESETS, condensed, estimate, parse_measure, resolve
-from pbtools.corrections.estimators import (
-    Condensed,
-    Lipani,
-    ReducedPool,
-    TrueScore,
-    WebberOnRuns,
-    correct,
-)
+from pbtools.corrections.base import RESULT_COLUMNS, Estimator
+from pbtools.corrections.choices import DEFAULTS, PRESETS, resolve
+from pbtools.corrections.correct import condensed, correct, estimate
+from pbtools.corrections.lipani import Lipani
+from pbtools.corrections.merge import TIES, merge
+from pbtools.corrections.reduced import Condensed, ReducedPool, TrueScore
+from pbtools.corrections.registry import ESTIMATORS
+from pbtools.corrections.webber import WebberOnRuns
 from pbtools.corrections.webber_topics import WebberCommonTopics, webber_common_topics
 
 __all__ = [
     "PRESETS",
     "DEFAULTS",
-    "parse_measure",
     "resolve",
     "estimate",
     "correct",
     "condensed",
+    "merge",
+    "TIES",
     "webber_common_topics",
+    "Estimator",
+    "ESTIMATORS",
+    "RESULT_COLUMNS",
     "TrueScore",
     "ReducedPool",
     "Lipani",

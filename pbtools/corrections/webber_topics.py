@@ -8,7 +8,8 @@ pool) and true scores t_c on n common topics C (where r too has been fully judge
     Var(θ̂_a) = (N − n)/(N·n) · σ̂²_a,  σ̂²_a = (1/(n−1)) Σ_c (u_c + a − t_c)²   (Eqs. 3, 7)
 
 and a percentile bootstrap interval over resampled common topics (seeded), which §3.2 recommends
-for small n where the normal approximation is dubious.
+for small n where the normal approximation is dubious. The per-topic scores come from
+:func:`pbtools.measures.evaluate`, so every measure can be adjusted.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.rerank import precision_at
-from pbtools.frames import judge, require_columns
+from pbtools.corrections.base import Estimator
+from pbtools.frames import ranked, require_columns
+from pbtools.measures.evaluate import evaluate
 
 __all__ = ["webber_common_topics", "WebberCommonTopics"]
 
@@ -86,71 +88,66 @@ def webber_common_topics(
     )
 
 
-class WebberCommonTopics:
-    """Webber & Park Algorithm 2 as an estimator object (P@n).
+class WebberCommonTopics(Estimator):
+    """Webber & Park Algorithm 2 as an estimator object, every measure.
 
-    ``fit(qrels, runs, orgs=None)``: the pool's qrels Q_T (``runs``/``orgs`` kept for the common
-    interface). ``score(run_or_runs, common_qrels)``: ``common_qrels`` hold the full judgments
-    of the common topics (the new run's documents included). Parameters: ``measures`` (P@n),
-    ``n_boot``, ``level``, ``seed``.
+    ``fit(qrels, pooled_runs=None, orgs=None)``: the pool's qrels Q_T (the runs and orgs are
+    kept for the common interface). ``score(new_runs, common_qrels)``: ``common_qrels`` hold the
+    full judgments of the common topics (the new run's documents included). Parameters:
+    ``measures``, ``n_boot``, ``level``, ``seed``, ``topics``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["a", "b"], "label": [1, 1]})
+    >>> common = pd.DataFrame({"qid": "1", "docno": ["a", "x"], "label": [1, 1]})
+    >>> new = pd.DataFrame({"name": "u", "qid": ["1", "1", "2"], "docno": ["x", "a", "b"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> est = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(qrels)
+    >>> est.score(new, common)[["value", "reduced", "adjustment"]].to_numpy().tolist()
+    [[1.0, 0.5, 0.5]]
     """
+
+    name = "webber_topics"
 
     def __init__(
         self,
-        measures: Sequence[str] = ("P@10",),
+        measures=("P@10",),
         n_boot: int = 2000,
         level: float = 0.95,
         seed: int = 0,
+        topics: str | None = None,
     ):
         self.measures, self.n_boot, self.level, self.seed = measures, n_boot, level, seed
+        self.topics = topics
+        self.protocol, self.depth = None, None
 
-    def get_params(self, deep: bool = True) -> dict[str, object]:
-        """The constructor parameters (scikit-learn's protocol)."""
-        return {
-            "measures": self.measures,
-            "n_boot": self.n_boot,
-            "level": self.level,
-            "seed": self.seed,
-        }
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return ["measures", "n_boot", "level", "seed", "topics"]
 
-    def fit(
-        self,
-        qrels: pd.DataFrame,
-        runs: pd.DataFrame | None = None,
-        orgs: pd.DataFrame | None = None,
-    ):
-        """Remember the pool's qrels Q_T (``runs`` and ``orgs`` for the common interface)."""
-        self.qrels_, self.runs_, self.orgs_ = qrels, runs, orgs
+    def fit(self, qrels: pd.DataFrame, pooled_runs: pd.DataFrame | None = None, orgs=None):
+        """Remember the pool's qrels Q_T (``pooled_runs`` and ``orgs`` for the common
+        interface)."""
+        self.qrels_, self.runs_, self.orgs_ = qrels, pooled_runs, orgs
         return self
 
-    def score(self, run_or_runs: pd.DataFrame, common_qrels: pd.DataFrame) -> pd.DataFrame:
-        """Algorithm 2: u_r on Q_T plus the mean (true − unpooled) difference on the common
-        topics, with the §3.2 ratio-estimator variance and a seeded bootstrap interval.
+    def score(self, new_runs: pd.DataFrame, common_qrels: pd.DataFrame, measures=None):
+        """Algorithm 2: the run's mean on Q_T plus the mean (true − unpooled) difference on the
+        common topics, with the §3.2 ratio-estimator variance and a seeded bootstrap interval.
 
         Columns: ``name``, ``measure``, ``estimator`` (``webber_topics``), ``value``,
         ``reduced``, ``adjustment``, ``variance``, ``se``, ``ci_low``, ``ci_high``,
         ``n_common``, ``n_topics``.
         """
-        from pbtools.corrections.core import parse_measure
-
         if not hasattr(self, "qrels_"):
             raise RuntimeError("WebberCommonTopics is not fitted; call fit() first")
-        cut = {parse_measure(m)[1]: m for m in self.measures}
-        from pbtools.corrections.rerank import _sorted_runs
-
-        run = _sorted_runs(run_or_runs)
-        per_u = precision_at(judge(run, self.qrels_, keys=[]), sorted(cut))
-        per_t = precision_at(
-            judge(
-                run[run["qid"].astype(str).isin(common_qrels["qid"].astype(str))],
-                common_qrels,
-                keys=[],
-            ),
-            sorted(cut),
-        )
-        for f in (per_u, per_t):
-            f["measure"] = f["n"].map(cut)
-            f["value"] = f["P"]
+        ms = self.measures if measures is None else measures
+        run = ranked(new_runs)
+        common = run[run["qid"].astype(str).isin(common_qrels["qid"].astype(str))]
+        opts = {"per_topic": True, "topics": self.topics, "warn": False}
+        per_u = evaluate(run, self.qrels_, ms, **opts)
+        per_t = evaluate(common, common_qrels, ms, **opts)
         out = webber_common_topics(
             per_u, per_t, n_boot=self.n_boot, level=self.level, seed=self.seed, keys=("measure",)
         )

@@ -18,12 +18,15 @@ parameters in the file metadata:
 
 =================  ==========================================================================
 ``properties``     one row: ``collection``, ``R``, ``O``, ``R_p``, ``d``, ``T`` (+ run files)
-``scores``         ``by``, ``runs``, ``n``, ``estimator``, ``name``, ``left_out``, ``true``,
+``scores``         ``leave_out``, ``runs``, ``measure``, ``estimator``, ``name``, ``left_out``,
+                   ``true``,
                    ``estimate`` + the estimators' indicators (``P``, ``AntiP``, ``k``, ``dP``,
                    ``dAntiP``, ``dk``, ``lam``, ``fired``, ``adjustment``, ``n_pooled``)
-``truth``          ``runs``, ``n``, ``name``, ``qid``, ``measure``, ``value``: per-topic truth
-``significance``   ``runs``, ``n``, ``name_a``, ``name_b``, ``diff``, ``p_value``, ``reject``, …
-``errors``         ``by``, ``runs``, ``n``, ``estimator``, ``mae``, ``sre``, ``sre_star``,
+``truth``          ``runs``, ``measure``, ``name``, ``qid``, ``value``: per-topic truth
+``significance``   ``runs``, ``measure``, ``name_a``, ``name_b``, ``diff``, ``p_value``, ``reject``,
+                   …
+``errors``         ``leave_out``, ``runs``, ``measure``, ``estimator``, ``mae``, ``sre``,
+                   ``sre_star``,
                    ``tau``
 =================  ==========================================================================
 """
@@ -40,10 +43,11 @@ from pathlib import Path
 import pandas as pd
 
 from pbtools import stats
-from pbtools.frames import TrecFormatWarning, encode, unify
+from pbtools.frames import TrecFormatWarning, encode
+from pbtools.measures.names import measure_names
 
 ESTIMATORS = ("reduced", "webber", "lipani")
-CUTOFFS = (5, 10, 20, 30, 100)
+MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
@@ -91,7 +95,9 @@ class Analysis:
             )
         if self.params.get("protocol"):
             lines.append(f"  protocol: {self.params['protocol']}")
-        for (by, runs), grp in self.errors.groupby(["by", "runs"], sort=False, observed=True):
+        for (by, runs), grp in self.errors.groupby(
+            ["leave_out", "runs"], sort=False, observed=True
+        ):
             lines.append("")
             lines.append(
                 f"leave-one-{'organization' if by == 'org' else 'run'}-out, "
@@ -99,7 +105,7 @@ class Analysis:
                 f" ({self._evaluated(by, runs)} runs evaluated)"
             )
             table = grp.pivot_table(
-                index="n",
+                index="measure",
                 columns="estimator",
                 values=["mae", "sre", "sre_star", "tau"],
                 observed=True,
@@ -109,8 +115,8 @@ class Analysis:
             ests = [e for e in self.params["estimators"] if e in grp["estimator"].unique()]
             cols = [(e, m) for e in ests for m in ("mae", "sre", "sre_star", "tau")]
             table = table.reindex(columns=pd.MultiIndex.from_tuples(cols))
-            header = "  P@n " + "".join(f"{e:>32s}" for e in ests)
-            sub = "      " + "".join(
+            header = "  measure " + "".join(f"{e:>32s}" for e in ests)
+            sub = "          " + "".join(
                 f"{'MAE':>9s}{'SRE':>6s}{'SRE*':>6s}{'tau':>11s}" for _ in ests
             )
             lines += [header, sub]
@@ -120,7 +126,7 @@ class Analysis:
                     f"{_int(row[(e, 'sre_star')]):>6s}{row[(e, 'tau')]:11.4f}"
                     for e in ests
                 )
-                lines.append(f"  {n:<4d}{cells}")
+                lines.append(f"  {n:<8s}{cells}")
         if self.timings:
             t = self.timings
             lines.append("")
@@ -132,8 +138,8 @@ class Analysis:
 
     def _evaluated(self, by: str, runs: str) -> int:
         s = self.scores
-        sel = s[(s["by"] == by) & (s["runs"] == runs)]
-        return int(sel.groupby("n", observed=True)["name"].nunique().max())
+        sel = s[(s["leave_out"] == by) & (s["runs"] == runs)]
+        return int(sel.groupby("measure", observed=True)["name"].nunique().max())
 
 
 def _int(v) -> str:
@@ -198,79 +204,10 @@ def _properties(name, runs, qrels, orgs, info, col) -> pd.DataFrame:
     )
 
 
-def _shared_dictionaries(runs: pd.DataFrame, qrels: pd.DataFrame):
-    """Recode ``qid`` and ``docno`` of runs and qrels onto one dictionary each, once, so that
-    every later join (judge, re-pools, reductions) takes the integer fast path."""
-    runs, qrels = runs.copy(deep=False), qrels.copy(deep=False)
-    for col in ("qid", "docno"):
-        runs[col], qrels[col] = unify(runs[col], qrels[col])
-    return runs, qrels
-
-
-def _truth(runs, qrels, pooled, depth, cutoffs, run_sets, evaluated, fraction):
-    """Per-topic true P@n of the evaluated runs, per run set and cut-off (for Tukey HSD)."""
-    from pbtools import measures
-    from pbtools.pooling.reductions import repool, top_fraction
-
-    # P@n needs the top n, the pool the top d
-    runs = runs[runs["rank"].to_numpy() <= max(max(cutoffs), depth)]
-    names = runs["name"].astype(str)
-    s_all = runs[names.isin(pooled)]
-    s_names = s_all["name"].astype(str)
-    parts = []
-    base = repool(qrels, s_all, depth)
-    p_at = {n: f"P@{n}" for n in cutoffs}
-    if "all" in run_sets:  # one truth for every cut-off: one evaluation
-        ev = sorted({r for n in cutoffs for r in evaluated.get(("all", n), [])})
-        per = measures.evaluate(
-            s_all[s_names.isin(ev)],
-            base,
-            list(p_at.values()),
-            per_topic=True,
-            all_topics=True,
-            warn=False,
-        )
-        per["name"], per["measure"] = per["name"].astype(str), per["measure"].astype(str)
-        for n in cutoffs:
-            ev_n = evaluated.get(("all", n), [])
-            if len(ev_n) >= 2:
-                sel = per[(per["measure"] == p_at[n]) & per["name"].isin(ev_n)]
-                parts.append(sel.assign(runs="all", n=n))
-    if "top75" in run_sets:  # per cut-off its own run subset, hence its own truth
-        avg = measures.evaluate(s_all, base, list(p_at.values()), warn=False)
-        avg["name"], avg["measure"] = avg["name"].astype(str), avg["measure"].astype(str)
-        for n in cutoffs:
-            ev = evaluated.get(("top75", n), [])
-            if len(ev) < 2:
-                continue
-            scores_n = avg[avg["measure"] == p_at[n]].sort_values("name", kind="stable")
-            keep = top_fraction(scores_n, frac=fraction)["name"].astype(str).tolist()
-            missing = sorted(set(ev) - set(keep))
-            if missing:
-                raise RuntimeError(
-                    f"top-{fraction:.0%} selection disagrees with the "
-                    f"experiment's at P@{n}: {missing}"
-                )
-            truth_q = repool(qrels, s_all[s_names.isin(keep)], depth)
-            per = measures.evaluate(
-                s_all[s_names.isin(ev)],
-                truth_q,
-                [p_at[n]],
-                per_topic=True,
-                all_topics=True,
-                warn=False,
-            )
-            parts.append(per.assign(runs="top75", n=n))
-    truth = pd.concat(parts, ignore_index=True)
-    for c in ("name", "qid", "measure"):
-        truth[c] = truth[c].astype(str)
-    return truth[["runs", "n", "name", "qid", "measure", "value"]]
-
-
 def analyze(
     source=None,
     *,
-    cutoffs: Sequence[int] = CUTOFFS,
+    measures: Sequence[str] = MEASURES,
     leave_out: Sequence[str] = ("org", "run"),
     run_sets: Sequence[str] = ("all", "top75"),
     estimators: Sequence[str] = ESTIMATORS,
@@ -290,8 +227,9 @@ def analyze(
 
     ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
     ``data/sample``), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
-    frames ``(runs, qrels, orgs)``. ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
-    ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per cut-off, the
+    frames ``(runs, qrels, orgs)``. ``measures``: the measures estimated (each estimator on the
+    ones it supports). ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
+    ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
     follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
@@ -311,7 +249,6 @@ def analyze(
     )
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
-    runs, qrels = _shared_dictionaries(runs, qrels)
     info = infer_pool(runs, qrels, policy=policy)
     if isinstance(source, tuple):
         name = "collection"
@@ -320,11 +257,11 @@ def analyze(
     else:
         name = Path(source).name
     props = _properties(name, runs, qrels, orgs, info, col)
-    cutoffs = sorted({int(n) for n in cutoffs})
-    configs = product(by=list(leave_out), runs=list(run_sets))
+    measures = measure_names(measures)
+    configs = product(leave_out=list(leave_out), runs=list(run_sets))
     shared = {
         "frames": (runs, qrels, orgs),
-        "cutoffs": cutoffs,
+        "measures": measures,
         "estimators": tuple(estimators),
         "protocol": protocol,
         "pooled": list(info.pooled_runs),
@@ -344,33 +281,24 @@ def analyze(
             desc="leave-one-out",
             shared=shared,
         )
-    scores = pd.concat(results, ignore_index=True)
+    scores = pd.concat([r[0] for r in results], ignore_index=True)
     scores["name"] = scores["name"].astype(str)
     scores["left_out"] = scores["left_out"].astype(str)
-    evaluated = {
-        (rs, int(n)): sorted(g["name"].unique())
-        for (rs, n), g in scores.groupby(["runs", "n"], observed=True)
-    }
-    truth = _truth(
-        runs,
-        qrels,
-        list(info.pooled_runs),
-        int(info.depth),
-        cutoffs,
-        list(run_sets),
-        evaluated,
-        fraction,
-    )
-    significance = stats.tukey_hsd_by(truth, by=["runs", "n"], alpha=alpha)
-    keyed = scores[["by", "runs", "n", "estimator", "name", "true", "estimate"]]
-    keys = ["by", "runs", "n", "estimator"]
+    # the truth depends on the run set only: one per run set
+    seen: dict[str, pd.DataFrame] = {}
+    for cfg, (_s, t) in zip(configs, results, strict=True):
+        seen.setdefault(cfg["runs"], t)
+    truth = pd.concat(list(seen.values()), ignore_index=True)
+    significance = stats.tukey_hsd_by(truth, by=["runs", "measure"], alpha=alpha)
+    keys = ["leave_out", "runs", "measure", "estimator"]
+    keyed = scores[[*keys, "name", "true", "estimate"]]
     errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
     tau = stats.kendall_tau_by(keyed, by=keys)
     errors = errors.merge(tau, on=keys, how="left")
     t_analysis = time.perf_counter() - t1
     params = {
         "collection": name,
-        "cutoffs": cutoffs,
+        "measures": measures,
         "leave_out": list(leave_out),
         "run_sets": list(run_sets),
         "estimators": list(estimators),
@@ -397,15 +325,16 @@ def analyze(
 
 
 def _configs(
-    configs, frames, cutoffs, estimators, protocol, pooled, depth, fraction, progress=False
+    configs, frames, measures, estimators, protocol, pooled, depth, fraction, progress=False
 ):
-    """Several leave-one-out configurations in one call: the experiments' tidy frames + keys."""
-    from pbtools import experiments
+    """Several leave-one-out configurations in one call: ``(scores, truth)`` per config, the
+    scores keyed by the configuration's ``leave_out``."""
+    from pbtools.experiments.leaveout import experiment_tables
 
-    results = experiments.leave_one_out_experiments(
+    results = experiment_tables(
         frames,
         configs,
-        cutoffs=cutoffs,
+        measures=measures,
         estimators=estimators,
         protocol=protocol,
         pooled=pooled,
@@ -413,22 +342,22 @@ def _configs(
         fraction=fraction,
         progress=progress,
     )
-    for cfg, res in zip(configs, results, strict=True):
-        res.insert(0, "by", cfg["by"])
+    for cfg, (res, _truth) in zip(configs, results, strict=True):
+        res.insert(0, "leave_out", cfg["leave_out"])
     return results
 
 
-def _one_config(by, runs, **shared):
+def _one_config(leave_out, runs, **shared):
     """One leave-one-out configuration (a grid task for ``jobs`` > 1 or Dask)."""
-    return _configs([{"by": by, "runs": runs}], **shared)[0]
+    return _configs([{"leave_out": leave_out, "runs": runs}], **shared)[0]
 
 
 def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and estimator: mean MAE, total SRE and SRE*, mean τ over the cut-offs."""
-    g = errors.groupby(["by", "runs", "estimator"], observed=True, sort=False)
+    g = errors.groupby(["leave_out", "runs", "estimator"], observed=True, sort=False)
     return g.agg(
         mae=("mae", "mean"), sre=("sre", "sum"), sre_star=("sre_star", "sum"), tau=("tau", "mean")
     ).reset_index()
 
 
-__all__ = ["Analysis", "analyze", "error_summary", "ESTIMATORS", "CUTOFFS", "SAMPLE"]
+__all__ = ["Analysis", "analyze", "error_summary", "ESTIMATORS", "MEASURES", "SAMPLE"]

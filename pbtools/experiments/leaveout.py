@@ -1,13 +1,31 @@
-"""Leave-one-out experiment drivers that return tidy result frames (Lipani et al. 2015 §5).
+"""Leave-one-out experiments over whole collections (Lipani et al. 2015 §5; Webber & Park §3.1).
 
-:func:`leave_one_out_experiment` runs the leave-one-organisation-out (or leave-one-run-out)
-experiment of Lipani et al. 2015 / Webber & Park 2009 §3.1 over a whole collection: every
-evaluated pooled run is scored on the qrels without its unit's contributions by every estimator,
-and compared with its true score. The result feeds :func:`pbtools.stats.mae`, :func:`~pbtools.
-stats.sre`, :func:`~pbtools.stats.error_table` directly (``name``, ``true``, ``estimate`` + keys).
+:func:`leave_one_out_experiment` withdraws each unit (organisation or run) of a collection's pool
+in turn, scores every evaluated pooled run of that unit on the qrels without the unit's
+contributions with every estimator of the registry, and compares it with its true score. The
+result feeds :func:`pbtools.stats.mae`, :func:`~pbtools.stats.sre` and
+:func:`~pbtools.stats.error_table` directly (``name``, ``true``, ``estimate`` + keys).
 
-With ``protocol="lipani2015"`` it follows PROTOCOL-lipani2015 items 1-16 literally and
-reproduces the "Ad Hoc 2" rows of Lipani et al. 2015 Table 2 exactly (tests/test_lipani2015.py).
+Steps (PROTOCOL-lipani2015 item numbers):
+
+1. ``pooled``/``depth`` default to :func:`pbtools.pooling.infer_pool` (items 4-6).
+2. ``runs="all"``: the run set S = the pooled runs; ``runs="top75"``: per measure, S = the best
+   ⌊fraction·|R_p|⌋ pooled runs on the full re-pooled qrels (:func:`pbtools.pooling.top_fraction`,
+   item 9) — and the whole experiment is redone inside S.
+3. The truth is the score on the re-pool of S at depth d (items 7, 14).
+4. For every unit the reduced qrels are the re-pool of S without the unit (item 8); each run of S
+   that ``orgs`` lists (runs it does not list stay in the pool but are never evaluated, item 1)
+   is scored on its unit's reduced qrels, with R_p = S \\ {r_u} (``rp="run"``, item 12) or
+   S \\ unit (``rp="org"``).
+
+Implementation: the pooled runs and the qrels are encoded once into the dense layout of
+:mod:`pbtools.pooling.dense`; the truth and every unit's reduced qrels are label arrays derived
+from one table of who pooled what; r_p ∘ r_u is merged once for every pair of pooled runs and
+shared by every run set; every score comes from the one scoring engine through
+:class:`pbtools.corrections.problem.Problem`.
+
+With ``protocol="lipani2015"`` it reproduces the "Ad Hoc 2" rows of Lipani et al. 2015 Table 2
+exactly (tests/test_lipani2015.py).
 """
 
 from __future__ import annotations
@@ -17,13 +35,169 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.core import _dense_estimate, resolve
-from pbtools.corrections.rerank import _sorted_runs, precision_at, round_half_up, run_means
+from pbtools.corrections.base import RESULT_COLUMNS
+from pbtools.corrections.choices import resolve
+from pbtools.corrections.correct import run_estimators
+from pbtools.corrections.merge import merge_rows
+from pbtools.corrections.problem import Problem
+from pbtools.corrections.reduced import TrueScore
 from pbtools.experiments.load import load
-from pbtools.frames import as_qrels, encode, judge, require_columns
-from pbtools.pooling.dense import DenseRuns, item_means, merge_rows, run_rows, topic_scores
+from pbtools.frames import as_qrels, encode, ranked, require_columns
+from pbtools.measures.names import parse_all
+from pbtools.pooling.dense import DenseRuns
+from pbtools.pooling.reductions import top_fraction
 
-__all__ = ["leave_one_out_experiment", "leave_one_out_experiments"]
+__all__ = [
+    "MEASURES",
+    "SCORE_COLUMNS",
+    "leave_one_out_experiment",
+    "leave_one_out_experiments",
+    "experiment_tables",
+]
+
+#: the measures of Lipani et al. 2015 Table 2
+MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
+#: the columns of an experiment's result, in order
+SCORE_COLUMNS = (
+    "name",
+    "measure",
+    "estimator",
+    "runs",
+    "left_out",
+    "true",
+    "estimate",
+    *RESULT_COLUMNS[4:],
+)
+
+
+def leave_one_out_experiment(
+    collection_or_frames,
+    measures: Sequence[str] = MEASURES,
+    leave_out: str = "org",
+    runs: str = "all",
+    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+    protocol: str | None = None,
+    **options,
+) -> pd.DataFrame:
+    """Leave-one-unit-out estimation errors over a collection (Lipani §5, PROTOCOL 7-16).
+
+    Parameters
+    ----------
+    collection_or_frames
+        A track directory, an io ``Collection`` or ``(runs, qrels, orgs)`` frames.
+    measures : sequence of str
+        Measures to estimate; every estimator scores those it supports (Lipani: P@n).
+    leave_out : {"org", "run"}
+        The unit withdrawn from the pool.
+    runs : {"all", "top75"}
+        The run set (step 2 of the module docstring).
+    estimators : iterable of str
+        Names of :data:`pbtools.corrections.ESTIMATORS` (``true`` is always computed).
+    protocol : str, optional
+        ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
+    **options
+        ``pooled`` (run names), ``depth``, ``fraction`` (0.75), ``progress`` and the choices
+        ``alpha``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``,
+        ``pool_policy``.
+
+    Returns
+    -------
+    DataFrame
+        :data:`SCORE_COLUMNS`: one row per (run, measure, estimator): ``runs``, ``left_out``
+        (the unit), ``true``, ``estimate`` and the estimator's indicators.
+    """
+    cfg = {"leave_out": leave_out, "runs": runs}
+    tables = experiment_tables(
+        collection_or_frames, [cfg], measures, estimators, protocol, **options
+    )
+    return tables[0][0]
+
+
+def leave_one_out_experiments(
+    collection_or_frames,
+    configs: Sequence[dict],
+    measures: Sequence[str] = MEASURES,
+    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+    protocol: str | None = None,
+    **options,
+) -> list[pd.DataFrame]:
+    """:func:`leave_one_out_experiment` for several ``configs`` (dicts with ``leave_out`` and
+    ``runs``) that share one encoding of the pooled runs and one merge r_p ∘ r_u of every pair.
+    Returns one frame per config, in order."""
+    tables = experiment_tables(
+        collection_or_frames, configs, measures, estimators, protocol, **options
+    )
+    return [scores for scores, _truth in tables]
+
+
+def experiment_tables(
+    collection_or_frames,
+    configs: Sequence[dict],
+    measures: Sequence[str] = MEASURES,
+    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
+    protocol: str | None = None,
+    *,
+    pooled: Iterable[str] | None = None,
+    depth: int | None = None,
+    fraction: float = 0.75,
+    progress: bool | None = False,
+    **choices,
+) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The experiments of ``configs`` and, for each, the per-topic truth of its evaluated runs.
+
+    Returns ``(scores, truth)`` per config: ``scores`` as :func:`leave_one_out_experiment`;
+    ``truth`` the true per-topic scores (``runs``, ``measure``, ``name``, ``qid``, ``value``)
+    over every qrels topic, a topic a run lacks scoring as an empty ranking (the balanced design
+    the paired statistics behind SRE* need, trec_eval ``-c``).
+    """
+    opts = resolve(protocol, **choices)
+    for cfg in configs:
+        if cfg.get("runs", "all") not in ("all", "top75"):
+            raise ValueError(f"runs must be 'all' or 'top75', got {cfg['runs']!r}")
+        if cfg.get("leave_out", "org") not in ("org", "run"):
+            raise ValueError(f"leave_out must be 'org' or 'run', got {cfg['leave_out']!r}")
+    ms = parse_all(measures)
+    estimators = [e for e in estimators if e != "true"]
+    R, Q, O = load(collection_or_frames, protocol=protocol)
+    require_columns(O, ("name", "org"), "orgs")
+    pool_names, d = _pool_info(R, Q, pooled, depth, str(opts["pool_policy"]))
+    name = encode(R["name"])
+    in_pool = name.cat.categories.isin(pd.Index(pool_names, dtype="str"))
+    S = R[in_pool[name.cat.codes.to_numpy()]]
+    S = ranked(S)
+    Q = as_qrels(Q)
+    enc = DenseRuns([S], [Q])
+    slots = enc.slots(0)
+    lab, present, _ = enc.labels(Q)
+    base = _Base(enc, lab[0], present[0], d, opts)
+    blocks_of = {"all": [(ms, slots)]}
+    if any(cfg.get("runs", "all") == "top75" for cfg in configs):
+        blocks_of["top75"] = _top_blocks(base, slots, ms, fraction)
+    cutoffs = [m.cutoff for m in ms if m.base == "P" and m.cutoff]
+    cache = (
+        _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs))
+        if "lipani" in estimators and cutoffs
+        else None
+    )
+    from pbtools.grid import progress_bar
+
+    bar = progress_bar(len(configs), progress, "leave-one-out")
+    results = []
+    for cfg in configs:  # a handful of configurations
+        if bar is not None:
+            bar.update(1)
+        lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
+        parts = [
+            _block(base, O, block, bms, lo, estimators, cache) for bms, block in blocks_of[runs]
+        ]
+        scores = pd.concat([p[0] for p in parts], ignore_index=True)
+        scores.insert(3, "runs", runs)
+        truth = pd.concat([p[1] for p in parts], ignore_index=True)
+        truth.insert(0, "runs", runs)
+        results.append((scores, truth))
+    if bar is not None:
+        bar.close()
+    return results
 
 
 def _pool_info(runs, qrels, pooled, depth, policy):
@@ -38,168 +212,143 @@ def _pool_info(runs, qrels, pooled, depth, policy):
     )
 
 
-def _scores(runs, qrels, cutoffs, decimals):
-    """Run-level P@n of ``runs`` on ``qrels`` (rounded when ``decimals``)."""
-    j = judge(runs[runs["rank"].to_numpy() <= max(cutoffs)], qrels, keys=[])
-    m = run_means(precision_at(j, cutoffs), values=("P",), decimals=decimals)
-    m["name"] = m["name"].astype(str)
-    return m
+class _Base:
+    """The encoded pooled runs and original qrels shared by every block of an experiment."""
+
+    def __init__(self, enc: DenseRuns, lab0, present0, depth: int, opts: dict):
+        self.enc, self.lab0, self.present0, self.depth, self.opts = enc, lab0, present0, depth, opts
+
+    def problem(self, block, lab, new, new_var, pair_u, pair_p, truth_var, topics=None, cache=None):
+        """A :class:`Problem` over the block S with the label variants ``lab``."""
+        return Problem(
+            enc=self.enc,
+            pooled=block,
+            depth=self.depth,
+            lab=lab,
+            present=np.repeat(self.present0[None], len(lab), axis=0),
+            variants=pd.Index([str(i) for i in range(len(lab))], dtype="str"),
+            new=new,
+            new_var=new_var,
+            pair_u=pair_u,
+            pair_p=pair_p,
+            truth_var=truth_var,
+            topics=str(self.opts["topics"]) if topics is None else topics,
+            decimals=self.opts["decimals"],
+            merges=cache,
+        )
+
+    def truth(self, block) -> np.ndarray:
+        """The re-pool of the block at depth d (PROTOCOL item 7): labels T × U."""
+        pooled = self.enc.top_counts(block, self.depth) > 0
+        return np.where(pooled, self.lab0, np.int16(-1)).astype(np.int16)
 
 
-def leave_one_out_experiment(
-    collection_or_frames,
-    cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
-    by: str = "org",
-    runs: str = "all",
-    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
-    protocol: str | None = None,
-    *,
-    pooled: Iterable[str] | None = None,
-    depth: int | None = None,
-    fraction: float = 0.75,
-    alpha: float | None = None,
-    tie: str | None = None,
-    indicator: str | None = None,
-    rp: str | None = None,
-    decimals: int | None = None,
-    replace: bool | None = None,
-    pool_policy: str | None = None,
-) -> pd.DataFrame:
-    """Leave-one-unit-out estimation errors over a collection (Lipani §5, PROTOCOL 7-16).
-
-    Steps (PROTOCOL item numbers):
-
-    1. ``pooled``/``depth`` default to :func:`pbtools.pooling.inference.infer_pool` (items 4-6).
-    2. ``runs="all"``: the run set S = the pooled runs; ``runs="top75"``: per cut-off, S = the best
-       ⌊fraction·|R_p|⌋ pooled runs by P@n (rounded to 4 decimals, stable descending sort) on
-       the re-pooled qrels (item 9) — and the whole experiment is redone inside S.
-    3. The truth is P@n on ``repool(qrels, S, d)`` (items 7, 14).
-    4. For every unit (organisation from ``orgs``, or run; ``by``), the reduced qrels are the
-       re-pool of S without the unit (item 8); each run of S that ``orgs`` lists (runs it does
-       not list stay in the pool but are never evaluated, item 1) is scored on its unit's reduced
-       qrels by every estimator, with R_p = S \\ {r_u} (``rp="run"``, item 12) or S \\ unit
-       (``rp="org"``).
-
-    ``collection_or_frames``: a track directory, an io ``Collection`` or ``(runs, qrels, orgs)``
-    frames. Choices not given come from ``protocol`` (``corrections.PRESETS``) or the
-    principled defaults (``corrections.DEFAULTS``).
-
-    Implementation: the pooled runs are encoded once into the dense per-topic layout of
-    ``pooling.dense``; the truth and every unit's reduced qrels are label arrays derived from
-    one contributor table (no qrels frames are built), and r_p ∘ r_u is merged once for every
-    pair of pooled runs and shared by all run subsets (top 75% blocks).
-
-    Returns one row per (run, n, estimator): ``name``, ``n``, ``estimator``, ``runs`` (``"all"``
-    or ``"top75"``), ``left_out`` (the unit), ``true``, ``estimate`` and the estimator's
-    indicators (``P``, ``AntiP``, ``k``, ``dP``, ``dAntiP``, ``dk``, ``lam``, ``fired``,
-    ``adjustment``, ``n_pooled``).
-    """
-    return leave_one_out_experiments(
-        collection_or_frames,
-        [{"by": by, "runs": runs}],
-        cutoffs,
-        estimators,
-        protocol,
-        pooled=pooled,
-        depth=depth,
-        fraction=fraction,
-        alpha=alpha,
-        tie=tie,
-        indicator=indicator,
-        rp=rp,
-        decimals=decimals,
-        replace=replace,
-        pool_policy=pool_policy,
-    )[0]
-
-
-def leave_one_out_experiments(
-    collection_or_frames,
-    configs: Sequence[dict],
-    cutoffs: Sequence[int] = (5, 10, 20, 30, 100),
-    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
-    protocol: str | None = None,
-    *,
-    pooled: Iterable[str] | None = None,
-    depth: int | None = None,
-    fraction: float = 0.75,
-    alpha: float | None = None,
-    tie: str | None = None,
-    indicator: str | None = None,
-    rp: str | None = None,
-    decimals: int | None = None,
-    replace: bool | None = None,
-    pool_policy: str | None = None,
-    progress: bool | None = False,
-) -> list[pd.DataFrame]:
-    """:func:`leave_one_out_experiment` for several ``configs`` (dicts with ``by`` and ``runs``)
-    that share one encoding of the pooled runs and one merge r_p ∘ r_u of every pair — the merge
-    depends on the runs only, not on the leave-out unit or the run subset. Returns one frame
-    per config, in order, each as :func:`leave_one_out_experiment` returns it. ``progress``: a
-    progress bar over the configurations (:func:`pbtools.grid.progress_bar`; None = auto)."""
-    opts = resolve(
-        protocol,
-        alpha=alpha,
-        tie=tie,
-        indicator=indicator,
-        rp=rp,
-        decimals=decimals,
-        replace=replace,
-        pool_policy=pool_policy,
+def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
+    """Per measure, the best ``fraction`` of the pooled runs on the full re-pooled qrels."""
+    truth = base.truth(slots)[None]
+    nothing = np.zeros(0, np.int64)
+    p = base.problem(
+        slots,
+        truth,
+        slots,
+        np.zeros(len(slots), np.int64),
+        nothing,
+        nothing,
+        0,
+        topics=str(base.opts["topics"]),
     )
-    for cfg in configs:
-        if cfg.get("runs", "all") not in ("all", "top75"):
-            raise ValueError(f"runs must be 'all' or 'top75', got {cfg['runs']!r}")
-        if cfg.get("by", "org") not in ("org", "run"):
-            raise ValueError(f"by must be 'org' or 'run', got {cfg['by']!r}")
-    estimators = list(estimators)
-    R, Q, O = load(collection_or_frames, protocol=protocol)
-    require_columns(O, ("name", "org"), "orgs")
-    dec = opts["decimals"]
-    pool_names, d = _pool_info(R, Q, pooled, depth, str(opts.get("pool_policy", "lipani2015")))
-    name = encode(R["name"])
-    in_pool = name.cat.categories.isin(pd.Index(pool_names, dtype="str"))
-    S_all = _sorted_runs(R[in_pool[name.cat.codes.to_numpy()]])
-    cutoffs = sorted({int(n) for n in cutoffs})
-    enc = DenseRuns([S_all])
-    slots = enc.slots(0)
-    base, _ = enc.label_classes(as_qrels(Q))
-    base = base[0]
-    blocks_of = {"all": [(cutoffs, slots)]}
-    if any(cfg.get("runs", "all") == "top75" for cfg in configs):
-        c0 = enc.top_counts(slots, d)
-        truth0 = np.where(c0 > 0, base, np.int8(-1))[None]
-        sc, _ = _run_scores(enc, slots, np.zeros(len(slots), np.int64), truth0, cutoffs)
-        blocks = []
-        for j, n in enumerate(cutoffs):
-            v = round_half_up(sc[:, j], 4)  # slots are in name order
-            order = np.argsort(-v, kind="stable")
-            keep = int(np.floor(fraction * len(slots) + 1e-9))
-            blocks.append(([n], np.sort(slots[order[:keep]])))
-        blocks_of["top75"] = blocks
-    cache = (
-        _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs))
-        if "lipani" in estimators
-        else None
+    p.decimals = None
+    values = p.run_scores(slots, np.zeros(len(slots), np.int64), ms)
+    names = np.asarray(base.enc.names)[slots]  # slots are in name order
+    scores = pd.DataFrame(
+        {
+            "name": np.tile(names, len(ms)),
+            "measure": np.repeat([str(m) for m in ms], len(slots)),
+            "value": values.T.ravel(),
+        }
     )
-    from pbtools.grid import progress_bar
+    kept = top_fraction(scores, frac=fraction)
+    blocks = []
+    for m in ms:  # a handful of measures
+        keep = kept.loc[kept["measure"] == str(m), "name"].astype(str)
+        blocks.append(([m], np.sort(slots[np.isin(names, keep.to_numpy())])))
+    return blocks
 
-    bar = progress_bar(len(configs), progress, "leave-one-out")
-    results = []
-    for cfg in configs:
-        if bar is not None:
-            bar.update(1)
-        by, runs = cfg.get("by", "org"), cfg.get("runs", "all")
-        out = [
-            _experiment_block(enc, base, O, block, d, cut, by, estimators, opts, dec, cache)
-            for cut, block in blocks_of[runs]
-        ]
-        res = pd.concat(out, ignore_index=True)
-        res.insert(3, "runs", runs)
-        results.append(res)
-    if bar is not None:
-        bar.close()
-    return results
+
+def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
+    """One run set S (``block``): the units' reduced qrels, every estimator, the truth."""
+    enc = base.enc
+    names = np.asarray(enc.names)
+    bnames = names[block]
+    orgs = O.astype({"name": str, "org": str})
+    org_of = dict(zip(orgs["name"], orgs["org"], strict=False))
+    listed = orgs[orgs["name"].isin(set(bnames))]
+    unit_of = dict(
+        zip(listed["name"], listed["org"] if leave_out == "org" else listed["name"], strict=True)
+    )
+    evaluated = sorted(unit_of)
+    # units of every run of S (runs orgs does not list are their own organisation)
+    unit_all = [org_of.get(n, n) if leave_out == "org" else n for n in bnames]
+    ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
+    ucode = ulabels.get_indexer(pd.Index(unit_all, dtype="str"))
+    # who pooled what in S: per document the number of units and the only one, if one
+    C = enc.top_counts(block, base.depth, groups=ucode, n_groups=len(ulabels))
+    n_units = (C > 0).sum(axis=0)
+    owner = np.where(n_units == 1, np.argmax(C > 0, axis=0), -1)
+    pooled = n_units > 0
+    truth = np.where(pooled, base.lab0, np.int16(-1)).astype(np.int16)
+    eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
+    ev_code = ulabels.get_indexer(eval_units)
+    reduced = np.where(
+        pooled[None] & (owner[None] != ev_code[:, None, None]), base.lab0[None], np.int16(-1)
+    ).astype(np.int16)
+    lab = np.concatenate([reduced, truth[None]])
+    u_slots = block[np.searchsorted(bnames, evaluated)]
+    u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
+    if base.opts["rp"] == "run":
+        ok = u_slots[:, None] != block[None, :]
+    else:
+        un = np.array([unit_of[n] for n in evaluated], dtype=object)
+        pn = np.array([unit_of.get(p, f"\0{p}") for p in bnames], dtype=object)
+        ok = un[:, None] != pn[None, :]
+    pu, pi = np.nonzero(ok)
+    problem = base.problem(
+        block,
+        lab,
+        u_slots,
+        u_var.astype(np.int64),
+        pu.astype(np.int64),
+        block[pi],
+        len(eval_units),
+        cache=cache,
+    )
+    res = run_estimators(problem, ms, estimators, base.opts)
+    true = TrueScore().estimate(problem, ms)[["name", "measure", "value"]]
+    res = res.merge(true.rename(columns={"value": "true"}), on=["name", "measure"], how="left")
+    res["left_out"] = res["name"].map(unit_of)
+    res = res.rename(columns={"value": "estimate"})
+    # per-topic truth over every qrels topic (balanced design for the paired statistics)
+    tvar = np.full(len(u_slots), len(eval_units), dtype=np.int64)
+    balanced = base.problem(
+        block, lab, u_slots, tvar, pu[:0], pi[:0], len(eval_units), topics="all"
+    )
+    item, t, values = balanced.per_topic(u_slots, tvar, ms)
+    truth_frame = pd.DataFrame(
+        {
+            "measure": np.repeat([str(m) for m in ms], len(item)),
+            "name": np.tile(names[u_slots][item], len(ms)),
+            "qid": np.tile(np.asarray(enc.qids)[t], len(ms)),
+            "value": values.T.ravel(),
+        }
+    )
+    for c in SCORE_COLUMNS:
+        if c not in res.columns:
+            res[c] = np.nan
+    res = res[[c for c in SCORE_COLUMNS if c != "runs"]]
+    order = {str(m): i for i, m in enumerate(ms)}
+    res = res.assign(_m=res["measure"].map(order))
+    res = res.sort_values(["_m", "estimator", "name"], kind="stable").drop(columns="_m")
+    return res.reset_index(drop=True), truth_frame
 
 
 class _MergeCache:
@@ -226,101 +375,3 @@ class _MergeCache:
         lens = self.start[gi + 1] - self.start[gi]
         rows = np.repeat(self.start[gi] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
         return np.repeat(np.arange(len(gi)), lens), self.t[rows], self.M[rows]
-
-
-def _run_scores(enc, slots, var, lab, cutoffs, kind="P"):
-    """Run-level P@n, P̄@n (unrounded means over each run's topics): runs × cut-offs."""
-    item, t, X = run_rows(enc, slots, max(cutoffs))
-    P, A = topic_scores(lab, var[item], t, X, np.asarray(cutoffs), kind)
-    return item_means(item, P, len(slots))[0], item_means(item, A, len(slots))[0]
-
-
-def _experiment_block(enc, base, O, block, d, cutoffs, by, estimators, opts, dec, cache=None):
-    names = np.asarray(enc.names)
-    bnames = names[block]
-    orgs = O.astype({"name": str, "org": str})
-    org_of = dict(zip(orgs["name"], orgs["org"], strict=False))
-    orgs = orgs[orgs["name"].isin(set(bnames))]
-    unit_of = dict(zip(orgs["name"], orgs["org"] if by == "org" else orgs["name"], strict=True))
-    evaluated = sorted(unit_of)
-    # units of every run of S (runs orgs does not list are their own organisation)
-    unit_all = [org_of.get(n, n) if by == "org" else n for n in bnames]
-    ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
-    ucode = ulabels.get_indexer(pd.Index(unit_all, dtype="str"))
-    # contributor table of S: count and the single contributing unit (−1 = several)
-    C = enc.top_counts(block, d, groups=ucode, n_groups=len(ulabels))
-    n_units = (C > 0).sum(axis=0)
-    owner = np.where(n_units == 1, np.argmax(C > 0, axis=0), -1)
-    pooled = n_units > 0
-    truth = np.where(pooled, base, np.int8(-1))
-    eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
-    ev_code = ulabels.get_indexer(eval_units)
-    lab = np.where(
-        pooled[None] & (owner[None] != ev_code[:, None, None]), base[None], np.int8(-1)
-    ).astype(np.int8)
-    u_slots = block[np.searchsorted(bnames, evaluated)]
-    u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
-    if opts["rp"] == "run":
-        ok = u_slots[:, None] != block[None, :]
-    else:
-        un = np.array([unit_of[n] for n in evaluated], dtype=object)
-        pn = np.array([unit_of.get(p, f"\0{p}") for p in bnames], dtype=object)
-        ok = un[:, None] != pn[None, :]
-    pu, pi = np.nonzero(ok)
-    est = [e for e in estimators if e != "true"]
-    res = _dense_estimate(
-        enc,
-        block,
-        u_slots,
-        u_var,
-        eval_units,
-        lab,
-        pu.astype(np.int64),
-        block[pi],
-        d,
-        cutoffs,
-        "P",
-        0.8,
-        est,
-        float(opts["alpha"]),
-        str(opts["tie"]),
-        str(opts["indicator"]),
-        dec,
-        bool(opts["replace"]),
-        merged=cache,
-    )
-    tP, _ = _run_scores(enc, u_slots, np.zeros(len(u_slots), np.int64), truth[None], cutoffs)
-    if dec is not None:
-        tP = round_half_up(tP, dec)
-    true = pd.DataFrame(
-        {
-            "name": np.repeat(evaluated, len(cutoffs)),
-            "n": np.tile(np.asarray(cutoffs, dtype=np.int64), len(evaluated)),
-            "true": tP.ravel(),
-        }
-    )
-    res = res.merge(true, on=["name", "n"], how="left")
-    res["left_out"] = res["name"].map(unit_of)
-    res = res.rename(columns={"value": "estimate"})
-    cols = [
-        "name",
-        "n",
-        "estimator",
-        "left_out",
-        "true",
-        "estimate",
-        "P",
-        "AntiP",
-        "k",
-        "dP",
-        "dAntiP",
-        "dk",
-        "lam",
-        "fired",
-        "adjustment",
-        "n_pooled",
-    ]
-    for c in cols:
-        if c not in res.columns:
-            res[c] = np.nan
-    return res[cols].sort_values(["n", "estimator", "name"], kind="stable").reset_index(drop=True)

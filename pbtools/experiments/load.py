@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pbtools.corrections.core import resolve
+from pbtools.corrections.choices import resolve
 
 __all__ = ["load", "orgs_by_tag"]
 

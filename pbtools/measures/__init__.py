@@ -5,7 +5,9 @@ module                 holds
 =====================  ====================================================================
 ``measures.names``     the grammar: :class:`Measure`, :func:`parse`, :data:`MEASURES`
 ``measures.kernels``   the per-topic kernels (one scoring engine for every score in pbtools)
-``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`, topic coverage
+``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
+``measures.topics``    which topics a run is averaged over (one definition), coverage reports
+``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
 =====================  ====================================================================
 """
 
@@ -18,6 +20,8 @@ from pbtools.measures.evaluate import (
     warn_coverage,
 )
 from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
+from pbtools.measures.rounding import round_half_up
+from pbtools.measures.topics import TOPIC_MODES, topic_mask, topics_mode
 
 __all__ = [
     "Measure",
@@ -31,4 +35,8 @@ __all__ = [
     "CoverageWarning",
     "topic_coverage",
     "warn_coverage",
+    "TOPIC_MODES",
+    "topic_mask",
+    "topics_mode",
+    "round_half_up",
 ]

@@ -50,7 +50,6 @@ the *condensed list* — unjudged documents removed before ranking (Sakai 2008 �
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -70,6 +69,7 @@ from pbtools.frames import (
 )
 from pbtools.measures import kernels as K
 from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
+from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
 
 __all__ = [
     "Measure",
@@ -108,7 +108,9 @@ def _decode(cats: pd.Index, c: np.ndarray, col: str) -> pd.Series:
 class _Setup:
     """Everything computed once per (judged, qrels): groups, topics, the sorted rows."""
 
-    def __init__(self, judged: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str]):
+    def __init__(
+        self, judged: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str], topics: str = "judged"
+    ):
         require_columns(judged, ("name", "qid", "docno", "score", "label", *keys), "judged run")
         require_columns(qrels, ("qid", "docno", "label", *keys), "qrels")
         kj, kq, self.key_cats, sizes = [], [], [], []
@@ -162,6 +164,15 @@ class _Setup:
             if len(self.tids)
             else np.zeros(len(gtid), bool)
         )
+        if topics == "answered" and not ok.all():  # topics the qrels lack: empty relevance sets
+            extra, inv = np.unique(gtid[~ok], return_inverse=True)
+            pos = pos.copy()
+            pos[~ok] = len(self.tids) + inv.ravel()
+            hist = self.topics.hist
+            self.topics = K.Topics.from_hist(
+                np.vstack([hist, np.zeros((len(extra), hist.shape[1]), hist.dtype)])
+            )
+            ok = np.ones_like(ok)
         self.run_table = pd.DataFrame(
             {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
         ).drop_duplicates()
@@ -222,20 +233,8 @@ class _Setup:
 
     def scores(self, measures: list[Measure]):
         """Value (and residual) matrix, one row per group, one column per measure."""
-        G = len(self.groups["name"])
-        view = K.View(*self.rows, G)
-        gt = self.groups["topic"].astype(np.int64)
-        values = np.zeros((G, len(measures)))
-        resid = np.full((G, len(measures)), np.nan)
-        for j, m in enumerate(measures):
-            v = view.condensed() if m.judged_only else view
-            val, res = K.kernel(
-                m.base, v, self.topics, gt, n=m.cutoff, rel=m.rel, p=m.p, beta=m.beta
-            )
-            values[:, j] = val
-            if res is not None:
-                resid[:, j] = res
-        return values, resid
+        view = K.View(*self.rows, len(self.groups["name"]))
+        return K.score(view, self.topics, self.groups["topic"], measures)
 
 
 def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid):
@@ -265,6 +264,7 @@ def compute(
     measures,
     keys: Sequence[str] = (),
     *,
+    topics: str | None = None,
     all_topics: bool = False,
 ) -> pd.DataFrame:
     """Per-topic values of ``measures`` for an already judged frame (:func:`frames.judge`).
@@ -274,9 +274,12 @@ def compute(
     (one relevance set per key value, e.g. ``left_out``). Rows are grouped by (keys, name, qid)
     and ranked in trec_eval order (score desc, docno desc; sorted here unless already so).
 
-    As trec_eval, only topics present in both the ranking and the qrels (of the same key values)
-    are evaluated; a qrels topic with no relevant document is evaluated (AP, nDCG, … are 0).
-    ``all_topics=True`` (trec_eval ``-c``) adds every qrels topic a run lacks as an empty ranking.
+    ``topics`` decides which (run, topic) are evaluated (:mod:`pbtools.measures.topics`):
+    ``"judged"`` (default, trec_eval) the topics in both the ranking and the qrels (of the same
+    key values); ``"all"`` (= ``all_topics=True``, trec_eval ``-c``) adds every qrels topic a
+    run lacks as an empty ranking; ``"answered"`` evaluates every topic the run answers, one the
+    qrels lack against an empty relevance set. A qrels topic with no relevant document is
+    evaluated (AP, nDCG, … are 0).
 
     Returns ``keys…``, ``name``, ``qid``, ``measure`` (canonical names, :func:`parse`),
     ``value`` (float64) and, when an RBP measure is asked, ``residual`` (NaN for the others);
@@ -284,8 +287,9 @@ def compute(
     """
     ms = parse_all(measures)
     keys = list(keys)
-    setup = _Setup(judged, qrels, keys)
-    if all_topics:
+    mode = topics_mode(topics, all_topics)
+    setup = _Setup(judged, qrels, keys, mode)
+    if mode == "all":
         setup.add_missing_topics()
     values, resid = setup.scores(ms)
     return _frame(setup, keys, ms, values, resid)
@@ -298,86 +302,28 @@ def evaluate(
     *,
     keys: Sequence[str] = (),
     per_topic: bool = False,
+    topics: str | None = None,
     all_topics: bool = False,
     warn: bool = True,
 ) -> pd.DataFrame:
     """Judge ``runs`` with ``qrels`` (:func:`frames.judge`) and :func:`compute` ``measures``.
 
     Returns the per-topic frame when ``per_topic``, else the :func:`aggregate` averages.
-    ``all_topics`` is trec_eval's ``-c`` (qrels topics missing from a run score as an empty
-    ranking: 0 for every measure but NumRel, Unjudged (1) and the RBP residual). Unless
+    ``topics`` (:mod:`pbtools.measures.topics`): ``"judged"`` (default, trec_eval), ``"all"``
+    (= ``all_topics=True``, trec_eval ``-c``: qrels topics missing from a run score as an empty
+    ranking, 0 for every measure but NumRel, Unjudged (1) and the RBP residual) or
+    ``"answered"`` (every topic the run answers; one the qrels lack scores 0). Unless
     ``warn=False``, a :class:`CoverageWarning` names runs that lack judged topics or answer
     unjudged ones (:func:`topic_coverage`), so no topic leaves an average silently.
     """
     keys = list(keys)
+    mode = topics_mode(topics, all_topics)
+    ms = parse_all(measures)  # unknown measures fail before any work
     if warn and not keys:
-        warn_coverage(runs, qrels, all_topics=all_topics)
+        warn_coverage(runs, qrels, topics=mode)
     judged = judge(runs, qrels, keys=keys)
-    pt = compute(judged, qrels, measures, keys, all_topics=all_topics)
+    pt = compute(judged, qrels, ms, keys, topics=mode)
     return pt if per_topic else aggregate(pt)
-
-
-class CoverageWarning(UserWarning):
-    """Runs and qrels do not cover the same topics (see :func:`topic_coverage`)."""
-
-
-def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
-    """Per run: the judged topics it did not answer and the topics it answered without judgments.
-
-    Columns ``name``, ``n_missing``, ``missing`` (sorted qids), ``n_unjudged``, ``unjudged``;
-    one row per run that differs from the qrels' topic set (an empty frame when all agree).
-    trec_eval evaluates the topics in both; with ``-c`` (``all_topics=True``) a missing topic
-    counts as an empty ranking.
-    """
-    rq, qq = unify(runs["qid"], qrels["qid"])
-    cats = rq.cat.categories
-    nq = len(cats)
-    name = encode(runs["name"])
-    pair = np.unique(name.cat.codes.to_numpy().astype(np.int64) * nq + rq.cat.codes.to_numpy())
-    has = np.zeros((len(name.cat.categories), nq), dtype=bool)
-    has[pair // nq, pair % nq] = True
-    judged = np.zeros(nq, dtype=bool)
-    judged[np.unique(qq.cat.codes.to_numpy())] = True
-    present = np.zeros(len(name.cat.categories), dtype=bool)
-    present[pair // nq] = True
-    missing, unjudged = judged[None, :] & ~has, has & ~judged[None, :]
-    rows = []
-    for i in np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1))):
-        m, u = cats[missing[i]].tolist(), cats[unjudged[i]].tolist()
-        rows.append((str(name.cat.categories[i]), len(m), m, len(u), u))
-    return pd.DataFrame(rows, columns=["name", "n_missing", "missing", "n_unjudged", "unjudged"])
-
-
-def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, all_topics: bool) -> None:
-    """Warn (:class:`CoverageWarning`) about topics a run lacks or answers without judgments,
-    so that no topic leaves an average silently."""
-    cov = topic_coverage(runs, qrels)
-    if cov.empty:
-        return
-    lack = cov[cov["n_missing"] > 0]
-    if len(lack) and not all_topics:
-        ex = "; ".join(
-            f"{r.name} lacks {r.n_missing} ({', '.join(r.missing[:3])}"
-            f"{', …' if r.n_missing > 3 else ''})"
-            for r in lack.head(3).itertuples()
-        )
-        warnings.warn(
-            CoverageWarning(
-                f"{len(lack)} run(s) lack judged topics — {ex}: their averages are over the topics "
-                "they answered (trec_eval 9); all_topics=True (trec_eval -c) scores them 0"
-            ),
-            stacklevel=3,
-        )
-    extra = cov[cov["n_unjudged"] > 0]
-    if len(extra):
-        ex = "; ".join(f"{r.name}: {', '.join(r.unjudged[:3])}" for r in extra.head(3).itertuples())
-        warnings.warn(
-            CoverageWarning(
-                f"{len(extra)} run(s) answer topics the qrels do not judge ({ex}): those topics "
-                "are not evaluated"
-            ),
-            stacklevel=3,
-        )
 
 
 def aggregate(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 UNJUDGED = -1  # label code of unjudged rows (missing or negative qrels label)
+PAD = -2  # label code of the cells past the end of a ranking (View.from_matrix)
 
 
 def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -53,6 +54,16 @@ class View:
         self.g, self.r, self.label, self.G = g, r.astype(np.int64), label, n_groups
         self.start, self.length = starts_of(g, n_groups)
         self._cache: dict = {}
+
+    @classmethod
+    def from_matrix(cls, labels: np.ndarray) -> View:
+        """Rankings given as a matrix: row i is group i, column j rank j + 1, the cell the label
+        of the document there (:data:`UNJUDGED` for an unjudged one, :data:`PAD` past the end of
+        the ranking). Each row must be a ranking's prefix: no :data:`PAD` before a document."""
+        labels = np.asarray(labels)
+        rows, width = labels.shape if labels.ndim == 2 else (0, 0)
+        g, j = np.nonzero(labels != PAD)
+        return cls(g, j + 1, labels[g, j].astype(np.int64), rows)
 
     def condensed(self) -> View:
         """The condensed list (Sakai 2008 §3): unjudged rows removed, ranks renumbered."""
@@ -123,54 +134,82 @@ class View:
 
 
 class Topics:
-    """Relevance sets of the qrels: topic index ``t`` (0..T-1) and ``label`` per qrels row."""
+    """Relevance sets of the qrels, one per *topic* (a qid, or a qid under one qrels variant).
+
+    Stored as a label histogram ``hist[t, v]`` = number of judged documents of topic ``t`` with
+    label ``v`` (0 ≤ v ≤ max label; negative labels are unjudged and not counted). Everything a
+    kernel needs from the qrels — R, the judged non-relevant count N, the ideal ranking's DCG and
+    cumulative gain — is a function of that histogram, so a relevance set derived from another
+    (a reduced pool, an inner re-pool) is an exact, cheap histogram subtraction
+    (:meth:`from_hist`).
+
+    The ideal ranking lists the relevant labels in descending order: label ``v`` occupies the
+    positions ``above_v + 1 … above_v + hist[t, v]``, ``above_v`` being the number of relevant
+    documents with a larger label.
+    """
 
     def __init__(self, t: np.ndarray, label: np.ndarray, n_topics: int):
-        self.t, self.label, self.T = t, label.astype(np.int64), n_topics
+        t = np.asarray(t, dtype=np.int64)
+        label = np.asarray(label, dtype=np.int64)
+        judged = label >= 0
+        width = int(label[judged].max()) + 1 if judged.any() else 1
+        hist = np.bincount(t[judged] * width + label[judged], minlength=n_topics * width).reshape(
+            n_topics, width
+        )
+        self._init(hist)
+
+    @classmethod
+    def from_hist(cls, hist: np.ndarray) -> Topics:
+        """Topics from a label histogram ``hist[t, v]`` (topics × labels 0..max, counts ≥ 0)."""
+        out = cls.__new__(cls)
+        out._init(np.asarray(hist, dtype=np.int64).reshape(len(hist), -1))
+        return out
+
+    def _init(self, hist: np.ndarray) -> None:
+        self.hist, self.T = hist, hist.shape[0]
         self._cache: dict = {}
 
     def num_rel(self, rel: int) -> np.ndarray:
         """R: relevant documents per topic (label >= rel), as float."""
-        key = ("R", rel)
-        if key not in self._cache:
-            self._cache[key] = np.bincount(self.t, weights=self.label >= rel, minlength=self.T)
-        return self._cache[key]
+        return self.hist[:, rel:].sum(axis=1).astype(np.float64)
 
     def num_nonrel(self, rel: int) -> np.ndarray:
         """N: judged non-relevant documents per topic (0 <= label < rel), as float."""
-        m = (self.label >= 0) & (self.label < rel)
-        return np.bincount(self.t, weights=m, minlength=self.T)
+        return self.hist[:, :rel].sum(axis=1).astype(np.float64)
 
-    def ideal(self, rel: int):
-        """Ideal ranking per topic: relevant gains sorted descending.
+    def ideal(self, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ideal ranking per topic as label blocks: ``(gains, above, count)``.
 
-        Returns ``(start, length, gains, cum)``: per topic the segment of ``gains`` (float) and
-        ``cum``, the exact integer cumulative gain with a leading 0 per position (``cum[start+k]``
-        minus ``cum[start]`` is cg*(k)).
+        ``gains`` (labels ``>= rel``, descending), and per topic and gain the number of relevant
+        documents ranked above the block (``above``, topics × gains) and in it (``count``).
         """
         key = ("ideal", rel)
         if key not in self._cache:
-            m = self.label >= rel
-            tt, gg = self.t[m], self.label[m]
-            order = np.lexsort((-gg, tt))
-            tt, gg = tt[order], gg[order]
-            start, length = starts_of(tt, self.T)
-            cum = np.concatenate([[0], np.cumsum(gg, dtype=np.int64)])
-            self._cache[key] = (start, length, gg, cum)
+            count = self.hist[:, rel:][:, ::-1]
+            gains = np.arange(self.hist.shape[1] - 1, rel - 1, -1, dtype=np.int64)
+            above = np.cumsum(count, axis=1) - count
+            self._cache[key] = (gains, above, count)
         return self._cache[key]
 
     def ideal_dcg(self, rel: int, n: int | None) -> np.ndarray:
-        """IDCG@n per topic: Σ_{k ≤ min(n, R)} g*_k / log2(k + 1) (trec_eval ``m_ndcg_cut.c``)."""
-        start, length, gg, _ = self.ideal(rel)
-        pos = np.arange(len(gg), dtype=np.int64) - np.repeat(start, length) + 1
-        w = gg / np.log2(pos + 1.0)
-        return segment_sums(w, start, length if n is None else np.minimum(length, n))
+        """IDCG@n per topic: Σ_{k ≤ min(n, R)} g*_k / log2(k + 1) (trec_eval ``m_ndcg_cut.c``).
+
+        Each label block contributes ``g · (H(end) − H(start))`` with ``H(k) = Σ_{i≤k} 1 /
+        log2(i + 1)``, positions clipped at ``n``.
+        """
+        gains, above, count = self.ideal(rel)
+        top = int((above + count).max()) if above.size else 0
+        harm = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, top + 2.0)))])
+        lo, hi = above, above + count
+        if n is not None:
+            lo, hi = np.minimum(lo, n), np.minimum(hi, n)
+        return ((harm[hi] - harm[lo]) * gains[None, :]).sum(axis=1)
 
     def ideal_cg(self, rel: int, t: np.ndarray, k: np.ndarray) -> np.ndarray:
         """cg*(k) for topic ``t``: ideal cumulative gain at rank k (total gain for k > R)."""
-        start, length, _, cum = self.ideal(rel)
-        k = np.minimum(k, length[t])
-        return (cum[start[t] + k] - cum[start[t]]).astype(np.float64)
+        gains, above, count = self.ideal(rel)
+        inside = np.clip(np.asarray(k)[:, None] - above[t], 0, count[t])
+        return (inside * gains[None, :]).sum(axis=1).astype(np.float64)
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -253,3 +292,35 @@ def kernel(
         w[m] = (beta * cg + count) / (beta * cg_star + rm)
         return _safe_div(v.upto(w, n), R), None
     raise ValueError(f"no kernel for measure {base!r}")
+
+
+def score(view: View, topics: Topics, gt: np.ndarray, measures) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group values of several measures: the one scoring engine of pbtools.
+
+    ``view``: the rankings (one group per ranking), ``topics``: their relevance sets, ``gt``: the
+    topic of each group, ``measures``: parsed :class:`~pbtools.measures.names.Measure` objects.
+    Returns ``(values, residuals)``, groups × measures (residuals NaN except for RBP). Every score
+    in pbtools — evaluation, truth, reduced pools, merged runs, estimators' inputs — is computed
+    here.
+    """
+    values = np.zeros((view.G, len(measures)))
+    resid = np.full((view.G, len(measures)), np.nan)
+    gt = np.asarray(gt, dtype=np.int64)
+    for j, m in enumerate(measures):  # a handful of measures
+        v = view.condensed() if m.judged_only else view
+        val, res = kernel(m.base, v, topics, gt, n=m.cutoff, rel=m.rel, p=m.p, beta=m.beta)
+        values[:, j] = val
+        if res is not None:
+            resid[:, j] = res
+    return values, resid
+
+
+def depth_needed(measures) -> int | None:
+    """The ranks the measures read: the largest cut-off, or None (whole ranking) when a measure
+    has no cut-off or reads past it (Rprec, Bpref; condensed lists may skip unjudged ranks)."""
+    cut = []
+    for m in measures:
+        if m.cutoff is None or m.judged_only or m.base in ("Rprec", "Bpref"):
+            return None
+        cut.append(m.cutoff)
+    return max(cut) if cut else None

@@ -4,7 +4,8 @@
 module                     holds
 =========================  ================================================================
 ``pooling.contrib``        the contributions table (who pooled what) every other module reads
-``pooling.inference``      :func:`infer_pool`, :func:`judged_prefixes` (PROTOCOL items 4-6)
+``pooling.inference``      :func:`infer_pool`, :func:`judged_prefixes`, :data:`POLICIES`
+                           (PROTOCOL items 4-6)
 ``pooling.reductions``     :func:`pool`, :func:`repool`, :func:`leave_one_out`,
                            :func:`take_teams`, :func:`subset_pool`, :func:`shallow`,
                            :func:`top_fraction`
@@ -15,7 +16,18 @@ module                     holds
 
 from pbtools.pooling.contrib import unit_map
 from pbtools.pooling.contributions import describe, unique_contributions
-from pbtools.pooling.inference import POLICIES, PoolInfo, infer_pool, judged_prefixes
+from pbtools.pooling.inference import (
+    ALIASES,
+    DEFAULT_POLICY,
+    POLICIES,
+    POLICY_CHOICES,
+    EmptyPoolError,
+    Policy,
+    PoolInfo,
+    get_policy,
+    infer_pool,
+    judged_prefixes,
+)
 from pbtools.pooling.reductions import (
     SEP,
     contributions,
@@ -44,5 +56,11 @@ __all__ = [
     "judged_prefixes",
     "PoolInfo",
     "POLICIES",
+    "POLICY_CHOICES",
+    "ALIASES",
+    "DEFAULT_POLICY",
+    "EmptyPoolError",
+    "Policy",
+    "get_policy",
     "SEP",
 ]

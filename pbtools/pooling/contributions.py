@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import encode, require_columns
+from pbtools.frames import encode, require_columns, used_codes
 from pbtools.pooling.contrib import contrib_table, qrels_owner, stack_blocks, top_rows, unit_map
-from pbtools.pooling.inference import infer_pool
+from pbtools.pooling.inference import DEFAULT_POLICY, infer_pool
 
 __all__ = ["unique_contributions", "describe"]
 
@@ -134,7 +134,7 @@ def unique_contributions(
 def describe(
     collection,
     *,
-    policy: str = "lipani2015",
+    policy: str = DEFAULT_POLICY,
     tolerance: float | None = None,
 ) -> dict:
     """Summarise a collection's pool: the figures of Lipani Table 2's first columns.
@@ -143,7 +143,8 @@ def describe(
     when present). Pool inference by :func:`pbtools.pooling.inference.infer_pool` (``policy``,
     ``tolerance``). Returns a JSON-ready dict: ``runs``, ``orgs``, ``pooled_runs``,
     ``unpooled_runs``, ``unmapped`` (runs the orgs do not list; each is its own organisation),
-    ``depth``, ``topics``, ``policy``, and the counts ``|R|`` (run ids), ``|O|``
+    ``depth``, ``topics`` (the qids of the qrels' rows), ``policy`` (the rule's canonical name,
+    :data:`pbtools.pooling.inference.POLICIES`), and the counts ``|R|`` (run ids), ``|O|``
     (organisations of the runs), ``|R_p|``, ``d``, ``|T|`` (qrels topics), plus ``|R| files`` and
     ``|R_p| files`` counting run *files* (differ from ``|R|``, ``|R_p|`` when files share a tag,
     as TREC-2's ``input.prc1``/``input.prc2`` do with ``prceo1``).
@@ -157,7 +158,7 @@ def describe(
     else:
         umap, listed = unit_map(names, "run"), set(names)
     org_names = sorted(set(umap.tolist()))
-    topics = sorted(encode(qrels["qid"]).cat.categories.astype(str).tolist())
+    topics = used_codes(qrels["qid"])[1].astype(str).tolist()  # rows, not the categories
     files = getattr(collection, "files", None)
     if files is not None and len(files):
         per_name = files["name"].astype("str").value_counts()

@@ -42,6 +42,7 @@ from pbtools.frames import (
     require_columns,
     trec_order,
 )
+from pbtools.measures.rounding import round_half_up
 from pbtools.pooling.contrib import (
     Contrib,
     contrib_table,
@@ -371,21 +372,22 @@ def shallow(
 def top_fraction(
     scores: pd.DataFrame,
     frac: float = 0.75,
-    round: int | None = 4,
+    decimals: int | None = 4,
 ) -> pd.DataFrame:
     """The best ``frac`` of the runs per measure (Lipani §5; PROTOCOL-lipani2015 item 9).
 
     ``scores``: averages (``name``, ``measure``, ``value``), e.g. every pooled run scored on the
-    full re-pooled qrels. Per measure the values are rounded half-up to ``round`` decimals (None:
-    no rounding), sorted descending with a *stable* sort (equal rounded scores keep the input
-    order), and the first ⌊frac·N⌋ runs are kept (N = 36, frac = 0.75 → 27). Returns the kept rows
+    full re-pooled qrels. Per measure the values are rounded half-up to ``decimals`` places
+    (:func:`pbtools.measures.round_half_up`; None: no rounding), sorted descending with a
+    *stable* sort (equal rounded scores keep the input order), and the first ⌊frac·N⌋ runs are
+    kept (N = 36, frac = 0.75 → 27). Returns the kept rows
     (``name``, ``measure``, ``value`` unrounded, + other columns) in that order, with ``rank``
     (int32, 1 = best) added.
     """
     require_columns(scores, ("name", "measure", "value"), "scores")
     v = scores["value"].to_numpy(dtype=np.float64)
-    if round is not None:
-        v = np.floor(v * 10.0**round + 0.5) / 10.0**round
+    if decimals is not None:
+        v = round_half_up(v, decimals)
     meas = encode(scores["measure"])
     m = meas.cat.codes.to_numpy().astype(np.int64)
     order = np.lexsort((np.arange(len(v)), -v, m))

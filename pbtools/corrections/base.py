@@ -1,0 +1,203 @@
+"""The estimator protocol (scikit-learn's) shared by every correction, and their registry.
+
+An estimator is a class with its parameters in ``__init__`` (stored under their own names, no
+work there), ``fit(qrels, pooled_runs, orgs)`` (remembers and encodes the pool once; fitted state
+ends in ``_``), ``score(new_runs, measures)`` (the tidy result frame), ``get_params`` /
+``set_params`` — and the algorithm itself in ``estimate(problem, measures)``, which works on an
+encoded :class:`~pbtools.corrections.problem.Problem` (a leave-out experiment calls it directly,
+with many runs and relevance sets at once). Each class declares the measures it supports
+(:attr:`Estimator.supports`: measure bases, None for every measure).
+
+A new estimator is one module with a subclass and one line in
+:data:`pbtools.corrections.registry.ESTIMATORS` (``docs/extending.md`` shows one).
+
+Result columns (every estimator): ``name``, ``measure``, ``estimator``, ``value`` and, where
+they apply, ``P``, ``AntiP``, ``k`` (the run's own P@n, P̄@n, k̄@n on its qrels), ``dP``,
+``dAntiP``, ``dk`` (ΔP, ΔP̄, Δk), ``lam`` (λ), ``fired``, ``adjustment`` (value − reduced score)
+and ``n_pooled`` (|R_p|); NaN where not applicable.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from pbtools.corrections.choices import resolve
+from pbtools.corrections.problem import Problem, from_frames
+from pbtools.frames import as_qrels, ranked
+from pbtools.measures.names import Measure, parse_all
+
+__all__ = ["Estimator", "RESULT_COLUMNS", "tidy"]
+
+#: the columns of every estimator's result, in order
+RESULT_COLUMNS = (
+    "name",
+    "measure",
+    "estimator",
+    "value",
+    "P",
+    "AntiP",
+    "k",
+    "dP",
+    "dAntiP",
+    "dk",
+    "lam",
+    "fired",
+    "adjustment",
+    "n_pooled",
+)
+
+
+class Estimator:
+    """Base class: the scikit-learn protocol around :meth:`estimate` (see module docstring).
+
+    Parameters
+    ----------
+    measures : sequence of str
+        Default measures of :meth:`score` (any name of :func:`pbtools.measures.parse`).
+    decimals : int, optional
+        Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
+    topics : {"judged", "all", "answered"}, optional
+        Topic averaging (:mod:`pbtools.measures.topics`).
+    protocol : str, optional
+        A preset of :data:`pbtools.corrections.PRESETS` filling every choice left unset.
+    depth : int, optional
+        The pool depth d (default: inferred by :meth:`fit` with
+        :func:`pbtools.pooling.infer_pool`).
+    """
+
+    #: the value of the ``estimator`` column (and the registry key)
+    name: str = ""
+    #: measure bases the estimator corrects; None: every measure pbtools computes
+    supports: frozenset[str] | None = None
+    #: the protocol choices (:mod:`pbtools.corrections.choices`) this estimator reads
+    choice_names: tuple[str, ...] = ("decimals", "topics")
+
+    def __init__(
+        self,
+        measures: Sequence[str] = ("P@10",),
+        decimals: int | None = None,
+        topics: str | None = None,
+        protocol: str | None = None,
+        depth: int | None = None,
+    ):
+        self.measures = measures
+        self.decimals = decimals
+        self.topics = topics
+        self.protocol = protocol
+        self.depth = depth
+
+    # ------------------------------------------------------------------ scikit-learn protocol
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict[str, object]:
+        """The constructor parameters (scikit-learn protocol)."""
+        return {n: getattr(self, n) for n in self._param_names()}
+
+    def set_params(self, **params) -> Estimator:
+        """Set constructor parameters; unknown names raise ``ValueError``."""
+        known = set(self._param_names())
+        bad = sorted(set(params) - known)
+        if bad:
+            raise ValueError(f"{type(self).__name__} has no parameter(s) {bad}; it has {known}")
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # ------------------------------------------------------------------ choices and measures
+    def choices(self) -> dict[str, object]:
+        """The effective choices: the preset, overridden by parameters set on the instance."""
+        own = {c: getattr(self, c, None) for c in self.choice_names}
+        return resolve(self.protocol, **own)
+
+    @classmethod
+    def supported(cls, measures) -> list[Measure]:
+        """The measures of ``measures`` this estimator can correct."""
+        ms = parse_all(measures)
+        return [m for m in ms if cls.accepts(m)]
+
+    @classmethod
+    def accepts(cls, measure: Measure) -> bool:
+        """Whether the estimator corrects ``measure``."""
+        return cls.supports is None or measure.base in cls.supports
+
+    def _check(self, measures) -> list[Measure]:
+        ms = parse_all(measures)
+        bad = [str(m) for m in ms if not self.accepts(m)]
+        if bad:
+            raise ValueError(
+                f"the {self.name} estimator does not support {bad}; it supports "
+                f"{sorted(self.supports) if self.supports else 'every measure'}"
+            )
+        return ms
+
+    # ------------------------------------------------------------------ fit / score
+    def fit(self, qrels: pd.DataFrame, pooled_runs: pd.DataFrame, orgs=None) -> Estimator:
+        """Remember the qrels Q, the pooled runs and the run → organisation map; infer d.
+
+        Returns ``self``; fitted state: ``qrels_``, ``runs_`` (trec order), ``orgs_``,
+        ``depth_``.
+        """
+        self.qrels_ = as_qrels(qrels)
+        self.runs_ = ranked(pooled_runs)
+        self.orgs_ = orgs
+        if self.depth is None:
+            from pbtools.pooling.inference import infer_pool
+
+            policy = str(self.choices().get("pool_policy", "lipani2015"))
+            self.depth_ = int(infer_pool(self.runs_, self.qrels_, policy=policy).depth)
+        else:
+            self.depth_ = int(self.depth)
+        return self
+
+    def problem(self, new_runs: pd.DataFrame, leave_out: str | None = None) -> Problem:
+        """The encoded problem of scoring ``new_runs`` against the fitted pool."""
+        if not hasattr(self, "qrels_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
+        opts = self.choices()
+        return from_frames(
+            self.qrels_,
+            self.runs_,
+            new_runs,
+            depth=self.depth_,
+            orgs=self.orgs_,
+            leave_out=leave_out,
+            rp=str(opts.get("rp", "org")),
+            topics=str(opts["topics"]),
+            decimals=opts["decimals"],
+        )
+
+    def score(
+        self, new_runs: pd.DataFrame, measures=None, leave_out: str | None = None
+    ) -> pd.DataFrame:
+        """Score new run(s) against the fitted pool.
+
+        ``measures`` default to the constructor's; ``leave_out="run"``/``"org"`` first
+        withdraws each run's unit from the pool (the runs are then pooled runs scored as if
+        they had not been). Returns the tidy frame of :data:`RESULT_COLUMNS`.
+        """
+        ms = self._check(self.measures if measures is None else measures)
+        return tidy(self.estimate(self.problem(new_runs, leave_out), ms))
+
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:  # pragma: no cover
+        """The algorithm on an encoded problem: one row per run to score and measure."""
+        raise NotImplementedError
+
+
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every column of :data:`RESULT_COLUMNS` (NaN where absent), in order."""
+    out = frame.copy()
+    for c in RESULT_COLUMNS:
+        if c not in out.columns:
+            out[c] = np.nan
+    return out[list(RESULT_COLUMNS)].reset_index(drop=True)

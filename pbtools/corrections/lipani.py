@@ -1,0 +1,152 @@
+"""Lipani, Lupu & Hanbury 2015 (SIGIR), §3-4 and Algorithm 1: the anti-precision correction.
+
+For an unpooled run r_u with s = P@n, s̄ = P̄@n and k̄ = 1 − s − s̄ on its qrels Q, and every
+pooled run r_p ∈ R_p, the merged run r' = r_p ∘ r_u (:mod:`pbtools.corrections.merge`) gives
+δP = P@n(r') − P@n(r_p), δP̄ = P̄@n(r') − P̄@n(r_p), δk = −δP − δP̄ (Algorithm 1; Eq. 1 has a
+typo). With ΔP, ΔP̄, Δk their means over R_p and λ = k̄·(ΔP·s̄ − ΔP̄·s) (Eq. 3), the estimate is
+s + k̄·max(Δk, 0) when the indicator fires (λ > 0 by default), else s — so it stays within
+[s, s + k̄].
+
+Why P@n only: the correction redistributes the unjudged share k̄@n of the top n between relevant
+and non-relevant in proportion to what the merged runs reveal, which is additive in ranks only
+for precision. A generalisation to a rank-weighted measure would need (i) the measure's
+counterpart of anti-precision (the judged non-relevant mass under the same weights, e.g. RBP's
+weights), (ii) its residual in place of k̄, and (iii) an argument that δk transfers between the
+pooled runs' and the new run's rank weights — none of which the paper gives. pbtools therefore
+declares ``supports = {"P"}``; Webber & Park's adjustment covers the other measures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pbtools.corrections.base import Estimator
+from pbtools.corrections.indicators import deltas, fires, indicators
+from pbtools.corrections.merge import merge_rows
+from pbtools.corrections.problem import Problem, precision_parts
+
+__all__ = ["Lipani"]
+
+
+class Lipani(Estimator):
+    """Lipani et al. 2015 Algorithm 1: s + k̄·max(Δk, 0) when the indicator fires (P@n).
+
+    Parameters
+    ----------
+    alpha : float, optional
+        Weight of r_u's ranks in the merge (the paper: 1).
+    indicator : {"lambda", "dP", "dAntiP", "always"}, optional
+        When the correction fires (§3.2: λ > 0).
+    measures, protocol, depth
+        As :class:`~pbtools.corrections.base.Estimator`.
+    tie : {"exclusive_first", "lipani2015"}, optional
+        The merge's tie rule (PROTOCOL item 11).
+    rp : {"org", "run"}, optional
+        R_p without r_u's unit, or without r_u only (PROTOCOL item 12).
+    decimals : int, optional
+        Half-up rounding of every P@n, P̄@n before they are combined (PROTOCOL item 10).
+    topics : {"judged", "all", "answered"}, optional
+        Topic averaging (:mod:`pbtools.measures.topics`).
+
+    Unset choices come from ``protocol`` (``"lipani2015"`` reproduces Table 2) or the
+    principled defaults (:mod:`pbtools.corrections.choices`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> def run(name, docs):
+    ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
+    ...                          "score": range(len(docs), 0, -1)})
+    >>> pooled = pd.concat([run("p1", "abcd"), run("p2", "bade")])
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
+    >>> out = Lipani(measures=["P@2"], depth=2).fit(qrels, pooled).score(run("u", "xayb"))
+    >>> out[["value", "k", "dk", "lam", "fired"]].to_numpy().tolist()
+    [[0.75, 0.5, 0.5, 0.125, True]]
+    """
+
+    name = "lipani"
+    supports = frozenset({"P"})
+    choice_names = ("decimals", "topics", "alpha", "tie", "indicator", "rp")
+
+    def __init__(
+        self,
+        alpha: float | None = None,
+        indicator: str | None = None,
+        measures=("P@10",),
+        tie: str | None = None,
+        rp: str | None = None,
+        decimals: int | None = None,
+        topics: str | None = None,
+        protocol: str | None = None,
+        depth: int | None = None,
+    ):
+        super().__init__(measures, decimals, topics, protocol, depth)
+        self.alpha, self.indicator, self.tie, self.rp = alpha, indicator, tie, rp
+
+    @classmethod
+    def accepts(cls, measure) -> bool:
+        """P@n only (not its condensed list)."""
+        return measure.base == "P" and not measure.judged_only
+
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+        """Algorithm 1 for every run of the problem and every P@n of ``measures`` at once."""
+        opts = self.choices()
+        parts = precision_parts(measures)
+        pa = [m for p in parts for m in p[:2]]  # P@n, AntiP@n interleaved
+        own = problem.precision_frame(measures)
+        if len(problem.pair_u) == 0:
+            out = own.assign(estimator=self.name, value=own["P"], adjustment=0.0, n_pooled=0)
+            return out
+        enc, new = problem.enc, problem.new
+        # every pooled run of R_p on every variant it is compared under (its own topics)
+        combo = problem.new_var[problem.pair_u] * enc.R + problem.pair_p
+        uc = np.unique(combo)
+        iv, ip = uc // enc.R, uc % enc.R
+        pooled_vals = problem.run_scores(ip, iv, pa)
+        # r' = r_p ∘ r_u on the topics both runs have, scored on r_u's variant
+        depth = max(m.cutoff for m, _, _ in parts)
+        if problem.merges is not None:
+            pair, t, M = problem.merges(new[problem.pair_u], problem.pair_p)
+        else:
+            pair, t, M = merge_rows(
+                enc,
+                new[problem.pair_u],
+                problem.pair_p,
+                alpha=float(opts["alpha"]),
+                tie=str(opts["tie"]),
+                depth=depth,
+            )
+        var = problem.new_var[problem.pair_u][pair]
+        if problem.topics != "answered":
+            keep = problem.present[var, t]
+            pair, t, M, var = pair[keep], t[keep], M[keep], var[keep]
+        merged = problem.means(pair, problem.score_docs(M, var, t, pa), len(problem.pair_u))
+        merged = problem.rounded(merged)
+        names = np.asarray(enc.names)
+        mm = _pa_frame(
+            {
+                "variant": problem.new_var[problem.pair_u],
+                "unpooled": names[new[problem.pair_u]],
+                "name": names[problem.pair_p],
+            },
+            merged,
+            parts,
+        )
+        pm = _pa_frame({"variant": iv, "name": names[ip]}, pooled_vals, parts)
+        d = deltas(mm, pm, keys=["variant"])
+        ind = indicators(own, d)
+        fired = fires(ind, str(opts["indicator"]))
+        adj = np.where(fired, ind["k"] * np.maximum(ind["dk"], 0.0), 0.0)
+        return ind.assign(fired=fired, adjustment=adj, value=ind["P"] + adj, estimator=self.name)
+
+
+def _pa_frame(cols: dict, values: np.ndarray, parts) -> pd.DataFrame:
+    """Items × (P, AntiP per P@n) → long frame with ``measure``, ``P``, ``AntiP``; items whose
+    scores are NaN (no topic to average over) are left out."""
+    n_items, k = len(values), len(parts)
+    out = {c: np.repeat(np.asarray(v), k) for c, v in cols.items()}
+    out["measure"] = np.tile([str(p[2]) for p in parts], n_items)
+    out["P"], out["AntiP"] = values[:, 0::2].ravel(), values[:, 1::2].ravel()
+    frame = pd.DataFrame(out)
+    return frame[np.isfinite(frame["P"].to_numpy())].reset_index(drop=True)

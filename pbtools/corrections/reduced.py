@@ -1,0 +1,91 @@
+"""The reduced-pool score and the true score: the baselines every correction is judged by."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pbtools.corrections.base import Estimator
+from pbtools.corrections.problem import Problem, condensed_measures
+
+__all__ = ["ReducedPool", "TrueScore", "Condensed"]
+
+
+def _with_precision(problem: Problem, frame: pd.DataFrame, measures) -> pd.DataFrame:
+    """Attach the runs' own P@n, P̄@n, k̄@n (P@n measures only) to an estimator's frame."""
+    parts = problem.precision_frame(measures)
+    if parts.empty:
+        return frame
+    return frame.merge(parts, on=["name", "measure"], how="left")
+
+
+class ReducedPool(Estimator):
+    """The score on the (reduced) qrels, unjudged documents counted non-relevant.
+
+    The lower bound of Lipani et al. 2015 §3-4 and the uncorrected baseline of their §5.1: for a
+    run r_u and its qrels Q, ``value`` = score(r_u, Q). Every measure.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
+    >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2., 1.]})
+    >>> ReducedPool(measures=["P@2", "AP"], depth=2).fit(qrels, pooled).score(new)[
+    ...     ["measure", "value"]].to_numpy().tolist()
+    [['P@2', 0.5], ['AP', 0.5]]
+    """
+
+    name = "reduced"
+
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+        """score(r_u, Q) for every run to score (rounded when the problem says so)."""
+        values = problem.own(measures)
+        out = problem.frame(values, measures, self.name, adjustment=np.zeros_like(values))
+        return _with_precision(problem, out, measures)
+
+
+class TrueScore(Estimator):
+    """The run's score with its unit pooled: on the re-pooled qrels (Lipani et al. 2015 §5;
+    PROTOCOL-lipani2015 items 7, 14). Every measure.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b", "z"], "label": [1, 0, 1]})
+    >>> TrueScore(measures=["R@2"], depth=1).fit(qrels, pooled).score(pooled)["value"].tolist()
+    [1.0]
+    """
+
+    name = "true"
+
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+        """score(r_u, truth): the truth variant is the re-pool of the pooled runs at depth d."""
+        if problem.truth_var is None:
+            raise ValueError("this problem has no truth (re-pooled qrels) variant")
+        var = np.full(len(problem.new), problem.truth_var, dtype=np.int64)
+        values = problem.run_scores(problem.new, var, measures)
+        return problem.frame(values, measures, self.name)
+
+
+class Condensed(Estimator):
+    """The condensed-list score: unjudged documents removed before ranking (Sakai 2008 §3;
+    Webber & Park 2009 §2). Biased upward for unpooled runs — a baseline. Every measure.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
+    >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2., 1.]})
+    >>> Condensed(measures=["P@1"], depth=2).fit(qrels, pooled).score(new)["value"].tolist()
+    [1.0]
+    """
+
+    name = "condensed"
+
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+        """score(condensed r_u, Q), reported under the measure's own name."""
+        values = problem.own(condensed_measures(measures))
+        return problem.frame(values, measures, self.name)

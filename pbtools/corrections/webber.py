@@ -1,0 +1,182 @@
+"""Webber & Park 2009 (SIGIR), Algorithm 1: score adjustment inferred from the pooled systems.
+
+For an unpooled run r_u scored on qrels Q built by the pooled runs R_p, every p ∈ R_p is
+withdrawn in turn: its documents that no other run of R_p placed in its top d become unjudged,
+
+    Q_p = Q ∩ pool_d(R_p \\ {p} [∪ {r_u}]),
+
+and the loss score(p, Q) − score(p, Q_p) is what a run like p loses by not being pooled. The
+adjustment is its mean a = mean_{p ∈ R_p} [score(p, Q) − score(p, Q_p)] and the estimate
+score(r_u, Q) + a. With ``replace=True`` (their refinement, the default) r_u takes p's place in
+the inner pool; ``replace=False`` is the reading of Lipani et al. 2015 (PROTOCOL-lipani2015
+item 13, with ``rp="run"`` and rounding).
+
+The adjustment is defined for any measure, and pbtools computes it for every measure it has (P@n,
+R@n, AP, nDCG, nDCG@n, RBP, Bpref, RR, …): Q_p is a relevance set in its own right — its labels
+are Q's with the withdrawn documents unjudged, and its label histogram (R, the ideal ranking) is
+Q's minus theirs — and the scores come from the one scoring engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pbtools.corrections.base import Estimator
+from pbtools.corrections.problem import Problem
+from pbtools.measures import kernels as K
+from pbtools.measures.names import parse_all
+from pbtools.pooling.dense import row_chunks
+
+__all__ = ["WebberOnRuns"]
+
+
+class WebberOnRuns(Estimator):
+    """Webber & Park 2009 Algorithm 1 (inference from pooled systems), every measure.
+
+    Parameters
+    ----------
+    replace : bool, optional
+        The new run replaces the withdrawn pooled run in the inner pool (their refinement;
+        default ``True``).
+    measures, protocol, depth
+        As :class:`~pbtools.corrections.base.Estimator`.
+    rp : {"org", "run"}, optional
+        R_p without r_u's unit, or without r_u only (PROTOCOL item 12).
+    decimals : int, optional
+        Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
+    topics : {"judged", "all", "answered"}, optional
+        Topic averaging (:mod:`pbtools.measures.topics`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> def run(name, docs):
+    ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
+    ...                          "score": range(len(docs), 0, -1)})
+    >>> pooled = pd.concat([run("p1", "abzz"), run("p2", "cdww")])
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abcd"), "label": [1, 1, 1, 0]})
+    >>> est = WebberOnRuns(measures=["P@2", "AP"], depth=2).fit(qrels, pooled)
+    >>> est.score(run("u", "cqrs"))[["measure", "value", "adjustment"]].round(4).to_numpy().tolist()
+    [['P@2', 1.0, 0.5], ['AP', 0.6667, 0.3333]]
+    """
+
+    name = "webber"
+    choice_names = ("decimals", "topics", "replace", "rp")
+
+    def __init__(
+        self,
+        replace: bool | None = None,
+        measures=("P@10",),
+        rp: str | None = None,
+        decimals: int | None = None,
+        topics: str | None = None,
+        protocol: str | None = None,
+        depth: int | None = None,
+    ):
+        super().__init__(measures, decimals, topics, protocol, depth)
+        self.replace, self.rp = replace, rp
+
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+        """Algorithm 1 for every run of the problem and every measure at once."""
+        ms = parse_all(measures)
+        own = problem.own(ms)
+        n_new, M = len(problem.new), len(ms)
+        if len(problem.pair_u) == 0:
+            return problem.frame(
+                own, ms, self.name, adjustment=np.zeros_like(own), n_pooled=np.zeros_like(own)
+            )
+        replace = bool(self.choices()["replace"])
+        full, inner, pu = _losses(problem, ms, replace)
+        term = problem.rounded(full) - problem.rounded(inner)  # pairs × measures
+        ok = np.isfinite(term).all(axis=1)
+        adj = Problem.means(pu[ok], term[ok], n_new)
+        n_pooled = np.bincount(pu[ok], minlength=n_new).astype(np.float64)
+        adj = np.where(np.isfinite(adj), adj, 0.0)
+        return problem.frame(
+            own + adj, ms, self.name, adjustment=adj, n_pooled=np.repeat(n_pooled, M)
+        )
+
+
+def _losses(problem: Problem, ms, replace: bool):
+    """score(p, Q_u) and score(p, Q_u,p) run means for every R_p pair (pairs × measures)."""
+    enc, d = problem.enc, problem.depth
+    S, new, pair_u, pair_p = problem.pooled, problem.new, problem.pair_u, problem.pair_p
+    # who pooled what: C counts every pooled run, CX[g] the pooled runs outside R_p(u) of group g
+    C = enc.top_counts(S, d).astype(np.int32)
+    in_rp = np.zeros((len(new), enc.R), dtype=bool)
+    in_rp[pair_u, pair_p] = True
+    gX, ginv = np.unique(~in_rp[:, S], axis=0, return_inverse=True)
+    ginv = ginv.ravel()
+    gi, si = np.nonzero(gX)
+    CX = enc.top_counts(S[si], d, groups=gi, n_groups=len(gX)).astype(np.int32)
+    var_u = problem.new_var
+    removed = _unpooled_judged(problem, C, CX, ginv, replace)  # new × T × labels
+    # full score of p on Q_u: means over p's topics under u's variant
+    rows = problem.topic_rows(pair_p, var_u[pair_u])
+    pr, t = np.nonzero(rows)
+    width = K.depth_needed(ms)
+    width = enc.L if width is None else max(1, min(width, enc.L))
+    full = np.zeros((len(pr), len(ms)))
+    inner = np.zeros((len(pr), len(ms)))
+    hist = problem.hist
+    for sl in row_chunks(len(pr), width):
+        rr, tt = pr[sl], t[sl]
+        u, p = pair_u[rr], pair_p[rr]
+        var = var_u[u]
+        x = enc.D[p, tt, :width]
+        labels = problem.cell_labels(x, var, tt)
+        base = hist[var, tt]
+        full[sl] = problem.score_cells(labels, base, ms)
+        xc = np.maximum(x, 0)
+        count = C[tt[:, None], xc] - CX[ginv[u][:, None], tt[:, None], xc]
+        in_top = np.arange(width)[None, :] < d
+        survive = count - in_top > 0
+        if replace:
+            ur = enc.rank(new[u][:, None], tt[:, None], x)
+            survive |= (ur >= 1) & (ur <= d)
+        lost = (x >= 0) & ~survive & (labels >= 0)
+        inner_labels = np.where(lost, K.UNJUDGED, labels)
+        gone = lost & in_top  # documents below d that are lost are in ``removed`` already
+        gi_, gj = np.nonzero(gone)
+        width_l = base.shape[1]
+        gone_hist = np.bincount(
+            gi_ * width_l + labels[gi_, gj], minlength=len(rr) * width_l
+        ).reshape(len(rr), width_l)
+        inner_hist = base - removed[u, tt][:, :width_l] - gone_hist
+        inner[sl] = problem.score_cells(inner_labels, inner_hist, ms)
+    item = pr
+    return (
+        Problem.means(item, full, len(pair_u)),
+        Problem.means(item, inner, len(pair_u)),
+        pair_u,
+    )
+
+
+def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray:
+    """Per run to score and topic: the label histogram of Q_u's judged documents that no run of
+    R_p(u) placed in its top d (and, with ``replace``, nor r_u): they are outside every inner
+    pool, for every p. Empty in a leave-out experiment, where Q_u is the pool of R_p(u)."""
+    enc, d = problem.enc, problem.depth
+    width_l = problem.hist.shape[2]
+    out = np.zeros((len(problem.new), enc.T, width_l), dtype=np.int64)
+    top = None
+    if replace:
+        top = np.zeros((len(problem.new), enc.T, enc.U), dtype=bool)
+        item, t, docs = enc.run_rows(problem.new, None, d)
+        i, j = np.nonzero(docs >= 0)
+        top[item[i], t[i], docs[i, j]] = True
+    step = max(1, (1 << 24) // max(enc.T * enc.U, 1))
+    for start in range(0, len(problem.new), step):  # chunks of runs, vectorised inside
+        u = np.arange(start, min(start + step, len(problem.new)))
+        lab = problem.lab[problem.new_var[u]]
+        nobody = (C[None] - CX[ginv[u]]) == 0
+        lost = (lab >= 0) & nobody
+        if top is not None:
+            lost &= ~top[u]
+        ui, ti, _x = np.nonzero(lost)
+        flat = (ui * enc.T + ti) * width_l + lab[lost].astype(np.int64)
+        out[u] = np.bincount(flat, minlength=len(u) * enc.T * width_l).reshape(
+            len(u), enc.T, width_l
+        )
+    return out

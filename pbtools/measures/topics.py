@@ -1,0 +1,150 @@
+"""Which topics a run is averaged over: the one definition every command and function uses.
+
+Three modes (the ``topics=`` parameter everywhere; the CLI's ``-c/--all-topics`` and
+``--protocol lipani2015`` select the last two):
+
+=============  ===============================================================================
+mode           a run's score is the mean over
+=============  ===============================================================================
+``"judged"``   the topics it answers that the qrels judge (trec_eval; the default). A topic
+               only the run answers is left out; a qrels topic the run lacks is left out.
+``"all"``      every topic the qrels judge; one the run lacks scores as an empty ranking
+               (trec_eval ``-c``).
+``"answered"`` every topic the run answers; one the qrels lack scores against an empty
+               relevance set, i.e. 0 for every gain measure (the 2015 code of Lipani et al.,
+               PROTOCOL-lipani2015 item 14b).
+=============  ===============================================================================
+
+A qrels topic *judges* when the qrels have at least one line for it (any label; a topic whose
+judgments are all non-relevant is evaluated and scores 0, as in trec_eval). :func:`topic_mask` is
+the rule on boolean (run × topic) tables; :func:`topic_coverage` and :func:`warn_coverage`
+report the topics that leave or enter averages, naming them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from pbtools.frames import encode, unify
+
+__all__ = [
+    "TOPIC_MODES",
+    "topics_mode",
+    "topic_mask",
+    "CoverageWarning",
+    "topic_coverage",
+    "warn_coverage",
+]
+
+TOPIC_MODES = ("judged", "all", "answered")
+
+
+def topics_mode(topics: str | None = None, all_topics: bool = False) -> str:
+    """The averaging mode from ``topics`` (one of :data:`TOPIC_MODES`) and trec_eval's ``-c``
+    flag ``all_topics`` (= ``topics="all"``). Raises ``ValueError`` for an unknown mode or a
+    contradiction.
+
+    >>> topics_mode(), topics_mode(all_topics=True), topics_mode("answered")
+    ('judged', 'all', 'answered')
+    """
+    mode = "judged" if topics is None else str(topics)
+    if mode not in TOPIC_MODES:
+        raise ValueError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
+    if all_topics:
+        if topics is not None and mode != "all":
+            raise ValueError(f"all_topics=True contradicts topics={topics!r}")
+        mode = "all"
+    return mode
+
+
+def topic_mask(answered: np.ndarray, judged: np.ndarray, topics: str = "judged") -> np.ndarray:
+    """Which (run, topic) cells enter a run's average under ``topics`` (:data:`TOPIC_MODES`).
+
+    ``answered``: runs × topics, the run has a ranking for the topic; ``judged``: topics (or
+    runs × topics, one qrels variant per run), the qrels judge the topic.
+
+    >>> answered = np.array([[True, True, False]])
+    >>> judged = np.array([True, False, True])
+    >>> [topic_mask(answered, judged, m).astype(int).tolist() for m in TOPIC_MODES]
+    [[[1, 0, 0]], [[1, 0, 1]], [[1, 1, 0]]]
+    """
+    answered = np.asarray(answered, dtype=bool)
+    judged = np.broadcast_to(np.asarray(judged, dtype=bool), answered.shape)
+    if topics == "judged":
+        return answered & judged
+    if topics == "all":
+        return judged.copy()
+    if topics == "answered":
+        return answered.copy()
+    raise ValueError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
+
+
+class CoverageWarning(UserWarning):
+    """Runs and qrels do not cover the same topics (see :func:`topic_coverage`)."""
+
+
+def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """Per run: the judged topics it did not answer and the topics it answered without judgments.
+
+    Columns ``name``, ``n_missing``, ``missing`` (sorted qids), ``n_unjudged``, ``unjudged``;
+    one row per run that differs from the qrels' topic set (an empty frame when all agree).
+    How each mode averages them: :func:`topic_mask`.
+    """
+    rq, qq = unify(runs["qid"], qrels["qid"])
+    cats = rq.cat.categories
+    nq = len(cats)
+    name = encode(runs["name"])
+    pair = np.unique(name.cat.codes.to_numpy().astype(np.int64) * nq + rq.cat.codes.to_numpy())
+    has = np.zeros((len(name.cat.categories), nq), dtype=bool)
+    has[pair // nq, pair % nq] = True
+    judged = np.zeros(nq, dtype=bool)
+    judged[np.unique(qq.cat.codes.to_numpy())] = True
+    present = np.zeros(len(name.cat.categories), dtype=bool)
+    present[pair // nq] = True
+    missing, unjudged = judged[None, :] & ~has, has & ~judged[None, :]
+    rows = []
+    for i in np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1))):
+        m, u = cats[missing[i]].tolist(), cats[unjudged[i]].tolist()
+        rows.append((str(name.cat.categories[i]), len(m), m, len(u), u))
+    return pd.DataFrame(rows, columns=["name", "n_missing", "missing", "n_unjudged", "unjudged"])
+
+
+def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, topics: str = "judged") -> None:
+    """Warn (:class:`CoverageWarning`) once, naming them, about the topics that leave or enter
+    a run's average under ``topics`` (:data:`TOPIC_MODES`): judged topics a run lacks, topics a
+    run answers that the qrels do not judge, and qrels topics no run answers."""
+    cov = topic_coverage(runs, qrels)
+    if cov.empty:
+        return
+    lack = cov[cov["n_missing"] > 0]
+    if len(lack) and topics == "judged":
+        ex = "; ".join(
+            f"{r.name} lacks {r.n_missing} ({', '.join(r.missing[:3])}"
+            f"{', …' if r.n_missing > 3 else ''})"
+            for r in lack.head(3).itertuples()
+        )
+        warnings.warn(
+            CoverageWarning(
+                f"{len(lack)} run(s) lack judged topics — {ex}: their averages are over the "
+                "topics they answered (trec_eval); -c / topics='all' scores them 0"
+            ),
+            stacklevel=3,
+        )
+    extra = cov[cov["n_unjudged"] > 0]
+    if len(extra):
+        unj = sorted({q for r in extra.itertuples() for q in r.unjudged})
+        what = (
+            "they score 0 there (topics='answered', the 2015 code's averaging)"
+            if topics == "answered"
+            else "those topics are not evaluated"
+        )
+        warnings.warn(
+            CoverageWarning(
+                f"{len(extra)} run(s) answer topic(s) the qrels do not judge "
+                f"({', '.join(unj[:10])}{', …' if len(unj) > 10 else ''}): {what}"
+            ),
+            stacklevel=3,
+        )
