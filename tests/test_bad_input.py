@@ -786,6 +786,55 @@ case(
     "{d}/T/desc.xml:3: malformed XML",
 )
 
+case(
+    "desc",
+    "strict desc.xml missing",
+    with_files(lambda d: (d / "T" / "desc.xml").unlink(), "pool", "{d}/T"),
+    2,
+    "{d}/T/desc.xml: desc.xml is missing",
+    hint=True,
+)
+case(
+    "desc",
+    "lenient desc.xml missing: every run unmapped",
+    with_files(lambda d: (d / "T" / "desc.xml").unlink(), "pool", "{d}/T", "--lenient"),
+    0,
+    ("{d}/T/desc.xml: 4 repair(s): 1 × desc.xml missing, 3 × run not in desc.xml",),
+    rows=18,
+    repairs=4,
+    api=read_track,
+)
+case(
+    "desc",
+    "lenient a run desc.xml lacks",
+    desc(desc_with().replace(DESC_ENTRY.format(t="c", o="C"), ""), "--lenient"),
+    0,
+    ("1 × run not in desc.xml", "runs without an organization: c"),
+    rows=18,
+    repairs=1,
+    api=read_track,
+)
+case(
+    "filesystem",
+    "strict an empty run file",
+    with_files(lambda d: (d / "T" / "Runs" / "input.c").write_text("\n  \n"), "pool", "{d}/T"),
+    2,
+    "{d}/T/Runs/input.c: empty file (no run lines)",
+    hint=True,
+)
+case(
+    "filesystem",
+    "lenient an empty run file",
+    with_files(
+        lambda d: (d / "T" / "Runs" / "input.c").write_text(""), "pool", "{d}/T", "--lenient"
+    ),
+    0,
+    ("1 × empty file", "|R|    2"),
+    rows=12,
+    repairs=1,
+    api=read_track,
+)
+
 # --------------------------------------------------------------------------------------------
 # argument validation: before any work, naming the flag
 # --------------------------------------------------------------------------------------------
