@@ -90,7 +90,8 @@ def sweep_task(variant: dict, *, frames, runs, cutoffs, protocol, pooled, depth)
         protocol=protocol,
         pooled=pooled,
         depth=depth,
-        **variant,
+        # the merge's α (Eq. 2) is the library's ``weight``; labels keep the paper's name
+        **{("weight" if k == "alpha" else k): v for k, v in variant.items()},
     )
     label = ",".join(
         f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in variant.items()

@@ -49,15 +49,12 @@ class PbAccessor:
 
     def top(self, n: int) -> pd.DataFrame:
         """The first ``n`` documents of every (name, qid) ranking, in trec_eval order."""
-        ordered = "rank" in self._df.columns and frames.is_trec_ordered(self._df)
-        df = self._df if ordered else self.trec_order()
+        df = frames.ranked(self._df)
         return df[df["rank"] <= n].reset_index(drop=True)
 
     def judge(self, qrels: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
         """Attach ``label`` from ``qrels`` (:func:`pbtools.frames.judge`); remembers the qrels."""
-        runs = self._df
-        if "rank" not in runs.columns or not frames.is_trec_ordered(runs):
-            runs = frames.as_run(runs)
+        runs = frames.ranked(self._df)
         qrels = frames.as_qrels(qrels)
         out = frames.judge(runs, qrels, keys=keys)
         out.attrs[_QRELS_KEY] = AttrsFrame(qrels)

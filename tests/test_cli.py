@@ -50,7 +50,7 @@ def test_trec_layout_matches_trec_eval_lines(capsys, conformance):
     expected = [
         ln
         for ln in (conformance / "out.test.aq").read_text().splitlines()
-        if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10"}
+        if ln.split("\t")[0].strip() in {"map", "P_5", "num_ret", "ndcg_cut_10", "runid", "num_q"}
     ]
     assert sorted(out.splitlines()) == sorted(expected)
 

@@ -45,7 +45,7 @@ def one(df, est, col="value"):
 
 def test_reduced_and_lipani_by_hand():
     res = correct(
-        QRELS, POOLED, NEW, measures=["P@2", "P@4"], depth=2, estimators=("reduced", "lipani")
+        NEW, POOLED, QRELS, measures=["P@2", "P@4"], depth=2, estimators=("reduced", "lipani")
     )
     r2 = res[res["measure"] == "P@2"]
     # u top2 = x a → P .5, P̄ 0, k̄ .5
@@ -68,11 +68,11 @@ def test_webber_by_hand_with_and_without_replacement():
     # depth 2: p1 contributes a b, p2 contributes c d. Leaving p1 out: a, b unjudged (P@2 1 → 0);
     # leaving p2 out: c unjudged unless u replaces p2 (u has c in its top 2).
     no = correct(
-        qrels, pooled, new, measures=["P@2"], depth=2, estimators=("webber",), replace=False
+        new, pooled, qrels, measures=["P@2"], depth=2, estimators=("webber",), replace=False
     )
     assert one(no, "webber", "adjustment") == pytest.approx((1.0 + 0.5) / 2)
     yes = correct(
-        qrels, pooled, new, measures=["P@2"], depth=2, estimators=("webber",), replace=True
+        new, pooled, qrels, measures=["P@2"], depth=2, estimators=("webber",), replace=True
     )
     assert one(yes, "webber", "adjustment") == pytest.approx((1.0 + 0.0) / 2)
     assert one(yes, "webber") == pytest.approx(0.5 + 0.5)
@@ -82,9 +82,9 @@ def test_webber_rbp():
     qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 1]})
     pooled = pd.concat([run("p1", "ab"), run("p2", "zz"[:1] + "y")])
     res = correct(
-        qrels,
-        pooled,
         run("u", "ab"),
+        pooled,
+        qrels,
         measures=["RBP(p=0.5)@2"],
         depth=2,
         estimators=("reduced", "webber"),
@@ -97,9 +97,9 @@ def test_webber_rbp():
 def test_leave_out_reports_true_and_objects():
     orgs = pd.DataFrame({"name": ["p1", "p2"], "org": ["A", "B"]})
     res = correct(
-        QRELS,
-        POOLED,
         POOLED[POOLED["name"] == "p1"],
+        POOLED,
+        QRELS,
         orgs=orgs,
         measures=["P@2"],
         leave_out="org",
@@ -113,10 +113,10 @@ def test_leave_out_reports_true_and_objects():
         assert "measures" in est.get_params()
         with pytest.raises(RuntimeError):
             est.score(NEW)
-        out = est.fit(QRELS, POOLED).score(NEW)
+        out = est.fit(POOLED, QRELS).score(NEW)
         assert {"name", "measure", "estimator", "value"} <= set(out.columns)
     assert (
-        float(Condensed(measures=["P@2"], depth=2).fit(QRELS, POOLED).score(NEW)["value"].iloc[0])
+        float(Condensed(measures=["P@2"], depth=2).fit(POOLED, QRELS).score(NEW)["value"].iloc[0])
         == 0.5
     )  # condensed u = a b
 
@@ -142,7 +142,7 @@ def test_webber_common_topics():
     assert again["ci_low"] == out["ci_low"]
     qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "label": [1]})
     full = pd.DataFrame({"qid": "1", "docno": ["a", "x"], "label": [1, 1]})
-    w = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(qrels).score(run("u", "xa"), full)
+    w = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(None, qrels).score(run("u", "xa"), full)
     assert w["value"].iloc[0] == pytest.approx(1.0)
 
 
@@ -216,7 +216,7 @@ def test_reduced_and_indicators_agree_with_measures(sample_pool):
     col, info, S, U = sample_pool
     cut = [5, 10, 20]
     res = corrections.correct(
-        col.qrels, S, U, measures=[f"P@{n}" for n in cut], estimators=("reduced",), depth=info.depth
+        U, S, col.qrels, measures=[f"P@{n}" for n in cut], estimators=("reduced",), depth=info.depth
     )
     ref = measures.evaluate(
         U, col.qrels, [f"{m}@{n}" for n in cut for m in ("P", "AntiP", "Unjudged")]
@@ -234,7 +234,7 @@ def test_reduced_rbp_agrees_with_measures(sample_pool):
 
     col, info, S, U = sample_pool
     res = corrections.correct(
-        col.qrels, S, U, measures=["RBP(p=0.8)@10"], estimators=("reduced",), depth=info.depth
+        U, S, col.qrels, measures=["RBP(p=0.8)@10"], estimators=("reduced",), depth=info.depth
     )
     ref = _by(measures.evaluate(U, col.qrels, ["RBP(p=0.8)@10"]))
     np.testing.assert_allclose(
@@ -261,7 +261,7 @@ def test_true_score_is_p_at_n_on_the_repooled_qrels(sample_pool):
     from pbtools import measures, pooling
 
     col, info, S, U = sample_pool
-    est = corrections.TrueScore(measures=["P@10"]).fit(col.qrels, S, col.orgs)
+    est = corrections.TrueScore(measures=["P@10"]).fit(S, col.qrels, col.orgs)
     got = est.score(S)
     ref = measures.evaluate(S, pooling.repool(col.qrels, S, info.depth), ["P@10"])
     np.testing.assert_allclose(

@@ -622,8 +622,9 @@ def test_ir_measures_and_ranx_adapters(tiny_collection):
     rx = io.to_ranx(a)
     assert rx["1"] == {"d1": 3.0, "d2": 2.0, "d3": 2.0}
     pd.testing.assert_frame_equal(io.from_ranx(rx, name="a"), back)
-    with pytest.raises(ValueError):
-        io.to_ranx(runs)
+    with pytest.raises(ValueError, match="2 runs"):
+        io.to_ranx(runs, by_run=False)
+    assert sorted(io.to_ranx(runs)) == ["a", "b"]  # several runs: one dict per run
 
 
 def test_ir_datasets_tuples():

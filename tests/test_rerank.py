@@ -59,7 +59,7 @@ def test_merge_alpha_one_hand_computed():
 
 def test_merge_alpha_half_and_ties():
     # μ: a1 b3 c3 d4 e3.5 f6 → a c b e d f (c exclusive before b at 3)
-    assert order(merge(P, U, alpha=0.5)) == "acbedf"
+    assert order(merge(P, U, weight=0.5)) == "acbedf"
 
 
 def test_merge_tie_rule_lipani2015_moved_up_goes_first():
@@ -77,7 +77,7 @@ def test_merge_disjoint_and_identical_and_alpha_zero():
     p = run("p", "abcde")
     assert order(merge(p, run("u", "vwxyz"))) == "abcde"
     assert order(merge(p, run("u", "abcde"))) == "abcde"
-    assert order(merge(p, run("u", "edcba"), alpha=0.0)) == "abcde"
+    assert order(merge(p, run("u", "edcba"), weight=0.0)) == "abcde"
     assert order(merge(p, run("u", "edcba"))) == "edcba"
 
 
@@ -147,15 +147,15 @@ docs = st.lists(st.sampled_from(list("abcdefghijkl")), min_size=1, max_size=12, 
 )
 def test_properties_merge(dp, du, alpha, tie):
     p, u = run("p", dp), run("u", du)
-    m = merge(p, u, alpha=alpha, tie=tie)
+    m = merge(p, u, weight=alpha, tie=tie)
     assert sorted(m["docno"].astype(str)) == sorted(dp)  # only r_p's documents
     assert sorted(m["rank"]) == list(range(1, len(dp) + 1))
     if alpha == 0.0:
         assert order(m) == "".join(dp)
-    assert order(merge(p, run("u", dp), alpha=alpha, tie=tie)) == "".join(dp)
+    assert order(merge(p, run("u", dp), weight=alpha, tie=tie)) == "".join(dp)
     # depth-bounded merge agrees with the full merge on the top n
     n = 3
-    assert order(merge(p, u, alpha=alpha, tie=tie, depth=n)) == order(m[m["rank"] <= n])
+    assert order(merge(p, u, weight=alpha, tie=tie, depth=n)) == order(m[m["rank"] <= n])
 
 
 @settings(max_examples=60, deadline=None)
@@ -221,7 +221,7 @@ def test_merge_matches_reference(rankings, alpha, tie, depth):
     unpooled = [f for f in frames if f["name"].iloc[0].startswith("u")]
     if not pooled or not unpooled:
         return
-    m = merge(pd.concat(pooled), pd.concat(unpooled), alpha=alpha, tie=tie, depth=depth)
+    m = merge(pd.concat(pooled), pd.concat(unpooled), weight=alpha, tie=tie, depth=depth)
     got = {
         k: list(g.sort_values("rank")["docno"].astype(str))
         for k, g in m.groupby(["unpooled", "name", "qid"], observed=True)

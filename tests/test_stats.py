@@ -139,11 +139,11 @@ def test_tukey_one_way_matches_statsmodels():
     np.testing.assert_allclose(h["upper"], -ref.confint[:, 0], atol=1e-8)
 
 
-def test_tukey_hsd_by_groups():
+def test_tukey_hsd_groups_by_keys():
     df = pd.concat(
         [per_topic(synthetic(4, 6, 1)).assign(n=5), per_topic(synthetic(4, 6, 2)).assign(n=10)]
     )
-    out = S.tukey_hsd_by(df, ["n"])
+    out = S.tukey_hsd(df, by=["n"])
     assert out.columns[0] == "n" and len(out) == 12
     solo = S.tukey_hsd(df[df.n == 10])
     np.testing.assert_allclose(out[out.n == 10]["p_value"], solo["p_value"])
@@ -296,13 +296,35 @@ def test_kendall_tau_by_hand_and_ap():
         S.kendall_tau(x, y, variant="c")
 
 
+def _tau_b_pairs(a: np.ndarray, b: np.ndarray) -> float:
+    """The definition, pair by pair (the O(n²) formula pbtools used before scipy)."""
+    iu = np.triu_indices(len(a), 1)
+    dx = np.sign(a[:, None] - a[None, :])[iu]
+    dy = np.sign(b[:, None] - b[None, :])[iu]
+    n0 = dx.size
+    denom = np.sqrt(float(n0 - np.sum(dx == 0)) * float(n0 - np.sum(dy == 0)))
+    return float(np.sum(dx * dy) / denom) if denom > 0 else float("nan")
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=3, max_size=30))
-def test_kendall_tau_b_matches_scipy(pairs):
+def test_kendall_tau_b_matches_scipy_and_the_pair_formula_exactly(pairs):
     x, y = (np.array(v, dtype=float) for v in zip(*pairs, strict=True))
     ref = scipy.stats.kendalltau(x, y).statistic
     ours = S.kendall_tau(x, y)
     assert (np.isnan(ref) and np.isnan(ours)) or ours == pytest.approx(ref, abs=1e-12)
+    pair = _tau_b_pairs(x, y)
+    assert (np.isnan(pair) and np.isnan(ours)) or ours == pair  # bit for bit
+
+
+def test_kendall_tau_b_identical_on_larger_rankings():
+    """Floats, heavy ties and n in the hundreds: the same float as the pair formula."""
+    rng = np.random.default_rng(7)
+    for n in (2, 17, 150, 600):
+        a = rng.random(n)
+        for b in (a + rng.random(n), rng.integers(0, 4, n).astype(float), -a, a.copy()):
+            assert S.kendall_tau(a, b) == _tau_b_pairs(a, b)
+    assert np.isnan(S.kendall_tau(np.ones(5), np.arange(5.0)))
 
 
 @settings(max_examples=40, deadline=None)

@@ -3,6 +3,8 @@
 Sub-commands (``pbtools COMMAND --help`` for each):
 
 * ``evaluate QRELS RUN_OR_DIR... -m P@10 -m AP`` — trec_eval-exact measures;
+* ``compare QRELS RUN_OR_DIR... [--baseline NAME]`` — paired tests, a table with significance
+  marks (Markdown or LaTeX);
 * ``pool TRACK_DIR`` — collection properties, inferred pool, reduced qrels, unique contributions;
 * ``correct QRELS RUNS_DIR NEW_RUN -m P@10`` — every estimator's score for a new run;
 * ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample).
@@ -24,13 +26,13 @@ import sys
 import traceback
 import warnings
 
-from pbtools.cli import analyze, correct, evaluate, pool
+from pbtools.cli import analyze, compare, correct, evaluate, pool
 from pbtools.cli.common import EmptyResult, UsageError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
 from pbtools.io.repairs import RepairableError
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
-COMMANDS = (evaluate, pool, correct, analyze)
+COMMANDS = (evaluate, compare, pool, correct, analyze)
 
 #: Python parameter names in library messages, and the flags that say the same on the CLI
 CLI_WORDS = (

@@ -13,6 +13,9 @@ from pbtools.cli.common import (
     check_output,
 )
 
+LEAVE_OUT = ("org", "run")
+RUN_SETS = ("all", "top75")
+
 
 def register(sub) -> None:
     """Add this command's sub-parser to ``sub``."""
@@ -65,8 +68,8 @@ def validate(args: argparse.Namespace) -> None:
     from pbtools.experiments import analysis
 
     check_measures(args.measure or analysis.MEASURES)
-    args.leave_out_units = check_choices(args.leave_out, ("org", "run"), flag="--leave-out")
-    args.run_set_names = check_choices(args.run_sets, ("all", "top75"), flag="--run-sets")
+    check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
+    check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     if args.jobs < 0:
         raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
     if not args.paths and not analysis.SAMPLE.is_dir():
@@ -88,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     result = analysis.analyze(
         source,
         measures=measure_names(args.measure or analysis.MEASURES),
-        leave_out=args.leave_out_units,
-        run_sets=args.run_set_names,
+        leave_out=check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out"),
+        run_sets=check_choices(args.run_sets, RUN_SETS, flag="--run-sets"),
         protocol=args.protocol,
         lenient=args.lenient,
         float32=args.float32,
@@ -100,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(result.report())
     if args.output:
+        from pbtools.cli.provenance import provenance
+
+        inputs = [*(args.paths or [analysis.SAMPLE]), *([args.desc] if args.desc else [])]
+        result.params.update(provenance(args, inputs))  # version, parameters, input SHA-256
         paths = result.write(args.output)
         print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
     return 0

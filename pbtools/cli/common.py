@@ -27,6 +27,7 @@ __all__ = [
     "check_measures",
     "check_choices",
     "check_fraction",
+    "add_policy_option",
 ]
 
 
@@ -41,14 +42,27 @@ class EmptyResult(ValueError):
 FORMATS = ("table", "tsv", "parquet")
 
 
-def emit(df: pd.DataFrame, fmt: str, out: str | None, metadata: dict | None = None) -> None:
-    """Write ``df`` as an aligned table, TSV or Parquet to ``out`` (default: standard output)."""
+def emit(
+    df: pd.DataFrame,
+    fmt: str,
+    out: str | None,
+    metadata: dict | None = None,
+    args: argparse.Namespace | None = None,
+    inputs: list | None = None,
+) -> None:
+    """Write ``df`` as an aligned table, TSV or Parquet to ``out`` (default: standard output).
+
+    Parquet files carry :func:`pbtools.cli.provenance.provenance` (pbtools version, command,
+    every parameter of ``args``, each input file with its SHA-256; ``inputs`` overrides the
+    files taken from ``args``) merged with ``metadata``, read back as ``attrs["metadata"]``.
+    """
     if fmt == "parquet":
         if not out:
             raise UsageError("--format parquet needs -o FILE")
         from pbtools import io
+        from pbtools.cli.provenance import provenance
 
-        io.write_parquet(df, out, metadata=metadata)
+        io.write_parquet(df, out, metadata={**provenance(args, inputs), **(metadata or {})})
         print(f"wrote {len(df)} rows to {out}", file=sys.stderr)
         return
     if fmt == "tsv":
@@ -249,3 +263,18 @@ def check_fraction(value, *, flag: str) -> None:
         return
     if not math.isfinite(value) or not 0 <= value < 1:
         raise UsageError(f"{flag} must be in [0, 1), not {value}")
+
+
+def add_policy_option(p: argparse.ArgumentParser) -> None:
+    """``--policy``: the pool-inference rule (:mod:`pbtools.pooling.inference`)."""
+    from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
+
+    p.add_argument(
+        "--policy",
+        choices=POLICY_CHOICES,
+        default=DEFAULT_POLICY,
+        help="pool inference rule (PROTOCOL items 4-6): paper (default; reproduces the "
+        "paper's pools), snapshot2015 and later (the reference code's 2015 and current "
+        "versions), counted10 (pbtools before issue 14); lipani2015 = paper, per_run = later "
+        "(see pbtools.pooling.inference)",
+    )

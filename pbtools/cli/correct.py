@@ -10,6 +10,7 @@ from pbtools.cli.common import (
     EmptyResult,
     UsageError,
     add_io_options,
+    add_policy_option,
     check_choices,
     check_inputs,
     check_measures,
@@ -55,12 +56,7 @@ def register(sub) -> None:
         help="the choices that reproduce Lipani et al. 2015 (see "
         "pbtools.corrections.PRESETS); default: the principled ones",
     )
-    co.add_argument(
-        "--policy",
-        choices=("lipani2015", "per_run"),
-        default="lipani2015",
-        help="pool inference policy",
-    )
+    add_policy_option(co)
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
@@ -117,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     res = corrections.correct(
-        col.qrels,
-        pooled,
         new,
+        pooled,
+        col.qrels,
         orgs=col.orgs,
         measures=measures,
         leave_out=args.leave_out,
@@ -146,5 +142,7 @@ def run(args: argparse.Namespace) -> int:
             f"pool: d = {info.depth}, {len(info.pooled_runs)} pooled runs"
             + (f"; leaving out each new run's {args.leave_out}" if args.leave_out else "")
         )
-    emit(res, args.format, args.output, meta)
+    if args.format == "table":  # indicator columns only where an estimator has them
+        res = res.dropna(axis=1, how="all")
+    emit(res, args.format, args.output, meta, args=args)
     return 0

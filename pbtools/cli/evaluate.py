@@ -6,6 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from pbtools.cli.common import (
     FORMATS,
     EmptyResult,
@@ -38,14 +41,23 @@ def register(sub) -> None:
         help="measure name, e.g. P@10, AP, nDCG@10, RBP(p=0.8)@10 (repeatable; "
         "default P@10, AP, nDCG, Bpref)",
     )
-    ev.add_argument("--per-topic", "-q", action="store_true", help="per-topic values too")
+    ev.add_argument(
+        "--per-topic",
+        "-q",
+        action="store_true",
+        help="per-topic values, then each run's averages as qid 'all' (trec_eval -q)",
+    )
     ev.add_argument(
         "--all-topics",
         "-c",
         action="store_true",
         help="average over all qrels topics, missing ones scoring 0 (trec_eval -c)",
     )
-    ev.add_argument("--trec", action="store_true", help="print like trec_eval")
+    ev.add_argument(
+        "--trec",
+        action="store_true",
+        help="print like trec_eval (runid and num_q lines; one block per run)",
+    )
     ev.add_argument("--format", choices=FORMATS, default="table")
     ev.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(ev)
@@ -65,6 +77,35 @@ def validate(args: argparse.Namespace) -> None:
     check_output(args.output, inputs=[args.qrels, *args.runs])
 
 
+def with_all_rows(per, avg):
+    """Per-topic rows followed, for each run, by its ``all`` rows (the averages), as
+    ``trec_eval -q`` prints them; ``qid`` stays dictionary-encoded (``"all"`` added)."""
+    from pbtools.frames import encode
+
+    both = pd.concat(
+        [per.astype({"qid": "str"}), avg.assign(qid="all")[list(per.columns)]], ignore_index=True
+    )
+    both["qid"] = encode(both["qid"].astype("str"))
+    names = both["name"].astype("str").to_numpy()
+    is_all = (both["qid"].astype("str") == "all").to_numpy()
+    run_order = {n: i for i, n in enumerate(pd.unique(names))}
+    key = np.array([run_order[n] for n in names]) * 2 + is_all
+    return both.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+
+
+def trec_text(per, avg, per_topic: bool) -> str:
+    """trec_eval's output, one block per run: per-topic lines (``per_topic``), then ``runid``,
+    ``num_q`` (the topics averaged) and the ``all`` lines."""
+    blocks = []
+    for name in pd.unique(avg["name"].astype("str")):
+        p = per[per["name"].astype("str") == name]
+        text = trec_lines(p) if per_topic and len(p) else ""
+        text += f"{'runid':<22s}\tall\t{name}\n"
+        text += f"{'num_q':<22s}\tall\t{p['qid'].nunique()}\n"
+        blocks.append(text + trec_lines(avg[avg["name"].astype("str") == name]))
+    return "".join(blocks)
+
+
 def run(args: argparse.Namespace) -> int:
     """``pbtools evaluate``: per-topic measures and trec_eval averages of runs."""
     from pbtools import io
@@ -82,20 +123,18 @@ def run(args: argparse.Namespace) -> int:
             "every qrels topic, missing ones 0"
         )
     if args.trec:
-        text = ""
-        if args.per_topic:
-            text += trec_lines(per)
-        text += trec_lines(avg)
+        text = trec_text(per, avg, args.per_topic)
         if args.output:
             Path(args.output).write_text(text)
         else:
             sys.stdout.write(text)
         return 0
+    meta = {"command": "evaluate", "measures": names}
     if args.per_topic:
-        emit(per, args.format, args.output, {"command": "evaluate", "measures": names})
+        emit(with_all_rows(per, avg), args.format, args.output, meta, args=args)
     else:
         wide = avg.pb.wide() if args.format == "table" else avg
-        emit(wide, args.format, args.output, {"command": "evaluate", "measures": names})
+        emit(wide, args.format, args.output, meta, args=args)
     return 0
 
 

@@ -8,6 +8,7 @@ from pbtools.cli.common import (
     UsageError,
     add_collection_args,
     add_io_options,
+    add_policy_option,
     check_fraction,
     check_inputs,
     check_measures,
@@ -15,7 +16,6 @@ from pbtools.cli.common import (
     dumps,
     emit,
 )
-from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
 
 
 def register(sub) -> None:
@@ -29,15 +29,7 @@ def register(sub) -> None:
     )
     add_collection_args(po)
     po.add_argument("--json", action="store_true", help="print the properties as JSON")
-    po.add_argument(
-        "--policy",
-        choices=POLICY_CHOICES,
-        default=DEFAULT_POLICY,
-        help="pool inference rule (PROTOCOL items 4-6): paper (default; reproduces the "
-        "paper's pools), snapshot2015 and later (the reference code's 2015 and current "
-        "versions), counted10 (pbtools before issue 14); lipani2015 = paper, per_run = later "
-        "(see pbtools.pooling.inference)",
-    )
+    add_policy_option(po)
     po.add_argument(
         "--tolerance",
         type=float,
@@ -126,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
                 "pooled_runs": info["pooled_runs"],
                 "collection": col.name,
             },
+            args=args,
         )
     if args.unique:
         report = pooling.unique_contributions(

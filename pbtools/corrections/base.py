@@ -1,7 +1,7 @@
 """The estimator protocol (scikit-learn's) shared by every correction, and their registry.
 
 An estimator is a class with its parameters in ``__init__`` (stored under their own names, no
-work there), ``fit(qrels, pooled_runs, orgs)`` (remembers and encodes the pool once; fitted state
+work there), ``fit(pooled_runs, qrels, orgs)`` (remembers and encodes the pool once; fitted state
 ends in ``_``), ``score(new_runs, measures)`` (the tidy result frame), ``get_params`` /
 ``set_params`` — and the algorithm itself in ``estimate(problem, measures)``, which works on an
 encoded :class:`~pbtools.corrections.problem.Problem` (a leave-out experiment calls it directly,
@@ -142,8 +142,8 @@ class Estimator:
         return ms
 
     # ------------------------------------------------------------------ fit / score
-    def fit(self, qrels: pd.DataFrame, pooled_runs: pd.DataFrame, orgs=None) -> Estimator:
-        """Remember the qrels Q, the pooled runs and the run → organisation map; infer d.
+    def fit(self, pooled_runs: pd.DataFrame, qrels: pd.DataFrame, orgs=None) -> Estimator:
+        """Remember the pooled runs, the qrels Q and the run → organisation map; infer d.
 
         Returns ``self``; fitted state: ``qrels_``, ``runs_`` (trec order), ``orgs_``,
         ``depth_``.
@@ -154,7 +154,7 @@ class Estimator:
         if self.depth is None:
             from pbtools.pooling.inference import infer_pool
 
-            policy = str(self.choices().get("pool_policy", "lipani2015"))
+            policy = str(self.choices()["pool_policy"])
             self.depth_ = int(infer_pool(self.runs_, self.qrels_, policy=policy).depth)
         else:
             self.depth_ = int(self.depth)
@@ -166,9 +166,9 @@ class Estimator:
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
         opts = self.choices()
         return from_frames(
-            self.qrels_,
             self.runs_,
             new_runs,
+            self.qrels_,
             depth=self.depth_,
             orgs=self.orgs_,
             leave_out=leave_out,

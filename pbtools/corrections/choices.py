@@ -16,7 +16,7 @@ choice             default (principled)            ``protocol="lipani2015"``
                    refinement)
 ``topics``         ``"judged"`` (trec_eval)          ``"answered"`` (item 14b)
 ``pool_policy``    ``"paper"``                       ``"paper"`` (items 4-6)
-``alpha``          ``1.0``                           ``1.0``
+``weight``         ``1.0`` (α of Eq. 2)              ``1.0``
 ``indicator``      ``"lambda"``                      ``"lambda"``
 ``float32``        ``False`` (io option)             ``True`` (item 2)
 ``run_id``         ``"tag"`` (io option)             ``"lipani2015"``: runs named by file,
@@ -34,10 +34,10 @@ DEFAULTS: dict[str, object] = {
     "tie": "exclusive_first",
     "decimals": None,
     "replace": True,
-    "alpha": 1.0,
+    "weight": 1.0,
     "indicator": "lambda",
     "topics": "judged",
-    "pool_policy": "lipani2015",
+    "pool_policy": "paper",
     "float32": False,
     "run_id": "tag",
 }
@@ -50,10 +50,10 @@ PRESETS: dict[str, dict[str, object]] = {
         "tie": "lipani2015",
         "decimals": 4,
         "replace": False,
-        "alpha": 1.0,
+        "weight": 1.0,
         "indicator": "lambda",
         "topics": "answered",
-        "pool_policy": "lipani2015",
+        "pool_policy": "paper",
         "float32": True,
         "run_id": "lipani2015",
         "skip_malformed": True,

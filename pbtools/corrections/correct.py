@@ -45,9 +45,9 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
 
 
 def correct(
-    qrels: pd.DataFrame,
+    new_runs: pd.DataFrame,
     pooled_runs: pd.DataFrame,
-    new_run: pd.DataFrame,
+    qrels: pd.DataFrame,
     orgs: pd.DataFrame | None = None,
     measures: Sequence[str] = ("P@10",),
     leave_out: str | None = None,
@@ -60,12 +60,12 @@ def correct(
 
     Parameters
     ----------
-    qrels : DataFrame
-        ``qid``, ``docno``, ``label``.
+    new_runs : DataFrame
+        The run(s) to score (run columns; a PyTerrier frame without ``name`` is one run).
     pooled_runs : DataFrame
         The runs that built the pool (run columns).
-    new_run : DataFrame
-        The run(s) to score (run columns; a PyTerrier frame without ``name`` is one run).
+    qrels : DataFrame
+        ``qid``, ``docno``, ``label``.
     orgs : DataFrame, optional
         ``name``, ``org`` (needed for ``leave_out="org"``).
     measures : sequence of str
@@ -83,7 +83,7 @@ def correct(
     depth : int, optional
         The pool depth d (default: inferred with :func:`pbtools.pooling.infer_pool`).
     **choices
-        ``alpha``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``.
+        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``.
 
     Returns
     -------
@@ -98,7 +98,7 @@ def correct(
     ...                          "score": range(len(docs), 0, -1)})
     >>> pooled = pd.concat([run("p1", "abcd"), run("p2", "bade")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
-    >>> out = correct(qrels, pooled, run("u", "xayb"), measures=["P@2", "nDCG@2"], depth=2)
+    >>> out = correct(run("u", "xayb"), pooled, qrels, measures=["P@2", "nDCG@2"], depth=2)
     >>> out[["measure", "estimator", "value"]].round(4).to_numpy().tolist()
     [['P@2', 'reduced', 0.5], ['nDCG@2', 'reduced', 0.6309], ['P@2', 'webber', 0.5], \
 ['nDCG@2', 'webber', 0.6309], ['P@2', 'lipani', 0.75]]
@@ -114,9 +114,9 @@ def correct(
 
         depth = infer_pool(S, qrels, policy=str(opts["pool_policy"])).depth
     problem = from_frames(
-        qrels,
         S,
-        new_run,
+        new_runs,
+        qrels,
         depth=int(depth),
         orgs=orgs,
         leave_out=leave_out,
@@ -148,9 +148,9 @@ def estimate(
     """
     opts = resolve(protocol, **choices)
     problem = from_frames(
-        qrels,
         pooled,
         unpooled,
+        qrels,
         depth=int(depth),
         rp="run",
         rp_pairs=rp_pairs,

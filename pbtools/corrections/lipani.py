@@ -34,8 +34,9 @@ class Lipani(Estimator):
 
     Parameters
     ----------
-    alpha : float, optional
-        Weight of r_u's ranks in the merge (the paper: 1).
+    weight : float, optional
+        α of Eq. 2: the weight of r_u's ranks in the merge (the paper: 1). Named ``weight``
+        because ``alpha`` is the significance level everywhere else in pbtools.
     indicator : {"lambda", "dP", "dAntiP", "always"}, optional
         When the correction fires (§3.2: λ > 0).
     measures, protocol, depth
@@ -60,18 +61,18 @@ class Lipani(Estimator):
     ...                          "score": range(len(docs), 0, -1)})
     >>> pooled = pd.concat([run("p1", "abcd"), run("p2", "bade")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
-    >>> out = Lipani(measures=["P@2"], depth=2).fit(qrels, pooled).score(run("u", "xayb"))
+    >>> out = Lipani(measures=["P@2"], depth=2).fit(pooled, qrels).score(run("u", "xayb"))
     >>> out[["value", "k", "dk", "lam", "fired"]].to_numpy().tolist()
     [[0.75, 0.5, 0.5, 0.125, True]]
     """
 
     name = "lipani"
     supports = frozenset({"P"})
-    choice_names = ("decimals", "topics", "alpha", "tie", "indicator", "rp")
+    choice_names = ("decimals", "topics", "weight", "tie", "indicator", "rp")
 
     def __init__(
         self,
-        alpha: float | None = None,
+        weight: float | None = None,
         indicator: str | None = None,
         measures=("P@10",),
         tie: str | None = None,
@@ -82,7 +83,7 @@ class Lipani(Estimator):
         depth: int | None = None,
     ):
         super().__init__(measures, decimals, topics, protocol, depth)
-        self.alpha, self.indicator, self.tie, self.rp = alpha, indicator, tie, rp
+        self.weight, self.indicator, self.tie, self.rp = weight, indicator, tie, rp
 
     @classmethod
     def accepts(cls, measure) -> bool:
@@ -113,7 +114,7 @@ class Lipani(Estimator):
                 enc,
                 new[problem.pair_u],
                 problem.pair_p,
-                alpha=float(opts["alpha"]),
+                weight=float(opts["weight"]),
                 tie=str(opts["tie"]),
                 depth=depth,
             )

@@ -40,16 +40,16 @@ import pandas as pd
 from pbtools.frames import ranked, require_columns
 from pbtools.pooling.dense import DenseRuns, row_chunks
 
-__all__ = ["TIES", "alpha_fraction", "merge", "merge_rows"]
+__all__ = ["TIES", "weight_fraction", "merge", "merge_rows"]
 
 TIES = ("exclusive_first", "lipani2015")
 
 
-def alpha_fraction(alpha: float) -> tuple[int, int]:
+def weight_fraction(weight: float) -> tuple[int, int]:
     """α as an exact fraction a/b (b ≤ 10⁴), validated to lie in [0, 1]."""
-    if not 0.0 <= float(alpha) <= 1.0:
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
-    f = Fraction(float(alpha)).limit_denominator(10_000)
+    if not 0.0 <= float(weight) <= 1.0:
+        raise ValueError(f"weight must lie in [0, 1], got {weight!r}")
+    f = Fraction(float(weight)).limit_denominator(10_000)
     return f.numerator, f.denominator
 
 
@@ -57,7 +57,7 @@ def merge(
     pooled: pd.DataFrame,
     unpooled: pd.DataFrame,
     *,
-    alpha: float = 1.0,
+    weight: float = 1.0,
     tie: str = "exclusive_first",
     depth: int | None = None,
     pairs: pd.DataFrame | None = None,
@@ -70,7 +70,7 @@ def merge(
         Run frames (``name``, ``qid``, ``docno``, ``score``, ``rank``); ranks are taken from
         trec order (the frames are re-sorted if they are not in it). ``unpooled`` may hold many
         runs (leave-one-out).
-    alpha
+    weight
         Weight of r_u's rank in μ, 0 ≤ α ≤ 1 (α = 0 returns r_p unchanged; the paper uses 1).
     tie
         ``"exclusive_first"`` (default, the paper's text) or ``"lipani2015"`` (PROTOCOL 11).
@@ -90,7 +90,7 @@ def merge(
     """
     if tie not in TIES:
         raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
-    alpha_fraction(alpha)
+    weight_fraction(weight)
     P, U = ranked(pooled), ranked(unpooled)
     enc = DenseRuns([P, U])
     ps, us = enc.slots(0), enc.slots(1)
@@ -109,7 +109,7 @@ def merge(
     o = np.lexsort((pp, pu))
     pu, pp = pu[o], pp[o]
     pair, t, M, PR, UR = merge_rows(
-        enc, us[pu], ps[pp], alpha=alpha, tie=tie, depth=depth, ranks=True
+        enc, us[pu], ps[pp], weight=weight, tie=tie, depth=depth, ranks=True
     )
     i, j = np.nonzero(M >= 0)
     row, x = pair[i], M[i, j]
@@ -178,7 +178,7 @@ def merge_rows(
     pair_u: np.ndarray,
     pair_p: np.ndarray,
     *,
-    alpha: float = 1.0,
+    weight: float = 1.0,
     tie: str = "exclusive_first",
     depth: int | None = None,
     ranks: bool = False,
@@ -191,7 +191,7 @@ def merge_rows(
     """
     if tie not in TIES:
         raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
-    a, b = alpha_fraction(alpha)
+    a, b = weight_fraction(weight)
     N = enc.L if depth is None else max(1, min(int(depth), enc.L))
     lip = tie == "lipani2015"
     pair_u, pair_p = np.asarray(pair_u, np.int64), np.asarray(pair_p, np.int64)

@@ -222,9 +222,9 @@ class Problem:
 
 
 def from_frames(
-    qrels: pd.DataFrame,
     pooled: pd.DataFrame,
     new: pd.DataFrame,
+    qrels: pd.DataFrame,
     *,
     depth: int,
     orgs: pd.DataFrame | None = None,
@@ -235,17 +235,17 @@ def from_frames(
     decimals: int | None = None,
     key: str = "left_out",
 ) -> Problem:
-    """A :class:`Problem` from frames: qrels, the pooled runs and the runs to score.
+    """A :class:`Problem` from frames: the pooled runs, the runs to score and the qrels.
 
     Parameters
     ----------
-    qrels : DataFrame
-        ``qid``, ``docno``, ``label`` (+ an optional ``key`` column: one variant per value; then
-        ``new`` needs the same column, naming the variant each run is scored against).
     pooled : DataFrame
         The runs whose top ``depth`` built the pool (run columns).
     new : DataFrame
         The runs to score (run columns; PyTerrier frames without ``name`` are one run "run").
+    qrels : DataFrame
+        ``qid``, ``docno``, ``label`` (+ an optional ``key`` column: one variant per value; then
+        ``new`` needs the same column, naming the variant each run is scored against).
     depth : int
         The pool depth d.
     orgs : DataFrame, optional

@@ -31,7 +31,7 @@ class ReducedPool(Estimator):
     >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
     >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2., 1.]})
-    >>> ReducedPool(measures=["P@2", "AP"], depth=2).fit(qrels, pooled).score(new)[
+    >>> ReducedPool(measures=["P@2", "AP"], depth=2).fit(pooled, qrels).score(new)[
     ...     ["measure", "value"]].to_numpy().tolist()
     [['P@2', 0.5], ['AP', 0.5]]
     """
@@ -54,7 +54,7 @@ class TrueScore(Estimator):
     >>> import pandas as pd
     >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b", "z"], "label": [1, 0, 1]})
-    >>> TrueScore(measures=["R@2"], depth=1).fit(qrels, pooled).score(pooled)["value"].tolist()
+    >>> TrueScore(measures=["R@2"], depth=1).fit(pooled, qrels).score(pooled)["value"].tolist()
     [1.0]
     """
 
@@ -79,7 +79,7 @@ class Condensed(Estimator):
     >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
     >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2., 1.]})
-    >>> Condensed(measures=["P@1"], depth=2).fit(qrels, pooled).score(new)["value"].tolist()
+    >>> Condensed(measures=["P@1"], depth=2).fit(pooled, qrels).score(new)["value"].tolist()
     [1.0]
     """
 

@@ -56,7 +56,7 @@ class WebberOnRuns(Estimator):
     ...                          "score": range(len(docs), 0, -1)})
     >>> pooled = pd.concat([run("p1", "abzz"), run("p2", "cdww")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abcd"), "label": [1, 1, 1, 0]})
-    >>> est = WebberOnRuns(measures=["P@2", "AP"], depth=2).fit(qrels, pooled)
+    >>> est = WebberOnRuns(measures=["P@2", "AP"], depth=2).fit(pooled, qrels)
     >>> est.score(run("u", "cqrs"))[["measure", "value", "adjustment"]].round(4).to_numpy().tolist()
     [['P@2', 1.0, 0.5], ['AP', 0.6667, 0.3333]]
     """

@@ -91,7 +91,7 @@ def webber_common_topics(
 class WebberCommonTopics(Estimator):
     """Webber & Park Algorithm 2 as an estimator object, every measure.
 
-    ``fit(qrels, pooled_runs=None, orgs=None)``: the pool's qrels Q_T (the runs and orgs are
+    ``fit(pooled_runs, qrels, orgs=None)``: the pool's qrels Q_T (the runs and orgs are
     kept for the common interface). ``score(new_runs, common_qrels)``: ``common_qrels`` hold the
     full judgments of the common topics (the new run's documents included). Parameters:
     ``measures``, ``n_boot``, ``level``, ``seed``, ``topics``.
@@ -103,7 +103,7 @@ class WebberCommonTopics(Estimator):
     >>> common = pd.DataFrame({"qid": "1", "docno": ["a", "x"], "label": [1, 1]})
     >>> new = pd.DataFrame({"name": "u", "qid": ["1", "1", "2"], "docno": ["x", "a", "b"],
     ...                     "score": [2.0, 1.0, 1.0]})
-    >>> est = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(qrels)
+    >>> est = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(None, qrels)
     >>> est.score(new, common)[["value", "reduced", "adjustment"]].to_numpy().tolist()
     [[1.0, 0.5, 0.5]]
     """
@@ -126,9 +126,9 @@ class WebberCommonTopics(Estimator):
     def _param_names(cls) -> list[str]:
         return ["measures", "n_boot", "level", "seed", "topics"]
 
-    def fit(self, qrels: pd.DataFrame, pooled_runs: pd.DataFrame | None = None, orgs=None):
+    def fit(self, pooled_runs: pd.DataFrame | None, qrels: pd.DataFrame, orgs=None):
         """Remember the pool's qrels Q_T (``pooled_runs`` and ``orgs`` for the common
-        interface)."""
+        interface; Algorithm 2 does not use them)."""
         self.qrels_, self.runs_, self.orgs_ = qrels, pooled_runs, orgs
         return self
 

@@ -217,7 +217,7 @@ def analyze(
     run_id: str = "tag",
     desc=None,
     fraction: float = 0.75,
-    policy: str = "lipani2015",
+    policy: str = "paper",
     jobs: int = 1,
     dask=None,
     progress: bool | None = None,
@@ -289,7 +289,7 @@ def analyze(
     for cfg, (_s, t) in zip(configs, results, strict=True):
         seen.setdefault(cfg["runs"], t)
     truth = pd.concat(list(seen.values()), ignore_index=True)
-    significance = stats.tukey_hsd_by(truth, by=["runs", "measure"], alpha=alpha)
+    significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
     keys = ["leave_out", "runs", "measure", "estimator"]
     keyed = scores[[*keys, "name", "true", "estimate"]]
     errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)

@@ -97,7 +97,7 @@ def leave_one_out_experiment(
         ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
     **options
         ``pooled`` (run names), ``depth``, ``fraction`` (0.75), ``progress`` and the choices
-        ``alpha``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``,
+        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``,
         ``pool_policy``.
 
     Returns
@@ -175,7 +175,7 @@ def experiment_tables(
         blocks_of["top75"] = _top_blocks(base, slots, ms, fraction)
     cutoffs = [m.cutoff for m in ms if m.base == "P" and m.cutoff]
     cache = (
-        _MergeCache(enc, float(opts["alpha"]), str(opts["tie"]), max(cutoffs))
+        _MergeCache(enc, float(opts["weight"]), str(opts["tie"]), max(cutoffs))
         if "lipani" in estimators and cutoffs
         else None
     )
@@ -354,8 +354,8 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
 class _MergeCache:
     """r_p ∘ r_u for every pair of pooled runs, computed on first use, reused by all blocks."""
 
-    def __init__(self, enc, alpha, tie, depth):
-        self.enc, self.alpha, self.tie, self.depth = enc, alpha, tie, depth
+    def __init__(self, enc, weight, tie, depth):
+        self.enc, self.weight, self.tie, self.depth = enc, weight, tie, depth
         self.M = None
 
     def __call__(self, pu, pp):
@@ -365,7 +365,7 @@ class _MergeCache:
             gu, gp = np.meshgrid(np.arange(R), np.arange(R), indexing="ij")
             keep = gu != gp
             pair, t, M = merge_rows(
-                enc, gu[keep], gp[keep], alpha=self.alpha, tie=self.tie, depth=self.depth
+                enc, gu[keep], gp[keep], weight=self.weight, tie=self.tie, depth=self.depth
             )
             self.index = np.full((R, R), -1, dtype=np.int64)
             self.index[gu[keep], gp[keep]] = np.arange(int(keep.sum()))

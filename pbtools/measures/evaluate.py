@@ -319,6 +319,8 @@ def evaluate(
     keys = list(keys)
     mode = topics_mode(topics, all_topics)
     ms = parse_all(measures)  # unknown measures fail before any work
+    if "name" not in runs.columns:  # a PyTerrier result frame: one run
+        runs = runs.assign(name="run")
     if warn and not keys:
         warn_coverage(runs, qrels, topics=mode)
     judged = judge(runs, qrels, keys=keys)

@@ -9,9 +9,14 @@ Error of estimated scores against a ground truth (Lipani et al. 2015 §5.1, PROT
     SRE* counts, for each run i, the runs j with min(t_i, e_i) < t_j <= max(t_i, e_i) whose pair
     with i is significant in the truth (so SRE* = SRE when all pairs are significant).
 Significance of run pairs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
-    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way), :func:`tukey_hsd_by`;
+    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way; ``by=`` for groups);
     :func:`discriminative_power` (Sakai 2006/2008 §6: paired bootstrap, t or randomisation
     test), :func:`discriminative_power_summary`, :func:`misses_false_alarms`.
+Comparing runs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
+    :func:`compare` — means with confidence intervals, paired t / Wilcoxon / randomisation tests
+    against a baseline or all pairs (+ Tukey HSD), corrected p-values, reject flags; a
+    :class:`Comparison` with ``.summary``, ``.tests``, ``.to_markdown()``, ``.to_latex()``.
+    :func:`p_adjust` — Holm, Bonferroni, Benjamini–Hochberg.
 Rank correlation
     :func:`kendall_tau` (τ-b, or τ_AP of Yilmaz et al. 2008), :func:`kendall_tau_by`.
 Reliability (Lipani §5.2; Urbano et al. 2013)
@@ -22,9 +27,11 @@ Tables
 
 from __future__ import annotations
 
+from pbtools.stats.comparison import Comparison, compare
 from pbtools.stats.errors import error_table, mae, sre, sre_star
 from pbtools.stats.gtheory import generalizability
-from pbtools.stats.hsd import studentized_range_isf, studentized_range_sf, tukey_hsd, tukey_hsd_by
+from pbtools.stats.hsd import studentized_range_isf, studentized_range_sf, tukey_hsd
+from pbtools.stats.multitest import p_adjust
 from pbtools.stats.power import (
     discriminative_power,
     discriminative_power_summary,
@@ -34,6 +41,8 @@ from pbtools.stats.table2 import table2, to_latex, to_markdown
 from pbtools.stats.tau import kendall_tau, kendall_tau_by
 
 __all__ = [
+    "Comparison",
+    "compare",
     "discriminative_power",
     "discriminative_power_summary",
     "error_table",
@@ -42,6 +51,7 @@ __all__ = [
     "kendall_tau_by",
     "mae",
     "misses_false_alarms",
+    "p_adjust",
     "sre",
     "sre_star",
     "studentized_range_isf",
@@ -50,5 +60,4 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "tukey_hsd",
-    "tukey_hsd_by",
 ]

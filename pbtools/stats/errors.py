@@ -180,7 +180,7 @@ def sre_star(
     pair is significant).
 
     ``significance``: pairs ``name_a``, ``name_b`` with ``reject`` (bool) or ``p_value`` (then
-    reject = p < alpha), e.g. :func:`tukey_hsd` / :func:`tukey_hsd_by` on the per-topic truth.
+    reject = p < alpha), e.g. :func:`tukey_hsd` (with ``by=``) on the per-topic truth.
     Join: on the unordered pair {name_a, name_b} plus every key of ``by`` that is also a column
     of ``significance`` (e.g. ``track``, ``n``; the truth usually has no ``estimator``). A crossed
     pair that is missing from ``significance`` (or matched twice) raises ValueError.

@@ -95,7 +95,11 @@ def studentized_range_isf(alpha: float, k: int, df: float) -> float:
 
 
 def tukey_hsd(
-    results: pd.DataFrame, measure: str | None = None, two_way: bool = True, alpha: float = 0.05
+    results: pd.DataFrame,
+    measure: str | None = None,
+    two_way: bool = True,
+    alpha: float = 0.05,
+    by: list[str] | None = None,
 ) -> pd.DataFrame:
     """Tukey's honestly significant difference test over all pairs of runs (Carterette 2012).
 
@@ -113,7 +117,24 @@ def tukey_hsd(
     Output: one row per pair, ``name_a < name_b`` (string order): ``name_a``, ``name_b``,
     ``diff``, ``p_value``, ``reject``, ``q``, ``lower``, ``upper``; ``df.attrs`` holds ``mse``,
     ``df_resid``, ``k``, ``n_topics``, ``alpha``, ``two_way``.
+
+    ``by``: key columns (e.g. ``["runs", "measure"]``): one test within each group, the keys
+    leading the output — ready to pass as ``significance`` to :func:`pbtools.stats.sre_star`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> per_topic = pd.DataFrame({"name": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+    ...                           "qid": list("123") * 3,
+    ...                           "value": [.9, .8, .7, .5, .45, .4, .1, .2, .15]})
+    >>> res = tukey_hsd(per_topic)
+    >>> res[["name_a", "name_b", "reject"]].to_numpy().tolist()
+    [['a', 'b', True], ['a', 'c', True], ['b', 'c', True]]
+    >>> tukey_hsd(per_topic.assign(measure="P@10"), by=["measure"]).columns[:3].tolist()
+    ['measure', 'name_a', 'name_b']
     """
+    if by:
+        return _grouped(results, list(by), measure, two_way, alpha)
     sm = score_matrix(results, measure)
     x, k, t = sm.values, sm.k, sm.t
     run_means = x.mean(axis=1)
@@ -152,20 +173,7 @@ def tukey_hsd(
     return out
 
 
-def tukey_hsd_by(
-    results: pd.DataFrame,
-    by: list[str],
-    measure: str | None = None,
-    two_way: bool = True,
-    alpha: float = 0.05,
-) -> pd.DataFrame:
-    """:func:`tukey_hsd` within each group of the key columns ``by`` (e.g. ``["track", "n"]``).
-
-    Output: the keys followed by :func:`tukey_hsd`'s columns; ready to pass as ``significance`` to
-    :func:`pbtools.stats.sre_star`.
-    """
-    if not by:
-        return tukey_hsd(results, measure, two_way, alpha)
+def _grouped(results, by, measure, two_way, alpha) -> pd.DataFrame:
     parts = []
     for key, grp in results.groupby(list(by), sort=True, observed=True):
         res = tukey_hsd(grp, measure, two_way, alpha)

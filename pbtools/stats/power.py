@@ -54,10 +54,37 @@ def _bootstrap(z: np.ndarray, B: int, alpha: float, rng: np.random.Generator):
     return t_obs, asl, crit_t * sd / np.sqrt(n)
 
 
-def _randomization(z: np.ndarray, B: int, alpha: float, rng: np.random.Generator):
-    """Paired randomisation (sign-flip) test: under H0 each topic's difference is as likely
-    negated; p = #{b: |mean(z·s_b)| >= |mean(z)|} / B with s_b ∈ {±1}^n (one matrix for all pairs).
-    Critical difference: the (B·alpha)-th largest |mean(z·s_b)|."""
+def randomization_test(z: np.ndarray, B: int, alpha: float, rng: np.random.Generator):
+    """Paired randomisation (sign-flip) test of every row of ``z`` at once.
+
+    Under H0 each topic's difference is as likely negated; p = #{b: |mean(z·s_b)| >= |mean(z)|}
+    / B with s_b ∈ {±1}^n, one sign matrix for all rows (so a row's p does not depend on the
+    other rows).
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        Per-topic differences, pairs × topics.
+    B : int
+        Number of sign vectors.
+    alpha : float
+        Level for the critical difference.
+    rng : numpy.random.Generator
+        The source of the signs (``numpy.random.default_rng(seed)``).
+
+    Returns
+    -------
+    t, p, crit : numpy.ndarray
+        Per row: the paired t statistic, the p-value, and the critical difference (the
+        (B·alpha)-th largest |mean(z·s_b)|).
+
+    Examples
+    --------
+    >>> z = np.array([[0.1, 0.2, 0.3, 0.1, 0.2, 0.2], [0.1, -0.1, 0.2, -0.2, 0.0, 0.05]])
+    >>> t, p, crit = randomization_test(z, 2000, 0.05, np.random.default_rng(0))
+    >>> bool(p[0] < 0.05), bool(p[1] > 0.5)
+    (True, True)
+    """
     n = z.shape[1]
     zbar = z.mean(axis=1)
     signs = rng.choice(np.array([-1.0, 1.0]), size=(n, B))
@@ -68,8 +95,28 @@ def _randomization(z: np.ndarray, B: int, alpha: float, rng: np.random.Generator
     return t_obs, p, _kth_largest(m_star, max(int(B * alpha), 1))
 
 
-def _paired_t(z: np.ndarray, alpha: float):
-    """Two-sided paired t-test (``scipy.stats.ttest_rel``), df = n - 1."""
+def paired_t_test(z: np.ndarray, alpha: float):
+    """Two-sided paired t-test of every row of ``z`` (``scipy.stats.ttest_rel``), df = n - 1.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        Per-topic differences, pairs × topics.
+    alpha : float
+        Level for the critical difference.
+
+    Returns
+    -------
+    t, p, crit : numpy.ndarray
+        Per row: t = mean / (sd / sqrt(n)) (0/0 := 0, c/0 := ±inf with p = 0), the two-sided
+        p-value, and the critical difference t_{1-alpha/2, n-1} · sd / sqrt(n).
+
+    Examples
+    --------
+    >>> t, p, crit = paired_t_test(np.array([[0.1, 0.2, 0.3, 0.2]]), 0.05)
+    >>> round(float(t[0]), 4), round(float(p[0]), 4)
+    (4.899, 0.0163)
+    """
     n = z.shape[1]
     sd = z.std(axis=1, ddof=1)
     t_obs = _t_stat(z.mean(axis=1), sd, n)
@@ -119,9 +166,9 @@ def discriminative_power(
     if method == "bootstrap":
         t_obs, p, req = _bootstrap(z, B, alpha, rng)
     elif method == "randomization":
-        t_obs, p, req = _randomization(z, B, alpha, rng)
+        t_obs, p, req = randomization_test(z, B, alpha, rng)
     else:
-        t_obs, p, req = _paired_t(z, alpha)
+        t_obs, p, req = paired_t_test(z, alpha)
     sig = p < alpha
     out = pd.DataFrame(
         {
