@@ -82,8 +82,8 @@ class Case:
 CASES: list[Case] = []
 
 
-def case(cls, id, setup, rc, says=(), **kw) -> None:
-    CASES.append(Case(cls, id, setup, rc, tuple([says] if isinstance(says, str) else says), **kw))
+def case(cls, name, setup, rc, says=(), **kw) -> None:
+    CASES.append(Case(cls, name, setup, rc, tuple([says] if isinstance(says, str) else says), **kw))
 
 
 # --------------------------------------------------------------------------------------------
