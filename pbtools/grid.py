@@ -21,7 +21,8 @@ shipped once per worker (process initializer; Dask ``scatter(broadcast=True)``) 
 per task, and passed to every call as keyword arguments: ``fn(**shared, **kwargs)``.
 
 **Progress.** ``progress=None`` (default) shows a tqdm bar when tqdm is installed and stderr is
-a terminal; ``True`` forces it (if tqdm is installed), ``False`` turns it off.
+a terminal; ``True`` forces it (if tqdm is installed), ``False`` turns it off
+(:func:`pbtools.progress.progress_bar`, re-used here and by the leave-one-out experiments).
 
 Tasks are ``(function, kwargs)`` pairs (see :func:`tasks_from`) or, more simply, one function
 and a list of parameter dicts (:func:`run_grid` ``(fn, params)``; :func:`product` builds the
@@ -43,7 +44,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Task", "GridError", "product", "run_grid", "task_seeds", "tasks_from", "default_jobs"]
+from pbtools.progress import progress_bar
+
+__all__ = [
+    "Task",
+    "GridError",
+    "product",
+    "run_grid",
+    "task_seeds",
+    "tasks_from",
+    "default_jobs",
+    "progress_bar",
+]
 
 
 @dataclass(frozen=True)
@@ -183,20 +195,6 @@ def _run_chunk(chunk: list[tuple[int, Task]]) -> list[tuple[int, Any]]:
 
 def _dask_call(fn: Callable[..., Any], kwargs: Mapping[str, Any], **shared: Any) -> Any:
     return fn(**shared, **kwargs)
-
-
-def progress_bar(total: int, progress: bool | None = None, desc: str | None = None):
-    """A tqdm progress bar, or None: ``progress`` False, tqdm not installed, or (``None``, auto)
-    standard error not a terminal. Call ``.update(1)`` per step and ``.close()`` at the end."""
-    if progress is False or total == 0:
-        return None
-    if progress is None and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
 
 
 def _raise(i: int, task: Task, exc: BaseException) -> None:

@@ -1,4 +1,4 @@
-"""Write the bundled sample collection to ``data/sample/`` (TRACK layout, plain-text runs).
+"""Write the bundled sample collection to ``pbtools/data/sample/`` (TRACK layout, plain-text runs).
 
 A small synthetic collection (:func:`pbtools.synth.generate`): 20 topics × 3000 documents, 12 runs
 from 6 organisations, run length 100, a depth-20 pool over 10 of the runs (2 runs unpooled),
@@ -6,7 +6,8 @@ from 6 organisations, run length 100, a depth-20 pool over 10 of the runs (2 run
 judgments (every relevant document and every document any run retrieved). Deterministic (seed
 2015); the whole directory stays under 1 MB.
 
-Usage: ``python scripts/make_sample.py [OUT_DIR]`` (default: ``data/sample`` of the repository).
+Usage: ``python scripts/make_sample.py [OUT_DIR]`` (default: ``pbtools/data/sample``, which
+ships in the package).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from pbtools import synth
+from pbtools.experiments.analysis import SAMPLE as SAMPLE_DIR
 
 SAMPLE = dict(
     topics=20,
@@ -38,7 +40,7 @@ SAMPLE = dict(
 def main(argv: list[str] | None = None) -> Path:
     """Generate and write the sample; print a one-line summary; return the directory."""
     argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[1] / "data" / "sample"
+    out = Path(argv[0]) if argv else SAMPLE_DIR
     if out.exists():
         shutil.rmtree(out)
     c = synth.generate(**SAMPLE)

@@ -97,7 +97,7 @@ def test_write_parquet_with_parameters(result, tmp_path):
 
 def test_cli_main_job_on_the_sample(capsys, tmp_path):
     code = main(
-        ["analyze", "-m", "P@10", "--run-sets", "all", "--no-progress", "-o", str(tmp_path)]
+        ["analyze", "-m", "P@10", "--run-sets", "all", "--no-progress", "-v", "-o", str(tmp_path)]
     )
     out = capsys.readouterr().out
     assert code == 0

@@ -140,7 +140,7 @@ def test_console_script_entry_point(tmp_path):
     assert json.loads(json.dumps({"ok": True}))["ok"]
 
 
-SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = __import__("pbtools.experiments.analysis").experiments.analysis.SAMPLE
 
 
 def test_pool_json_on_bundled_sample(capsys):

@@ -188,7 +188,7 @@ def test_properties(d1, d2, du, labels):
 # the corrections' own P@n / RBP kernels agree with pbtools.measures
 # ---------------------------------------------------------------------------------------------
 
-SAMPLE_DIR = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE_DIR = __import__("pbtools.experiments.analysis").experiments.analysis.SAMPLE
 
 
 @pytest.fixture(scope="module")

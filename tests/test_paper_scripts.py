@@ -1,8 +1,8 @@
 """End-to-end runs of the paper scripts (benchmarks/sakai2008.py, webber2009.py, buckley2006.py).
 
-Each script runs on the bundled sample ``data/sample`` (TRACK layout) or, when it is absent, on a
-tiny synthetic collection written to a temporary directory; the Parquet outputs must exist with
-their documented columns and satisfy basic invariants.
+Each script runs on the bundled sample ``pbtools/data/sample`` (TRACK layout) or, when it is
+absent, on a tiny synthetic collection written to a temporary directory; the Parquet outputs
+must exist with their documented columns and satisfy basic invariants.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 
 from pbtools import io
+from pbtools.experiments import analysis
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "data" / "sample"
+SAMPLE = analysis.SAMPLE
 
 
 def _load(name: str):
@@ -34,7 +35,7 @@ def _load(name: str):
 
 @pytest.fixture(scope="module")
 def track(tmp_path_factory) -> Path:
-    """``data/sample`` when present, else a tiny synthetic collection in the TRACK layout."""
+    """The bundled sample when present, else a tiny synthetic collection in the TRACK layout."""
     if (SAMPLE / "QRels").is_dir() and (SAMPLE / "Runs").is_dir():
         return SAMPLE
     from pbtools import synth

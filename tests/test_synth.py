@@ -1,8 +1,6 @@
-"""Tests for pbtools.synth and the bundled sample collection (data/sample)."""
+"""Tests for pbtools.synth and the bundled sample collection (pbtools/data/sample)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbtools import frames, pooling, synth
+from pbtools.experiments import analysis
 from pbtools.pooling.inference import infer_pool
 
 SMALL = dict(topics=6, docs=300, runs=8, orgs=3, run_length=40, depth=10, unpooled=2)
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE = analysis.SAMPLE
 
 
 def pairs(df: pd.DataFrame) -> set[tuple[str, str]]:
@@ -132,7 +131,7 @@ def test_bad_parameters():
 
 def test_bundled_sample():
     if not SAMPLE.is_dir():
-        pytest.skip("data/sample is absent: run scripts/make_sample.py")
+        pytest.skip("pbtools/data/sample is absent: run scripts/make_sample.py")
     io = pytest.importorskip("pbtools.io")
     size = sum(p.stat().st_size for p in SAMPLE.rglob("*") if p.is_file())
     assert size < 1_000_000

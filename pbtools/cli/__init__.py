@@ -7,7 +7,8 @@ Sub-commands (``pbtools COMMAND --help`` for each):
   marks (Markdown or LaTeX);
 * ``pool TRACK_DIR`` — collection properties, inferred pool, reduced qrels, unique contributions;
 * ``correct QRELS RUNS_DIR NEW_RUN -m P@10`` — every estimator's score for a new run;
-* ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample).
+* ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample);
+* ``report [TRACK_DIR] [-o report.html]`` — that analysis as one self-contained HTML page.
 
 A new command is one module with ``register(sub)`` (its sub-parser, ``set_defaults(func=run,
 validate=validate)``), ``validate(args)`` (every argument and output path checked before any
@@ -26,13 +27,13 @@ import sys
 import traceback
 import warnings
 
-from pbtools.cli import analyze, compare, correct, evaluate, pool
+from pbtools.cli import analyze, compare, correct, evaluate, pool, report
 from pbtools.cli.common import EmptyResult, UsageError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
 from pbtools.io.repairs import RepairableError
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
-COMMANDS = (evaluate, compare, pool, correct, analyze)
+COMMANDS = (evaluate, compare, pool, correct, analyze, report)
 
 #: Python parameter names in library messages, and the flags that say the same on the CLI
 CLI_WORDS = (
@@ -143,7 +144,9 @@ def _debug(args) -> None:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings as one ``pbtools: warning: ...`` line (no source line of pbtools' own code)."""
-    print(f"pbtools: warning: {cli_words(str(message))}", file=sys.stderr)
+    from pbtools.progress import write
+
+    write(f"pbtools: warning: {cli_words(str(message))}")
 
 
 if __name__ == "__main__":  # pragma: no cover

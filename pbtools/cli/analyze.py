@@ -17,6 +17,42 @@ LEAVE_OUT = ("org", "run")
 RUN_SETS = ("all", "top75")
 
 
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """The collection and the choices of an analysis (shared by ``analyze`` and ``report``)."""
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="TRACK_DIR | QRELS RUNS",
+        help="a track directory or a qrels file and runs (default: the bundled sample)",
+    )
+    p.add_argument("--desc", help="desc.xml mapping run tags to organizations")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
+        "estimator corrects those it supports (lipani: P@n)",
+    )
+    p.add_argument(
+        "--leave-out",
+        default="org,run",
+        help="comma-separated leave-out units: org, run (default both)",
+    )
+    p.add_argument(
+        "--run-sets",
+        default="all,top75",
+        help="comma-separated run sets: all, top75 (default both)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("lipani2015",),
+        help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_io_options(p)
+
+
 def register(sub) -> None:
     """Add this command's sub-parser to ``sub``."""
     an = sub.add_parser(
@@ -27,44 +63,21 @@ def register(sub) -> None:
         "Park and Lipani score at each cut-off, and per estimator "
         "MAE, SRE, SRE* and Kendall's tau.",
     )
-    an.add_argument(
-        "paths",
-        nargs="*",
-        metavar="TRACK_DIR | QRELS RUNS",
-        help="a track directory or a qrels file and runs (default: data/sample)",
-    )
-    an.add_argument("--desc", help="desc.xml mapping run tags to organizations")
-    an.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        help="measures to analyse (repeatable; default P@5 P@10 P@20 P@30 P@100); each "
-        "estimator corrects those it supports (lipani: P@n)",
-    )
-    an.add_argument(
-        "--leave-out",
-        default="org,run",
-        help="comma-separated leave-out units: org, run (default both)",
-    )
-    an.add_argument(
-        "--run-sets",
-        default="all,top75",
-        help="comma-separated run sets: all, top75 (default both)",
-    )
-    an.add_argument(
-        "--protocol",
-        choices=("lipani2015",),
-        help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
-    )
-    an.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
-    an.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_analysis_options(an)
     an.add_argument("-o", "--output", help="directory for the Parquet tables")
-    add_io_options(an)
+    an.add_argument(
+        "--wide",
+        action="store_true",
+        help="one table for every configuration (wider than 80 columns)",
+    )
+    an.add_argument(
+        "-v", "--verbose", action="store_true", help="also print the parse and analysis time"
+    )
     an.set_defaults(func=run, validate=validate)
 
 
-def validate(args: argparse.Namespace) -> None:
-    """Every argument and path checked before any input is read."""
+def validate_analysis(args: argparse.Namespace) -> None:
+    """Check the analysis options of ``args`` (``analyze`` and ``report``) before any work."""
     from pbtools.experiments import analysis
 
     check_measures(args.measure or analysis.MEASURES)
@@ -77,22 +90,31 @@ def validate(args: argparse.Namespace) -> None:
             f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
         )
     check_inputs(args.paths, desc=args.desc)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    validate_analysis(args)
     check_output(args.output, directory=True, inputs=[*args.paths, args.desc])
 
 
-def run(args: argparse.Namespace) -> int:
-    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
+def analysis_from_args(args: argparse.Namespace):
+    """Run :func:`analyze` on the analysis options of ``args`` (checked by
+    :func:`validate_analysis`)."""
     from pbtools.experiments import analysis
     from pbtools.measures import measure_names
 
+    measures = measure_names(args.measure or analysis.MEASURES)
+    leave_out = check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
+    run_sets = check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
-    result = analysis.analyze(
+    return analysis.analyze(
         source,
-        measures=measure_names(args.measure or analysis.MEASURES),
-        leave_out=check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out"),
-        run_sets=check_choices(args.run_sets, RUN_SETS, flag="--run-sets"),
+        measures=measures,
+        leave_out=leave_out,
+        run_sets=run_sets,
         protocol=args.protocol,
         lenient=args.lenient,
         float32=args.float32,
@@ -101,9 +123,15 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=False if args.no_progress else None,
     )
-    print(result.report())
+
+
+def run(args: argparse.Namespace) -> int:
+    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
+    result = analysis_from_args(args)
+    print(result.report(wide=args.wide, verbose=args.verbose))
     if args.output:
         from pbtools.cli.provenance import provenance
+        from pbtools.experiments import analysis
 
         inputs = [*(args.paths or [analysis.SAMPLE]), *([args.desc] if args.desc else [])]
         result.params.update(provenance(args, inputs))  # version, parameters, input SHA-256

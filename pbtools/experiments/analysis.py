@@ -45,10 +45,12 @@ import pandas as pd
 from pbtools import stats
 from pbtools.frames import TrecFormatWarning, encode
 from pbtools.measures.names import measure_names
+from pbtools.progress import stage, staged
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+#: the bundled sample collection (TRACK layout), shipped inside the package
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 @dataclass
@@ -81,69 +83,11 @@ class Analysis:
             paths.append(path)
         return paths
 
-    def report(self) -> str:
-        """A readable terminal report: properties, then one error table per configuration."""
-        p = self.properties.iloc[0]
-        lines = [
-            f"collection {p['collection']}: |R| = {p['R']}, |O| = {p['O']}, "
-            f"|R_p| = {p['R_p']}, d = {p['d']}, |T| = {p['T']}"
-        ]
-        if p["R_files"] != p["R"]:
-            lines.append(
-                f"  ({p['R_files']} run files, {p['R_p_files']} of them pooled: "
-                "several files share a run tag)"
-            )
-        if self.params.get("protocol"):
-            lines.append(f"  protocol: {self.params['protocol']}")
-        for (by, runs), grp in self.errors.groupby(
-            ["leave_out", "runs"], sort=False, observed=True
-        ):
-            lines.append("")
-            lines.append(
-                f"leave-one-{'organization' if by == 'org' else 'run'}-out, "
-                f"{'all pooled runs' if runs == 'all' else 'top 75% of the runs'}"
-                f" ({self._evaluated(by, runs)} runs evaluated)"
-            )
-            table = grp.pivot_table(
-                index="measure",
-                columns="estimator",
-                values=["mae", "sre", "sre_star", "tau"],
-                observed=True,
-                sort=False,
-            )
-            table = table.reorder_levels([1, 0], axis=1)
-            ests = [e for e in self.params["estimators"] if e in grp["estimator"].unique()]
-            cols = [(e, m) for e in ests for m in ("mae", "sre", "sre_star", "tau")]
-            table = table.reindex(columns=pd.MultiIndex.from_tuples(cols))
-            header = "  measure " + "".join(f"{e:>32s}" for e in ests)
-            sub = "          " + "".join(
-                f"{'MAE':>9s}{'SRE':>6s}{'SRE*':>6s}{'tau':>11s}" for _ in ests
-            )
-            lines += [header, sub]
-            for n, row in table.iterrows():
-                cells = "".join(
-                    f"{row[(e, 'mae')]:9.4f}{int(row[(e, 'sre')]):6d}"
-                    f"{_int(row[(e, 'sre_star')]):>6s}{row[(e, 'tau')]:11.4f}"
-                    for e in ests
-                )
-                lines.append(f"  {n:<8s}{cells}")
-        if self.timings:
-            t = self.timings
-            lines.append("")
-            lines.append(
-                f"time: parse {t['parse']:.2f} s, analysis {t['analysis']:.2f} s "
-                f"({t['analysis'] / max(t['parse'], 1e-9):.2f}× the parse time)"
-            )
-        return "\n".join(lines)
+    def report(self, *, wide: bool = False, verbose: bool = False) -> str:
+        """The terminal report (:func:`pbtools.experiments.report.text_report`)."""
+        from pbtools.experiments.report import text_report
 
-    def _evaluated(self, by: str, runs: str) -> int:
-        s = self.scores
-        sel = s[(s["leave_out"] == by) & (s["runs"] == runs)]
-        return int(sel.groupby("measure", observed=True)["name"].nunique().max())
-
-
-def _int(v) -> str:
-    return "-" if pd.isna(v) else str(int(v))
+        return text_report(self, wide=wide, verbose=verbose)
 
 
 def _read(source, *, protocol, lenient, float32, run_id, desc):
@@ -204,6 +148,7 @@ def _properties(name, runs, qrels, orgs, info, col) -> pd.DataFrame:
     )
 
 
+@staged("reading", "pool inference", "leave-outs and truth", "significance", desc="analyze")
 def analyze(
     source=None,
     *,
@@ -226,7 +171,7 @@ def analyze(
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
     ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
-    ``data/sample``), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
+    :data:`SAMPLE`), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
     frames ``(runs, qrels, orgs)``. ``measures``: the measures estimated (each estimator on the
     ones it supports). ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
     ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
@@ -244,11 +189,13 @@ def analyze(
 
     source = SAMPLE if source is None else source
     t0 = time.perf_counter()
+    stage("reading")
     runs, qrels, orgs, col = _read(
         source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
     )
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
+    stage("pool inference")
     info = infer_pool(runs, qrels, policy=policy)
     if isinstance(source, tuple):
         name = "collection"
@@ -268,6 +215,7 @@ def analyze(
         "depth": int(info.depth),
         "fraction": fraction,
     }
+    stage("leave-outs and truth")
     if (jobs == 1 or len(configs) == 1) and dask is None:
         # one process: the configurations share the encoding and the merge r_p ∘ r_u
         results = _configs(configs, **shared, progress=progress)
@@ -289,6 +237,7 @@ def analyze(
     for cfg, (_s, t) in zip(configs, results, strict=True):
         seen.setdefault(cfg["runs"], t)
     truth = pd.concat(list(seen.values()), ignore_index=True)
+    stage("significance")
     significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
     keys = ["leave_out", "runs", "measure", "estimator"]
     keyed = scores[[*keys, "name", "true", "estimate"]]

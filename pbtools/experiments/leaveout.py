@@ -179,7 +179,7 @@ def experiment_tables(
         if "lipani" in estimators and cutoffs
         else None
     )
-    from pbtools.grid import progress_bar
+    from pbtools.progress import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
     results = []
