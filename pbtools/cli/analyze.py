@@ -1,4 +1,13 @@
-"""``pbtools analyze``: the bias analysis of a collection."""
+"""``pbtools analyze``: the bias analysis of a collection, or of a simulated pool of it.
+
+With ``--strategy NAME[:PARAMS] --budget N`` the collection's pooled runs are first pooled anew
+by that strategy with the collection's qrels as the assessor (as ``pbtools pool --strategy``
+does), and the analysis runs on ``(runs, simulated qrels, orgs)``: the pool depth and the pooled
+runs are then inferred from the simulated qrels (:func:`pbtools.pooling.infer_pool`), which
+recovers depth-d pools but not most fixed-cost ones — the command refuses those with a message
+(``benchmarks/pooling_strategies.py`` measures their bias with the strategy's own pooled runs and
+contribution depth).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +21,7 @@ from pbtools.cli.common import (
     check_measures,
     check_output,
 )
+from pbtools.cli.pool import add_strategy_args, check_strategy, describe_simulation, simulate
 
 LEAVE_OUT = ("org", "run")
 RUN_SETS = ("all", "top75")
@@ -50,6 +60,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_strategy_args(p, output=False)
     add_io_options(p)
 
 
@@ -83,6 +94,7 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_measures(args.measure or analysis.MEASURES)
     check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
     check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
+    check_strategy(args)
     if args.jobs < 0:
         raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
     if not args.paths and not analysis.SAMPLE.is_dir():
@@ -110,6 +122,9 @@ def analysis_from_args(args: argparse.Namespace):
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
+    strategy = check_strategy(args)
+    if strategy is not None:
+        source = _simulated(args, strategy, source, analysis.SAMPLE)
     return analysis.analyze(
         source,
         measures=measures,
@@ -138,3 +153,42 @@ def run(args: argparse.Namespace) -> int:
         paths = result.write(args.output)
         print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
     return 0
+
+
+def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
+    """``(runs, simulated qrels, orgs)``: the collection read as ``analyze`` would read it, its
+    pool inferred, and ``strategy`` replayed over the pooled runs."""
+    from pbtools import experiments, io
+    from pbtools.pooling import EmptyPoolError, infer_pool
+
+    paths = [sample] if source is None else ([source] if isinstance(source, str) else source)
+    if args.protocol is not None:
+        runs, qrels, orgs = experiments.load(paths[0], protocol=args.protocol)
+    else:
+        col = io.load_collection(
+            paths, desc=args.desc, lenient=args.lenient, float32=args.float32, run_id=args.run_id
+        )
+        runs, qrels, orgs = col.runs, col.qrels, col.orgs
+    runs.attrs, qrels.attrs = {}, {}
+    pooled = infer_pool(runs, qrels).pooled_runs
+    pool = simulate(args, strategy, runs, qrels, pooled)
+    print(describe_simulation(pool, len(pooled)))
+    try:  # what analyze will infer from the simulated qrels
+        seen = infer_pool(runs, pool.qrels)
+    except EmptyPoolError:
+        seen = None
+    if seen is None or len(seen.pooled_runs) < 2:
+        raise ValueError(
+            f"analyze infers the pool depth and the pooled runs from the qrels, and the simulated "
+            f"pool of {strategy.spec} is not a depth pool it can recover (no two runs are pooled "
+            "at any one depth); benchmarks/pooling_strategies.py measures "
+            "its bias with the strategy's own pooled runs and contribution depth"
+        )
+    if seen.depth != pool.depth or len(seen.pooled_runs) != len(pooled):
+        print(
+            f"note: analyze infers d = {seen.depth} and {len(seen.pooled_runs)} pooled runs "
+            f"from the simulated qrels (the strategy pooled {len(pooled)} runs, contribution "
+            f"depth {pool.depth})"
+        )
+    print()
+    return runs, pool.qrels, orgs

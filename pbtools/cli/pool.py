@@ -1,8 +1,15 @@
-"""``pbtools pool``: collection properties, the inferred pool, reduced qrels."""
+"""``pbtools pool``: collection properties, the inferred pool, reduced qrels, simulated pools.
+
+With ``--strategy NAME[:PARAMS] --budget N`` the command replays a pooling strategy
+(:mod:`pbtools.pooling.strategies`) over the collection's pooled runs, with its qrels as the
+assessor (:meth:`pbtools.pooling.Pool.simulate`), and writes the simulated pool as TREC qrels
+(``-o``; label -1: a document the strategy asked for that the collection never judged).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from pbtools.cli.common import (
     UsageError,
@@ -16,6 +23,63 @@ from pbtools.cli.common import (
     dumps,
     emit,
 )
+
+
+def add_strategy_args(p: argparse.ArgumentParser, *, output: bool) -> None:
+    """``--strategy``, ``--budget``, ``--total``, ``--seed`` (+ ``--order`` when ``output``)."""
+    p.add_argument(
+        "--strategy",
+        metavar="NAME[:PARAMS]",
+        help="simulate a pooling strategy, e.g. depth:10, take, rbp:0.8, rbpb, rbpc, mtf, "
+        "hedge:0.1, maxmean, rrf:60, borda, combsum, uniform:100, stratified:10,30,100:1,0.25,0.06",
+    )
+    p.add_argument("--budget", type=int, help="judgments per topic for --strategy")
+    p.add_argument("--total", type=int, help="total judgments spread over the topics (instead)")
+    p.add_argument("--seed", type=int, default=0, help="seed of random strategies (default 0)")
+    if output:
+        p.add_argument("--order", help="Parquet file for the judging order of --strategy")
+
+
+def check_strategy(args: argparse.Namespace):
+    """The parsed ``--strategy`` (or None), every strategy argument validated before any work."""
+    from pbtools.pooling import strategies
+
+    if args.strategy is None:
+        for opt in ("budget", "total"):
+            if getattr(args, opt) is not None:
+                raise ValueError(f"--{opt} needs --strategy")
+        return None
+    strategy = strategies.parse(args.strategy)
+    if args.budget is not None and args.total is not None:
+        raise ValueError("give --budget or --total, not both")
+    for opt in ("budget", "total"):
+        value = getattr(args, opt)
+        if value is not None and value < 1:
+            raise ValueError(f"--{opt} must be a positive integer, got {value}")
+    if args.budget is None and args.total is None and strategy.needs_budget:
+        raise ValueError(f"--strategy {strategy.name} needs --budget N (or --total N)")
+    return strategy
+
+
+def simulate(args: argparse.Namespace, strategy, runs, qrels, pooled):
+    """The simulated pool of ``strategy`` over the ``pooled`` runs (command-line arguments)."""
+    from pbtools.pooling import Pool
+
+    return Pool.simulate(
+        runs, qrels, strategy, args.budget, total=args.total, seed=args.seed, pooled=pooled
+    )
+
+
+def describe_simulation(pool, n_runs: int) -> str:
+    """One paragraph on a simulated pool: strategy, cost, what was found."""
+    q = pool.qrels
+    per = pool.budget["cost"]
+    return (
+        f"simulated pool {pool.strategy.spec} over {n_runs} pooled runs: {pool.cost} judgments "
+        f"({per.min()}–{per.max()} per topic, {len(per)} topics), "
+        f"{int((q['label'] > 0).sum())} relevant, {int((q['label'] < 0).sum())} never judged "
+        f"in the collection (label -1); contribution depth {pool.depth}"
+    )
 
 
 def register(sub) -> None:
@@ -50,7 +114,10 @@ def register(sub) -> None:
     po.add_argument(
         "-m", "--measure", action="append", help="measures for --unique (default AP, P@10)"
     )
-    po.add_argument("-o", "--output", help="Parquet file for --leave-out")
+    po.add_argument(
+        "-o", "--output", help="Parquet file for --leave-out; TREC qrels file for --strategy"
+    )
+    add_strategy_args(po, output=True)
     add_io_options(po)
     po.set_defaults(func=run, validate=validate)
 
@@ -61,12 +128,22 @@ def validate(args: argparse.Namespace) -> None:
     if args.measure and not args.unique:
         raise UsageError("-m/--measure is used only with --unique")
     check_measures(args.measure or ())
+    strategy = check_strategy(args)
+    if strategy is not None:
+        if not args.output:
+            raise UsageError("--strategy needs -o QRELS (the simulated pool's qrels)")
+        if args.leave_out:
+            raise UsageError("--leave-out and --strategy write different files: give one")
+    elif args.order:
+        raise UsageError("--order needs --strategy")
     if args.leave_out and not args.output:
         raise UsageError("--leave-out needs -o FILE.parquet")
-    if args.output and not args.leave_out:
-        raise UsageError("-o is used only with --leave-out (the reduced qrels)")
+    if args.output and not args.leave_out and strategy is None:
+        raise UsageError("-o is used only with --leave-out or --strategy")
+    inputs = [*args.paths, args.desc]
     check_inputs(args.paths, desc=args.desc)
-    check_output(args.output, inputs=[*args.paths, args.desc])
+    check_output(args.output, inputs=inputs)
+    check_output(args.order, flag="--order", inputs=inputs)
 
 
 def collection(args: argparse.Namespace):
@@ -79,8 +156,9 @@ def collection(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools pool``: |R|, |O|, |R_p|, d, |T|, reduced qrels, unique contributions."""
-    from pbtools import pooling
+    from pbtools import io, pooling
 
+    strategy = check_strategy(args)  # checked by validate(); parsed here for the run
     col = collection(args)
     info = pooling.describe(col, policy=args.policy, tolerance=args.tolerance)
     if args.json:
@@ -98,6 +176,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"  not pooled: {', '.join(info['unpooled_runs'])}")
         if info["unmapped"]:
             print(f"  runs without an organization: {', '.join(info['unmapped'])}")
+    if strategy is not None:
+        pool = simulate(args, strategy, col.runs, col.qrels, info["pooled_runs"])
+        io.to_trec_qrels(pool.qrels, args.output)
+        print()
+        print(describe_simulation(pool, len(info["pooled_runs"])))
+        print(f"wrote {len(pool.qrels)} qrels lines to {args.output}", file=sys.stderr)
+        if args.order:
+            meta = {"command": "pool", "strategy": pool.strategy.spec, "seed": args.seed}
+            emit(pool.order, "parquet", args.order, {**meta, "collection": col.name})
     if args.leave_out:
         reduced = pooling.leave_one_out(
             col.qrels,

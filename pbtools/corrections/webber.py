@@ -160,23 +160,19 @@ def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray
     enc, d = problem.enc, problem.depth
     width_l = problem.hist.shape[2]
     out = np.zeros((len(problem.new), enc.T, width_l), dtype=np.int64)
-    top = None
-    if replace:
-        top = np.zeros((len(problem.new), enc.T, enc.U), dtype=bool)
-        item, t, docs = enc.run_rows(problem.new, None, d)
-        i, j = np.nonzero(docs >= 0)
-        top[item[i], t[i], docs[i, j]] = True
-    step = max(1, (1 << 24) // max(enc.T * enc.U, 1))
-    for start in range(0, len(problem.new), step):  # chunks of runs, vectorised inside
-        u = np.arange(start, min(start + step, len(problem.new)))
-        lab = problem.lab[problem.new_var[u]]
-        nobody = (C[None] - CX[ginv[u]]) == 0
-        lost = (lab >= 0) & nobody
-        if top is not None:
-            lost &= ~top[u]
-        ui, ti, _x = np.nonzero(lost)
-        flat = (ui * enc.T + ti) * width_l + lab[lost].astype(np.int64)
-        out[u] = np.bincount(flat, minlength=len(u) * enc.T * width_l).reshape(
-            len(u), enc.T, width_l
-        )
+    for g in range(len(CX)):  # one pass per distinct R_p (a handful of configurations)
+        nobody = (C - CX[g]) == 0
+        for u in np.flatnonzero(ginv == g):  # runs sharing R_p: vectorised over topics/docs
+            lab = problem.lab[problem.new_var[u]]
+            lost = (lab >= 0) & nobody
+            if not lost.any():
+                continue
+            if replace:
+                item, t, docs = enc.run_rows(problem.new[u : u + 1], None, d)
+                i, j = np.nonzero(docs >= 0)
+                lost[t[i], docs[i, j]] = False
+            ti, _x = np.nonzero(lost)
+            out[u] = np.bincount(
+                ti * width_l + lab[lost].astype(np.int64), minlength=enc.T * width_l
+            ).reshape(enc.T, width_l)
     return out

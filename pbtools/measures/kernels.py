@@ -57,13 +57,18 @@ class View:
 
     @classmethod
     def from_matrix(cls, labels: np.ndarray) -> View:
-        """Rankings given as a matrix: row i is group i, column j rank j + 1, the cell the label
-        of the document there (:data:`UNJUDGED` for an unjudged one, :data:`PAD` past the end of
-        the ranking). Each row must be a ranking's prefix: no :data:`PAD` before a document."""
-        labels = np.asarray(labels)
-        rows, width = labels.shape if labels.ndim == 2 else (0, 0)
-        g, j = np.nonzero(labels != PAD)
-        return cls(g, j + 1, labels[g, j].astype(np.int64), rows)
+        """Rankings given as a matrix (a :class:`MatrixView`): row i is group i, column j rank
+        j + 1, the cell the label of the document there (:data:`UNJUDGED` for an unjudged one,
+        :data:`PAD` past the end of the ranking). Each row must be a ranking's prefix."""
+        return MatrixView(labels)
+
+    def zeros(self) -> np.ndarray:
+        """A float array of zeros shaped like the rows (for per-row weights)."""
+        return np.zeros(len(self.g))
+
+    def unjudged(self) -> np.ndarray:
+        """Boolean mask of the retrieved rows that are unjudged."""
+        return self.label < 0
 
     def condensed(self) -> View:
         """The condensed list (Sakai 2008 §3): unjudged rows removed, ranks renumbered."""
@@ -130,6 +135,61 @@ class View:
             out = np.full(self.G, np.inf)
             out[gr[first]] = rr[first]
             self._cache[key] = out
+        return self._cache[key]
+
+
+class MatrixView(View):
+    """The rankings of :class:`View` stored as a dense matrix: rows = groups, columns = ranks.
+
+    The experiments' dense layout (:mod:`pbtools.pooling.dense`) produces rankings as label
+    matrices; scoring them in place avoids flattening. Every kernel formula is the one of
+    :func:`kernel`: only the storage-specific operations (running sums, sums up to a rank, the
+    first relevant rank, the condensed list) are implemented along the rows' axis here.
+    Cells past the end of a ranking hold :data:`PAD`.
+    """
+
+    def __init__(self, labels: np.ndarray):
+        labels = np.asarray(labels, dtype=np.int64)
+        if labels.ndim != 2:
+            labels = labels.reshape(0, 0)
+        rows, width = labels.shape
+        self.label, self.G = labels, rows
+        self.inside = labels != PAD
+        self.length = self.inside.sum(axis=1).astype(np.int64)
+        self.r = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), labels.shape)
+        self.g = np.broadcast_to(np.arange(rows, dtype=np.int64)[:, None], labels.shape)
+        self._cache: dict = {}
+
+    def zeros(self) -> np.ndarray:
+        return np.zeros(self.label.shape)
+
+    def unjudged(self) -> np.ndarray:
+        return (self.label < 0) & self.inside
+
+    def condensed(self) -> View:
+        """The condensed list: unjudged cells removed, each row compacted to the left."""
+        if "condensed" not in self._cache:
+            keep = self.label >= 0
+            order = np.argsort(~keep, axis=1, kind="stable")
+            lab = np.take_along_axis(self.label, order, axis=1)
+            lab = np.where(np.take_along_axis(keep, order, axis=1), lab, PAD)
+            self._cache["condensed"] = MatrixView(lab)
+        return self._cache["condensed"]
+
+    def cum(self, x: np.ndarray) -> np.ndarray:
+        return np.cumsum(x, axis=1, dtype=np.int64)
+
+    def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
+        x = np.asarray(x)
+        return (x if n is None else x[:, :n]).sum(axis=1, dtype=np.float64)
+
+    def first_rel_rank(self, rel: int) -> np.ndarray:
+        key = ("first", rel)
+        if key not in self._cache:
+            m = self.rel(rel)
+            hit = m.any(axis=1) if m.size else np.zeros(self.G, bool)
+            first = m.argmax(axis=1) + 1.0 if m.size else np.zeros(self.G)
+            self._cache[key] = np.where(hit, first, np.inf)
         return self._cache[key]
 
 
@@ -270,7 +330,7 @@ def kernel(
         gm = v.g[m]
         denom = np.minimum(N, R)[gm]
         frac = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, R[gm]), denom), 1.0)
-        w = np.zeros(len(v.g))
+        w = v.zeros()
         w[m] = frac
         return _safe_div(v.upto(w, None), R), None
     if base == "nDCG":
@@ -279,7 +339,7 @@ def kernel(
     if base == "RBP":
         weight = p ** (v.r - 1.0)
         value = (1 - p) * v.upto(np.where(v.rel(rel), weight, 0.0), n)
-        unj = (1 - p) * v.upto(np.where(v.label < 0, weight, 0.0), n)
+        unj = (1 - p) * v.upto(np.where(v.unjudged(), weight, 0.0), n)
         tail = p ** v.count(n) - (0.0 if n is None else p**n)
         return value, unj + tail
     if base == "Q":
@@ -288,7 +348,7 @@ def kernel(
         count = v.rel_so_far(rel)[m].astype(np.float64)
         rm = v.r[m]
         cg_star = topics.ideal_cg(rel, gt[v.g[m]], rm)
-        w = np.zeros(len(v.g))
+        w = v.zeros()
         w[m] = (beta * cg + count) / (beta * cg_star + rm)
         return _safe_div(v.upto(w, n), R), None
     raise ValueError(f"no kernel for measure {base!r}")

@@ -4,6 +4,11 @@
 module                     holds
 =========================  ================================================================
 ``pooling.contrib``        the contributions table (who pooled what) every other module reads
+``pooling.strategies``     pooling strategies (depth-d, take-N, RBP, MTF, Hedge, MaxMean, fusion,
+                           sampling), their registry and :func:`~strategies.parse`
+``pooling.pool``           :class:`Pool`: what was judged, how, and the reductions on it;
+                           :meth:`Pool.simulate` replays a strategy against existing judgments
+``pooling.combinations``   unit combinations for take-k-teams and run-subset pools
 ``pooling.inference``      :func:`infer_pool`, :func:`judged_prefixes`, :data:`POLICIES`
                            (PROTOCOL items 4-6)
 ``pooling.reductions``     :func:`pool`, :func:`repool`, :func:`leave_one_out`,
@@ -14,6 +19,7 @@ module                     holds
 =========================  ================================================================
 """
 
+from pbtools.pooling import strategies
 from pbtools.pooling.contrib import unit_map
 from pbtools.pooling.contributions import describe, unique_contributions
 from pbtools.pooling.inference import (
@@ -28,6 +34,7 @@ from pbtools.pooling.inference import (
     infer_pool,
     judged_prefixes,
 )
+from pbtools.pooling.pool import Pool
 from pbtools.pooling.reductions import (
     SEP,
     contributions,
@@ -41,6 +48,8 @@ from pbtools.pooling.reductions import (
 )
 
 __all__ = [
+    "Pool",
+    "strategies",
     "pool",
     "repool",
     "contributions",

@@ -63,14 +63,12 @@ def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
 def label_histograms(lab: np.ndarray) -> np.ndarray:
     """Per variant and topic, the number of judged documents with each label: V × T × (max+1).
 
-    The relevance sets of :class:`pbtools.measures.kernels.Topics` (``Topics.from_hist``).
+    The relevance sets of :class:`pbtools.measures.kernels.Topics` (``Topics.from_hist``). One
+    comparison pass per label value (labels are small integers), no index arrays.
     """
-    V, T, _ = lab.shape
-    ok = lab >= 0
-    width = int(lab[ok].max()) + 1 if ok.any() else 1
-    v, t, _x = np.nonzero(ok)
-    flat = (v * T + t) * width + lab[ok].astype(np.int64)
-    return np.bincount(flat, minlength=V * T * width).reshape(V, T, width)
+    top = int(lab.max()) if lab.size else -1
+    width = max(top, 0) + 1
+    return np.stack([(lab == v).sum(axis=-1) for v in range(width)], axis=-1).astype(np.int64)
 
 
 class DenseRuns:

@@ -8,6 +8,11 @@ runs mapped to it by an orgs frame ``name``, ``org``). Every reduction here is d
 number of units that pooled each document — and is computed for all units at once with integer
 codes and numpy masks, never by rebuilding qrels per unit.
 
+The reductions are operations of the pool object (:class:`pbtools.pooling.Pool`);
+:func:`leave_one_out`, :func:`take_teams`, :func:`subset_pool`, :func:`shallow` and
+:func:`contributions` are thin wrappers over ``Pool.from_depth(runs, qrels, depth)`` and keep
+their signatures and outputs.
+
 Conventions shared by every function:
 
 * ``runs`` are the *pooled* runs unless a ``pooled`` argument (list of run names) restricts them;
@@ -29,8 +34,6 @@ Reporting on a collection's pool (unique contributions, the ``pbtools pool`` sum
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import combinations
-from math import comb
 
 import numpy as np
 import pandas as pd
@@ -43,18 +46,10 @@ from pbtools.frames import (
     trec_order,
 )
 from pbtools.measures.rounding import round_half_up
-from pbtools.pooling.contrib import (
-    Contrib,
-    contrib_table,
-    keyed,
-    locate,
-    qrels_owner,
-    stack_blocks,
-    top_rows,
-    unit_column,
-    unit_map,
-)
+from pbtools.pooling.combinations import SEP
+from pbtools.pooling.contrib import contrib_table, locate, top_rows, unit_map
 from pbtools.pooling.inference import PoolInfo, infer_pool
+from pbtools.pooling.pool import Pool
 
 __all__ = [
     "pool",
@@ -68,7 +63,11 @@ __all__ = [
     "unit_map",
     "infer_pool",
     "PoolInfo",
+    "SEP",
 ]
+
+#: qrels of a pool whose judgments are not needed (contributions only)
+_NO_QRELS = pd.DataFrame({"qid": [], "docno": [], "label": []})
 
 # --------------------------------------------------------------------------------------------
 # pools and contributions
@@ -126,20 +125,7 @@ def contributions(
     unit. A document with ``n_units == 1`` is *unique* to its unit: leaving that unit out makes it
     unjudged.
     """
-    c = contrib_table(top_rows(runs, depth), by, orgs)
-    nd = max(len(c.dcats), 1)
-    order = np.lexsort((c.pair_unit, c.pair_doc))
-    doc = c.keys[c.pair_doc[order]]
-    return pd.DataFrame(
-        {
-            "qid": pd.Categorical.from_codes(doc // nd, dtype=pd.CategoricalDtype(c.qcats)),
-            "docno": pd.Categorical.from_codes(doc % nd, dtype=pd.CategoricalDtype(c.dcats)),
-            "unit": pd.Categorical.from_codes(
-                c.pair_unit[order], dtype=pd.CategoricalDtype(c.units)
-            ),
-            "n_units": c.n_units[c.pair_doc[order]],
-        }
-    )
+    return Pool.from_depth(runs, _NO_QRELS, depth).contributions(by, orgs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,91 +161,13 @@ def leave_one_out(
     Returns the qrels columns + ``left_out`` (id; sorted categories = the units), one block per
     unit in unit order, qrels order within a block. Join with ``frames.judge(runs, reduced)``.
     """
-    require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    c = contrib_table(top_rows(runs, depth, pooled), by, orgs, qrels)
-    owner = qrels_owner(c)
-    labels = list(c.units) if units is None else list(dict.fromkeys(map(str, units)))
-    ucode = c.units.get_indexer(pd.Index(labels, dtype="str")).astype(np.int64)
-    ucode[ucode < 0] = -3  # a unit with no pooled run removes nothing
-    keep = owner[None, :] != ucode[:, None]
-    if repool:
-        keep &= (owner != -2)[None, :]
-    return stack_blocks(qrels, keep, labels, "left_out")
+    p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
+    return p.leave_out(by, orgs, units, repool=repool)
 
 
 # --------------------------------------------------------------------------------------------
 # take-k-teams, pool widths, shallow pools
 # --------------------------------------------------------------------------------------------
-
-SEP = "+"  #: joins the units of a ``kept`` combination label, e.g. ``"orgA+orgB+orgC"``
-
-
-def _combos(n: int, k: int, sample: int | None, seed: int) -> np.ndarray:
-    """All C(n, k) index combinations (lexicographic), or ``sample`` distinct ones drawn at random.
-
-    Random draws: each combination is a uniform k-subset (seeded ``numpy.random.default_rng``);
-    duplicates are dropped and redrawn, and the result is sorted lexicographically.
-    """
-    if not 0 <= k <= n:
-        raise ValueError(f"cannot take {k} of {n} units")
-    total = comb(n, k)
-    if sample is None or sample >= total:
-        if total > 5_000_000:
-            raise ValueError(f"C({n}, {k}) = {total} combinations: pass sample=")
-        return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(total, k)
-    rng = np.random.default_rng(seed)
-    got = np.zeros((0, k), dtype=np.int64)
-    while len(got) < sample:
-        draw = np.sort(np.argsort(rng.random((2 * sample, n)), axis=1)[:, :k], axis=1)
-        got = np.unique(np.vstack([got, draw]), axis=0)
-        if len(got) > sample:  # keep a uniform subset of the distinct draws
-            got = got[np.sort(rng.choice(len(got), sample, replace=False))]
-    return got
-
-
-def _take(
-    qrels: pd.DataFrame,
-    c: Contrib,
-    member: np.ndarray,
-    labels: Sequence[str],
-) -> pd.DataFrame:
-    """Qrels rows pooled by at least one unit of each combination (``member``: combos x units).
-
-    Each document's contributing units are a bitset (uint64 words), each combination too; a qrels
-    row is kept for a combination when the two bitsets intersect. Combinations are processed in
-    chunks of ~4M (combination, row) cells.
-    """
-    n_units = len(c.units)
-    words = max((n_units + 63) // 64, 1)
-    doc_bits = np.zeros((len(c.keys), words), dtype=np.uint64)
-    combo_bits = np.zeros((len(member), words), dtype=np.uint64)
-    for w in range(words):  # a handful of 64-unit words
-        sel = (c.pair_unit // 64) == w
-        np.bitwise_or.at(
-            doc_bits[:, w],
-            c.pair_doc[sel],
-            np.left_shift(np.uint64(1), (c.pair_unit[sel] % 64).astype(np.uint64)),
-        )
-        cols = np.arange(w * 64, min((w + 1) * 64, n_units))
-        shifts = np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64))
-        combo_bits[:, w] = np.bitwise_or.reduce(
-            np.where(member[:, cols], shifts[None, :], np.uint64(0)), axis=1
-        )
-    loc = locate(c.keys, c.q_key)
-    rows = np.flatnonzero(loc >= 0)  # never-contributed rows are never kept
-    qbits = doc_bits[loc[rows]]
-    step = max(1, 4_000_000 // max(len(rows), 1))
-    parts = []
-    for start in range(0, len(member), step):  # chunks of combinations, not a loop per unit
-        cb = combo_bits[start : start + step]
-        hit = np.zeros((len(cb), len(rows)), dtype=bool)
-        for w in range(words):
-            hit |= (cb[:, w][:, None] & qbits[None, :, w]) != 0
-        b, r = np.nonzero(hit)
-        parts.append((b + start, rows[r]))
-    block = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    rws = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    return keyed(qrels, rws, "kept", unit_column(list(labels), block))
 
 
 def take_teams(
@@ -288,20 +196,8 @@ def take_teams(
     Inputs as :func:`leave_one_out`. Returns the qrels columns + ``kept`` (id: the combination's
     units in sorted order joined by ``"+"``), one block per combination.
     """
-    require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    c = contrib_table(top_rows(runs, depth, pooled), by, orgs, qrels)
-    if combos is not None:
-        chosen = [sorted(set(map(str, combo))) for combo in combos]
-    else:
-        pick = list(c.units) if teams is None else sorted(set(map(str, teams)))
-        idx = _combos(len(pick), k, sample, seed)
-        chosen = [[pick[i] for i in row] for row in idx]
-    member = np.zeros((len(chosen), len(c.units)), dtype=bool)
-    for i, combo in enumerate(chosen):  # one row per combination: builds the membership matrix
-        codes_ = c.units.get_indexer(pd.Index(combo, dtype="str"))
-        member[i, codes_[codes_ >= 0]] = True
-    labels = [SEP.join(combo) for combo in chosen]
-    return _take(qrels, c, member, labels)
+    p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
+    return p.take_teams(k, by, orgs, teams=teams, combos=combos, sample=sample, seed=seed)
 
 
 def subset_pool(
@@ -324,19 +220,8 @@ def subset_pool(
     in its top ``depth``. Returns the qrels columns + ``kept`` (the subset's runs joined by
     ``"+"``).
     """
-    require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    sizes = [size] if isinstance(size, (int, np.integer)) else list(size)
-    c = contrib_table(top_rows(runs, depth, pooled), by, orgs, qrels)
-    units = list(c.units)
-    idx = [_combos(len(units), int(w), n, seed + i) for i, w in enumerate(sizes)]
-    member = np.zeros((sum(len(x) for x in idx), len(units)), dtype=bool)
-    labels, row = [], 0
-    for block in idx:  # one block per subset size
-        for combo in block:
-            member[row, combo] = True
-            labels.append(SEP.join(units[j] for j in combo))
-            row += 1
-    return _take(qrels, c, member, labels)
+    p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
+    return p.subset(size, n, seed=seed, by=by, orgs=orgs)
 
 
 def shallow(
@@ -352,16 +237,8 @@ def shallow(
     documents that some pooled run ranks in its top pd. All depths come from one pass: the best
     rank any pooled run gives each document. Returns the qrels columns + ``depth`` (int32).
     """
-    require_columns(qrels, ("qid", "docno", "label"), "qrels")
-    depths = [int(depths)] if isinstance(depths, (int, np.integer)) else [int(x) for x in depths]
-    top = top_rows(runs, max(depths, default=0), pooled)
-    c = contrib_table(top, "run", None, qrels)
-    best = np.full(len(c.keys), np.iinfo(np.int32).max, dtype=np.int64)
-    np.minimum.at(best, c.row_doc, top["rank"].to_numpy().astype(np.int64))
-    loc = locate(c.keys, c.q_key)
-    qbest = np.where(loc >= 0, best[np.maximum(loc, 0)], np.iinfo(np.int64).max)
-    keep = qbest[None, :] <= np.asarray(depths, dtype=np.int64)[:, None]
-    return stack_blocks(qrels, keep, depths, "depth")
+    depths = [int(depths)] if isinstance(depths, int | np.integer) else [int(x) for x in depths]
+    return Pool.from_depth(runs, qrels, max(depths, default=0), pooled=pooled).shallow(depths)
 
 
 # --------------------------------------------------------------------------------------------
