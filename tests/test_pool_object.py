@@ -222,7 +222,11 @@ def test_cli_pool_strategy_refuses_bad_paths_before_reading(capsys, tmp_path):
     code, _, err = run_cli(
         capsys, "pool", tmp_path / "no-track", "--strategy", "take", "--budget", 3, "-o", missing
     )
-    assert code == 2 and "no such directory" in err
+    assert code == 2 and f"no such file or directory: {tmp_path / 'no-track'}" in err
+    code, _, err = run_cli(
+        capsys, "pool", tmp_path, "--strategy", "take", "--budget", 3, "-o", missing
+    )
+    assert code == 2 and f"the directory {missing.parent} does not exist" in err
     code, _, err = run_cli(capsys, "pool", tmp_path, "--strategy", "take", "--budget", 3)
     assert code == 2 and "needs -o QRELS" in err
 

@@ -12,10 +12,19 @@ discusses it).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from pbtools.cli.common import add_io_options
+from pbtools.cli.common import (
+    UsageError,
+    add_io_options,
+    check_choices,
+    check_inputs,
+    check_measures,
+    check_output,
+)
 from pbtools.cli.pool import add_strategy_args, check_strategy, describe_simulation, simulate
+
+LEAVE_OUT = ("org", "run")
+RUN_SETS = ("all", "top75")
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
@@ -49,7 +58,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         choices=("lipani2015",),
         help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_strategy_args(p, output=False)
     add_io_options(p)
@@ -75,30 +84,44 @@ def register(sub) -> None:
     an.add_argument(
         "-v", "--verbose", action="store_true", help="also print the parse and analysis time"
     )
-    an.set_defaults(func=run)
+    an.set_defaults(func=run, validate=validate)
+
+
+def validate_analysis(args: argparse.Namespace) -> None:
+    """Check the analysis options of ``args`` (``analyze`` and ``report``) before any work."""
+    from pbtools.experiments import analysis
+
+    check_measures(args.measure or analysis.MEASURES)
+    check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
+    check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
+    check_strategy(args)
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
+    if not args.paths and not analysis.SAMPLE.is_dir():
+        raise FileNotFoundError(
+            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
+        )
+    check_inputs(args.paths, desc=args.desc)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    validate_analysis(args)
+    check_output(args.output, directory=True, inputs=[*args.paths, args.desc])
 
 
 def analysis_from_args(args: argparse.Namespace):
-    """Validate the analysis options of ``args`` and run :func:`analyze` on them."""
+    """Run :func:`analyze` on the analysis options of ``args`` (checked by
+    :func:`validate_analysis`)."""
     from pbtools.experiments import analysis
     from pbtools.measures import measure_names
 
     measures = measure_names(args.measure or analysis.MEASURES)
-    leave_out, run_sets = args.leave_out.split(","), args.run_sets.split(",")
-    for what, values, allowed in (
-        ("--leave-out", leave_out, ("org", "run")),
-        ("--run-sets", run_sets, ("all", "top75")),
-    ):
-        bad = [v for v in values if v not in allowed]
-        if bad:
-            raise ValueError(f"{what}: {bad[0]!r} is not one of {', '.join(allowed)}")
+    leave_out = check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
+    run_sets = check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
-    if source is None and not analysis.SAMPLE.is_dir():
-        raise FileNotFoundError(
-            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
-        )
     strategy = check_strategy(args)
     given = {}
     if strategy is not None:
@@ -121,8 +144,6 @@ def analysis_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
-    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():
-        raise NotADirectoryError(f"-o {args.output}: exists and is not a directory")
     result = analysis_from_args(args)
     print(result.report(wide=args.wide, verbose=args.verbose))
     if args.output:

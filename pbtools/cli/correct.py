@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pbtools.cli.common import FORMATS, add_io_options, add_policy_option, emit
+from pbtools.cli.common import (
+    FORMATS,
+    EmptyResult,
+    UsageError,
+    add_io_options,
+    add_policy_option,
+    check_choices,
+    check_inputs,
+    check_measures,
+    check_output,
+    emit,
+)
 
 
 def register(sub) -> None:
@@ -49,7 +60,20 @@ def register(sub) -> None:
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
-    co.set_defaults(func=run)  # cmd_correct)
+    co.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    from pbtools import corrections
+
+    check_measures(args.measure or ["P@10"])
+    check_choices(args.estimators, tuple(corrections.ESTIMATORS), flag="--estimators")
+    if args.format == "parquet" and not args.output:
+        raise UsageError("--format parquet needs -o FILE")
+    inputs = [args.qrels, args.runs, args.new_run]
+    check_inputs(inputs, desc=args.desc)
+    check_output(args.output, inputs=[*inputs, args.desc])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         protocol=args.protocol,
         depth=info.depth,
     )
+    if len(res) == 0:
+        raise EmptyResult(
+            f"no result: the new run(s) {', '.join(new_names)} answer no topic that the qrels judge"
+        )
     meta = {
         "command": "correct",
         "measures": measures,

@@ -99,9 +99,15 @@ def _read(source, *, protocol, lenient, float32, run_id, desc):
         runs, qrels, orgs = source
         return runs, qrels, orgs, None
     if protocol is not None:  # the preset decides how runs are read (PROTOCOL items 1-2)
-        runs, qrels, orgs = experiments.load(source, protocol=protocol)
+        runs, qrels, orgs = experiments.load(source, protocol=protocol, desc=desc)
+        if desc is None and isinstance(source, list | tuple):
+            return runs, qrels, orgs, None
         desc_file = Path(desc) if desc is not None else Path(source) / "desc.xml"
-        return runs, qrels, orgs, io.read_orgs(desc_file) if desc_file.is_file() else None
+        if not desc_file.is_file():
+            return runs, qrels, orgs, None
+        with warnings.catch_warnings():  # its repairs were reported by load() already
+            warnings.simplefilter("ignore", TrecFormatWarning)
+            return runs, qrels, orgs, io.read_orgs(desc_file, lenient=True)
     paths = [source] if not isinstance(source, list | tuple) else list(source)
     col = io.load_collection(paths, desc=desc, lenient=lenient, float32=float32, run_id=run_id)
     runs, qrels = col.runs, col.qrels
@@ -190,12 +196,9 @@ def analyze(
     source = SAMPLE if source is None else source
     t0 = time.perf_counter()
     stage("reading")
-    with warnings.catch_warnings():
-        if protocol is not None:
-            warnings.simplefilter("ignore", TrecFormatWarning)
-        runs, qrels, orgs, col = _read(
-            source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
-        )
+    runs, qrels, orgs, col = _read(
+        source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
+    )
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     stage("pool inference")
