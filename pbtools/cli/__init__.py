@@ -30,6 +30,7 @@ import warnings
 from pbtools.cli import analyze, compare, correct, evaluate, pool, report
 from pbtools.cli.common import EmptyResult, UsageError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
+from pbtools.measures.topics import CoverageWarning
 from pbtools.io.repairs import RepairableError
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default", TrecFormatWarning)
+            warnings.simplefilter("default", CoverageWarning)  # topics leaving an average
             warnings.showwarning = _show_warning
             validate = getattr(args, "validate", None)
             if validate is not None:

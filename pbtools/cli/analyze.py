@@ -58,6 +58,14 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         choices=("lipani2015",),
         help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
     )
+    p.add_argument(
+        "--all-topics",
+        "-c",
+        action="store_true",
+        help="average over all qrels topics, missing ones scoring 0 (trec_eval -c); default: "
+        "the topics each run answers that the qrels judge (under --protocol lipani2015: every "
+        "topic the run answers)",
+    )
     p.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_strategy_args(p, output=False)
@@ -138,6 +146,7 @@ def analysis_from_args(args: argparse.Namespace):
         desc=args.desc,
         jobs=args.jobs,
         progress=False if args.no_progress else None,
+        topics="all" if args.all_topics else None,
         **given,
     )
 

@@ -57,6 +57,14 @@ def register(sub) -> None:
         "pbtools.corrections.PRESETS); default: the principled ones",
     )
     add_policy_option(co)
+    co.add_argument(
+        "--all-topics",
+        "-c",
+        action="store_true",
+        help="average over all qrels topics, missing ones scoring 0 (trec_eval -c); default: "
+        "the topics each run answers that the qrels judge (under --protocol lipani2015: every "
+        "topic the run answers)",
+    )
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
@@ -79,7 +87,7 @@ def validate(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
     from pbtools import corrections, io
-    from pbtools.measures import measure_names
+    from pbtools.measures import measure_names, warn_coverage
     from pbtools.pooling.inference import infer_pool
 
     col = io.read_collection(
@@ -112,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
                 f"pbtools: note: the {name} estimator does not correct {', '.join(skipped)}",
                 file=sys.stderr,
             )
+    mode = str(
+        corrections.resolve(args.protocol, topics="all" if args.all_topics else None)["topics"]
+    )
+    warn_coverage(new, col.qrels, topics=mode)  # topics that leave or enter the averages, once
     res = corrections.correct(
         new,
         pooled,
@@ -122,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         estimators=estimators,
         protocol=args.protocol,
         depth=info.depth,
+        topics="all" if args.all_topics else None,
     )
     if len(res) == 0:
         raise EmptyResult(

@@ -166,6 +166,7 @@ def analyze(
     policy: str = "paper",
     pooled: Sequence[str] | None = None,
     depth: int | None = None,
+    topics: str | None = None,
     jobs: int = 1,
     dask=None,
     progress: bool | None = None,
@@ -183,6 +184,10 @@ def analyze(
     follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
     configurations in parallel processes, ``dask`` (an address or a ``distributed.Client``) on a
     Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
+
+    ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
+    ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
+    reported once (:class:`pbtools.measures.CoverageWarning`).
 
     ``pooled`` and ``depth`` give the pool instead of inferring it (e.g. a simulated pool
     built by a strategy, whose pooled runs and contribution depth are known).
@@ -202,6 +207,11 @@ def analyze(
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     stage("pool inference")
+    from pbtools.corrections.choices import resolve
+    from pbtools.measures.topics import warn_coverage
+
+    mode = str(resolve(protocol, topics=topics)["topics"])
+    warn_coverage(runs, qrels, topics=mode)
     if pooled is not None and depth is not None:  # a pool whose builder is known (a strategy)
         info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
     else:
@@ -223,6 +233,7 @@ def analyze(
         "pooled": list(info.pooled_runs),
         "depth": int(info.depth),
         "fraction": fraction,
+        "topics": topics,
     }
     stage("leave-outs and truth")
     if (jobs == 1 or len(configs) == 1) and dask is None:
@@ -265,6 +276,7 @@ def analyze(
         "float32": float32,
         "run_id": run_id,
         "fraction": fraction,
+        "topics": mode,
         "policy": policy,
         "alpha": alpha,
         "depth": int(info.depth),
@@ -283,7 +295,16 @@ def analyze(
 
 
 def _configs(
-    configs, frames, measures, estimators, protocol, pooled, depth, fraction, progress=False
+    configs,
+    frames,
+    measures,
+    estimators,
+    protocol,
+    pooled,
+    depth,
+    fraction,
+    topics=None,
+    progress=False,
 ):
     """Several leave-one-out configurations in one call: ``(scores, truth)`` per config, the
     scores keyed by the configuration's ``leave_out``."""
@@ -298,6 +319,7 @@ def _configs(
         pooled=pooled,
         depth=depth,
         fraction=fraction,
+        topics=topics,
         progress=progress,
     )
     for cfg, (res, _truth) in zip(configs, results, strict=True):
