@@ -16,8 +16,10 @@
 >>> runs.pb.trec_order().pb.top(1)["docno"].tolist()               # the top 1 of every ranking
 ['a', 'c']
 
-``judge`` remembers the qrels it used (in ``df.attrs["pbtools_qrels"]``, shared, never copied),
-so ``measure`` needs no second argument; pass ``qrels=`` to override. Every method returns a new
+``judge`` remembers the qrels it used (in ``df.attrs["pbtools_qrels"]``, an
+:class:`~pbtools.io.repairs.AttrsFrame`: shared, never copied, and stored by
+:func:`pbtools.io.write_parquet`, so a judged frame read back from Parquet still measures), so
+``measure`` needs no second argument; pass ``qrels=`` to override. Every method returns a new
 DataFrame in the schemas of :mod:`pbtools.frames`.
 """
 
@@ -28,26 +30,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from pbtools import frames
+from pbtools.io.repairs import AttrsFrame
 
 _QRELS_KEY = "pbtools_qrels"
-
-
-class _Shared:
-    """Holds a frame in ``attrs`` without pandas deep-copying it on every operation."""
-
-    __slots__ = ("frame",)
-
-    def __init__(self, frame: pd.DataFrame):
-        self.frame = frame
-
-    def __deepcopy__(self, memo):  # attrs are deep-copied by pandas' __finalize__
-        return self
-
-    def __copy__(self):
-        return self
-
-    def __repr__(self) -> str:
-        return f"<qrels: {len(self.frame)} judgments>"
 
 
 @pd.api.extensions.register_dataframe_accessor("pb")
@@ -72,7 +57,7 @@ class PbAccessor:
         runs = frames.ranked(self._df)
         qrels = frames.as_qrels(qrels)
         out = frames.judge(runs, qrels, keys=keys)
-        out.attrs[_QRELS_KEY] = _Shared(qrels)
+        out.attrs[_QRELS_KEY] = AttrsFrame(qrels)
         return out
 
     def measure(
@@ -90,12 +75,11 @@ class PbAccessor:
         from pbtools import measures as m
 
         if qrels is None:
-            shared = self._df.attrs.get(_QRELS_KEY)
-            if shared is None:
+            qrels = self._df.attrs.get(_QRELS_KEY)
+            if not isinstance(qrels, pd.DataFrame):
                 raise ValueError(
                     "measure() needs qrels: call .pb.judge(qrels) first, or pass qrels="
                 )
-            qrels = shared.frame
         if "label" not in self._df.columns:
             raise ValueError("measure() needs a judged frame (a 'label' column): call .pb.judge")
         names = [measures] if isinstance(measures, str) else list(measures)

@@ -25,8 +25,10 @@ files written by :mod:`pbtools.io` keep it.
 
 **trec_eval order.** Within a run and topic, documents are ordered by ``score`` descending, ties
 broken by ``docno`` descending (``strcmp``), exactly as trec_eval 9/10 do; the rank column of the
-file is ignored for ordering. ``rank`` is then rewritten as 1..n in that order. Every module that
-needs a ranking calls :func:`trec_order`; nothing else sorts runs.
+file is ignored for ordering. A NaN score (read only with ``lenient=True``) comes after every
+number, as in the reference tool (trec_eval's own NaN order is platform-dependent). ``rank`` is
+then rewritten as 1..n in that order. Every module that needs a ranking calls
+:func:`trec_order`; nothing else sorts runs.
 """
 
 from __future__ import annotations
@@ -354,6 +356,9 @@ def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarr
         group = group * size + (k - kmin)
         space *= size
     score_rank = np.unique(score, return_inverse=True)[1].astype(np.int64).ravel()
+    nan = np.isnan(score)
+    if nan.any():  # NaN below every number (last in its ranking, as the reference orders it)
+        score_rank = np.where(nan, 0, score_rank + 1)
     ns = int(score_rank.max()) + 1
     nd = int(doc.max()) + 1
     if space * ns * nd < 2**62:
@@ -415,10 +420,14 @@ def is_trec_ordered(runs: pd.DataFrame) -> bool:
     start = group_starts(name, qid)
     if not np.array_equal(runs["rank"].to_numpy(), ranks_from_starts(start)):
         return False
-    score = runs["score"].to_numpy()
+    score = runs["score"].to_numpy(dtype=np.float64)
     doc = codes(runs["docno"])
     same = ~start[1:]
     ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] <= doc[:-1]))
+    nan = np.isnan(score)
+    if nan.any():  # NaN is below every number; NaNs among themselves by docno
+        both = nan[1:] & nan[:-1]
+        ok = np.where(both, doc[1:] <= doc[:-1], ok | (nan[1:] & ~nan[:-1]))
     return bool(np.all(ok[same]))
 
 

@@ -301,7 +301,7 @@ def test_cli_compare_refusals_exit_2(capsys, tmp_path, synth_track):
         (["--baseline", "nope"], "--baseline 'nope' is not among the runs"),
         (["--alpha", "0"], "--alpha must be in (0, 1)"),
         (["--format", "parquet"], "needs -o FILE"),
-        (["-o", tmp_path / "missing" / "x.md"], "no such directory"),
+        (["-o", tmp_path / "missing" / "x.md"], "does not exist"),
     ]
     for extra, message in cases:
         code, _, err = run_cli(capsys, "compare", q, runs, "-m", "AP", *extra)

@@ -199,11 +199,6 @@ def test_strict_refuses_nan_naming_file_and_line(nan_track, capsys):
     assert f"{first['file']}:{first['line']}" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(
-    raises=TrecFormatError,
-    strict=True,
-    reason="--lenient keeps NaN scores once issue 14 item 3 lands; then remove this mark",
-)
 def test_lenient_pool_with_nan_scores(nan_track, capsys):
     # the NaN documents are the last of their rankings: ordered last, the pool is unchanged
     with warnings.catch_warnings():

@@ -165,7 +165,7 @@ def test_toy_collection(toy_dir):
         ("", 3, "blank line"),
         ("   \t ", 3, "blank line"),
         ("1 Q0 d9 3 high r", 3, "non-numeric score 'high'"),
-        ("1 Q0 d9 3 nan r", 3, "non-numeric score 'nan'"),
+        ("1 Q0 d9 3 nan r", 3, "score 'nan' is NaN"),
         ("1 Q0 d9 third 1.0 r", 3, "non-numeric rank 'third'"),
     ],
 )
@@ -186,14 +186,24 @@ def test_error_line_counts_blank_lines_and_is_first(tmp_path):
     assert err.line == 1 and "blank" in err.problem
 
 
-def test_error_line_with_delimiter_byte_fallback(tmp_path):
-    # a \x1f byte forces the fallback line splitter: line numbers stay exact
+def test_control_byte_lines_keep_exact_line_numbers(tmp_path):
+    # a \x1f byte (the CSV reader's delimiter) is a control byte: refused (strict) at its line,
+    # skipped (lenient) with line numbers of later errors unchanged
     lines = ["1 Q0 d\x1f1 1 1 r", "", "1 Q0 d2 1 1 r", "1 Q0 d3 1 oops r"]
     p = write(tmp_path / "input.r", lines)
+    err = strict_error(io.read_run, p)
+    assert err.line == 1 and "control byte 0x1f" in err.problem
     err = strict_error(io.read_run, p, lenient=True)
-    assert err.line == 4
-    ok = io.read_run(write(tmp_path / "input.s", ["1 Q0 d\x1f1 1 2 r", "1 Q0 d2 1 1 r"]))
-    assert ok["docno"].astype(str).tolist() == ["d\x1f1", "d2"]
+    assert err.line == 4 and "'oops'" in err.problem
+
+
+def test_line_longer_than_the_csv_block_uses_the_fallback_splitter(tmp_path):
+    long_doc = "d" * (17 << 20)  # longer than the CSV reader's 16 MiB block
+    p = write(tmp_path / "input.r", ["1 Q0 d2 1 2 r", f"1 Q0 {long_doc} 2 1 r", "1 Q0 d3 3 x r"])
+    err = strict_error(io.read_run, p)
+    assert err.line == 3 and "'x'" in err.problem
+    p = write(tmp_path / "input.s", ["1 Q0 d2 1 2 r", f"1 Q0 {long_doc} 2 1 r"])
+    assert io.read_run(p)["docno"].astype(str).str.len().max() == len(long_doc)
 
 
 def test_empty_files(tmp_path):
@@ -518,6 +528,17 @@ def test_trec2_file_identity_matches_reference(trec2_file, shared_dir):
     assert len(ref_pairs) == 1849
     q = c.qrels
     assert len(q) == 62620 and q["qid"].nunique() == 50
+
+
+def test_trec2_every_dropped_line_is_a_repair(trec2_file, trec2_tag):
+    # by file: 1,133 lines dropped; by tag, input.prc1 and input.prc2 (one tag) merge and the
+    # documents both rank are dropped too: 31,447. Each dropped line is one repair.
+    for c, n in ((trec2_file, 1133), (trec2_tag, 31_447)):
+        dropped = c.repairs["action"].str.match(r"(skipped|dropped)")
+        assert 1_823_790 - len(c.runs) == dropped.sum() == n
+        kept_six = (c.repairs["action"] == "kept the first 6 fields").sum()
+        other = 2 if c is trec2_tag else 0  # the merge, and prceo1 not in desc.xml
+        assert kept_six == 1253 and len(c.repairs) == n + kept_six + other
 
 
 def test_trec2_strict_fails_at_first_dirty_file(trec2_dir):

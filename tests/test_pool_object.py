@@ -222,7 +222,11 @@ def test_cli_pool_strategy_refuses_bad_paths_before_reading(capsys, tmp_path):
     code, _, err = run_cli(
         capsys, "pool", tmp_path / "no-track", "--strategy", "take", "--budget", 3, "-o", missing
     )
-    assert code == 2 and "no such directory" in err
+    assert code == 2 and f"no such file or directory: {tmp_path / 'no-track'}" in err
+    code, _, err = run_cli(
+        capsys, "pool", tmp_path, "--strategy", "take", "--budget", 3, "-o", missing
+    )
+    assert code == 2 and f"the directory {missing.parent} does not exist" in err
     code, _, err = run_cli(capsys, "pool", tmp_path, "--strategy", "take", "--budget", 3)
     assert code == 2 and "needs -o QRELS" in err
 
@@ -245,8 +249,20 @@ def test_cli_analyze_strategy(capsys):
     )
     assert code == 0, err
     assert "simulated pool depth:10" in out and "d = 10" in out and "reduced" in out
-    # a fixed-cost pool that analyze cannot infer a depth pool from is refused with a reason
+    # a fixed-cost pool is analysed with the strategy's pooled runs and contribution depth
     code, out, err = run_cli(
-        capsys, "analyze", SAMPLE, "--strategy", "rbp", "--budget", 5, "--no-progress"
+        capsys,
+        "analyze",
+        SAMPLE,
+        "--strategy",
+        "rbp",
+        "--budget",
+        5,
+        "--run-sets",
+        "all",
+        "-m",
+        "P@10",
+        "--no-progress",
     )
-    assert code == 2 and "not a depth pool" in err
+    assert code == 0, err
+    assert "contribution depth" in out and "lipani" in out

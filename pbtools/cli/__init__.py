@@ -10,23 +10,40 @@ Sub-commands (``pbtools COMMAND --help`` for each):
 * ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample);
 * ``report [TRACK_DIR] [-o report.html]`` — that analysis as one self-contained HTML page.
 
-A new command is one module with ``register(sub)`` (its sub-parser, ``set_defaults(func=run)``)
-and ``run(args) -> int``, plus one line in :data:`COMMANDS`.
+A new command is one module with ``register(sub)`` (its sub-parser, ``set_defaults(func=run,
+validate=validate)``), ``validate(args)`` (every argument and output path checked before any
+work, messages naming the flag) and ``run(args) -> int``, plus one line in :data:`COMMANDS`.
 
-Bad input exits with status 2 and a ``file:line: problem`` message, never a traceback.
+Exit status: 0 done; 2 refused input or arguments (a ``file:line: problem`` message, or one
+naming the flag), never a traceback; 1 only for a bug in pbtools (a one-line message;
+``--debug`` shows the traceback). After a refusal that ``--lenient`` would repair, a hint says
+so; ``docs/input.md`` lists what each kind of problem gets.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 import warnings
 
 from pbtools.cli import analyze, compare, correct, evaluate, pool, report
+from pbtools.cli.common import EmptyResult, UsageError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
+from pbtools.measures.topics import CoverageWarning
+from pbtools.io.repairs import RepairableError
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
 COMMANDS = (evaluate, compare, pool, correct, analyze, report)
+
+#: Python parameter names in library messages, and the flags that say the same on the CLI
+CLI_WORDS = (
+    ("run_id='file'", "--run-id file"),
+    ("run_id='tag'", "--run-id tag"),
+    ("lenient=True", "--lenient"),
+    ("all_topics=True", "--all-topics (-c)"),
+    ("float32=True", "--float32"),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,47 +54,101 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"pbtools {__import__('pbtools').__version__}"
     )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    for sp in sub.choices.values():
+        sp.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="show tracebacks of errors",
+        )
     return parser
 
 
+def cli_words(text: str) -> str:
+    """``text`` with Python parameter names replaced by the command-line flags (:data:`CLI_WORDS`).
+
+    Examples
+    --------
+    >>> cli_words("use run_id='file' or lenient=True to merge")
+    'use --run-id file or --lenient to merge'
+    """
+    for py, flag in CLI_WORDS:
+        text = text.replace(py, flag)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``pbtools`` console script."""
+    """Entry point of the ``pbtools`` console script; returns the exit status."""
     import pbtools.accessor  # noqa: F401  (registers .pb)
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed
+        return e.code if isinstance(e.code, int) else 2
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default", TrecFormatWarning)
+            warnings.simplefilter("default", CoverageWarning)  # topics leaving an average
             warnings.showwarning = _show_warning
+            validate = getattr(args, "validate", None)
+            if validate is not None:
+                validate(args)
             return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `pbtools ... | head`
         sys.stderr.close()
         return 0
-    except TrecFormatError as err:
-        print(f"pbtools: error: {err}", file=sys.stderr)
-        if not getattr(args, "lenient", True):
+    except KeyboardInterrupt:
+        _debug(args)
+        print("pbtools: interrupted", file=sys.stderr)
+        return 130
+    except (UsageError, EmptyResult, TrecFormatError, OSError, ValueError) as err:
+        _debug(args)
+        print(f"pbtools: error: {cli_words(_message(err))}", file=sys.stderr)
+        if isinstance(err, RepairableError) and not getattr(args, "lenient", True):
             print(
-                "pbtools: hint: --lenient repairs dirty TREC files and reports each repair",
+                "pbtools: hint: --lenient repairs this kind of problem and reports each repair "
+                "(docs/input.md)",
                 file=sys.stderr,
             )
         return 2
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
-        print(f"pbtools: error: {err}", file=sys.stderr)
-        return 2
-    except ValueError as err:
-        print(f"pbtools: error: {err}", file=sys.stderr)
-        return 2
+    except MemoryError:
+        _debug(args)
+        print("pbtools: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as err:  # a bug: one line, the traceback with --debug
+        _debug(args)
+        print(
+            f"pbtools: internal error (a bug in pbtools): {type(err).__name__}: {err}"
+            + ("" if getattr(args, "debug", False) else " — rerun with --debug for the traceback"),
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _message(err: BaseException) -> str:
+    """An exception as one line: ``OSError``s with their file name, the rest as they are."""
+    if isinstance(err, OSError) and not isinstance(err, TrecFormatError):
+        if err.filename is not None:
+            return f"{err.filename}: {err.strerror or err}"
+        return str(err.strerror or err) if err.strerror else str(err)
+    return str(err)
+
+
+def _debug(args) -> None:
+    if getattr(args, "debug", False):
+        traceback.print_exc()
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings as one ``pbtools: warning: ...`` line (no source line of pbtools' own code)."""
     from pbtools.progress import write
 
-    write(f"pbtools: warning: {message}")
+    write(f"pbtools: warning: {cli_words(str(message))}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,19 +3,28 @@
 With ``--strategy NAME[:PARAMS] --budget N`` the collection's pooled runs are first pooled anew
 by that strategy with the collection's qrels as the assessor (as ``pbtools pool --strategy``
 does), and the analysis runs on ``(runs, simulated qrels, orgs)``: the pool depth and the pooled
-runs are then inferred from the simulated qrels (:func:`pbtools.pooling.infer_pool`), which
-recovers depth-d pools but not most fixed-cost ones — the command refuses those with a message
-(``benchmarks/pooling_strategies.py`` measures their bias with the strategy's own pooled runs and
-contribution depth).
+runs are the strategy's (its contribution depth: the deepest best rank of a judged document), so
+every fixed-cost pool can be analysed; for strategies that judge deep documents that depth is
+large and the leave-out reductions remove little (``benchmarks/pooling_strategies.py``
+discusses it).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from pbtools.cli.common import add_io_options
+from pbtools.cli.common import (
+    UsageError,
+    add_io_options,
+    check_choices,
+    check_inputs,
+    check_measures,
+    check_output,
+)
 from pbtools.cli.pool import add_strategy_args, check_strategy, describe_simulation, simulate
+
+LEAVE_OUT = ("org", "run")
+RUN_SETS = ("all", "top75")
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
@@ -49,7 +58,15 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         choices=("lipani2015",),
         help="reproduce Lipani et al. 2015 exactly (PROTOCOL-lipani2015.md)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (0: every core)")
+    p.add_argument(
+        "--all-topics",
+        "-c",
+        action="store_true",
+        help="average over all qrels topics, missing ones scoring 0 (trec_eval -c); default: "
+        "the topics each run answers that the qrels judge (under --protocol lipani2015: every "
+        "topic the run answers)",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_strategy_args(p, output=False)
     add_io_options(p)
@@ -75,33 +92,48 @@ def register(sub) -> None:
     an.add_argument(
         "-v", "--verbose", action="store_true", help="also print the parse and analysis time"
     )
-    an.set_defaults(func=run)
+    an.set_defaults(func=run, validate=validate)
+
+
+def validate_analysis(args: argparse.Namespace) -> None:
+    """Check the analysis options of ``args`` (``analyze`` and ``report``) before any work."""
+    from pbtools.experiments import analysis
+
+    check_measures(args.measure or analysis.MEASURES)
+    check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
+    check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
+    check_strategy(args)
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
+    if not args.paths and not analysis.SAMPLE.is_dir():
+        raise FileNotFoundError(
+            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
+        )
+    check_inputs(args.paths, desc=args.desc)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    validate_analysis(args)
+    check_output(args.output, directory=True, inputs=[*args.paths, args.desc])
 
 
 def analysis_from_args(args: argparse.Namespace):
-    """Validate the analysis options of ``args`` and run :func:`analyze` on them."""
+    """Run :func:`analyze` on the analysis options of ``args`` (checked by
+    :func:`validate_analysis`)."""
     from pbtools.experiments import analysis
     from pbtools.measures import measure_names
 
     measures = measure_names(args.measure or analysis.MEASURES)
-    leave_out, run_sets = args.leave_out.split(","), args.run_sets.split(",")
-    for what, values, allowed in (
-        ("--leave-out", leave_out, ("org", "run")),
-        ("--run-sets", run_sets, ("all", "top75")),
-    ):
-        bad = [v for v in values if v not in allowed]
-        if bad:
-            raise ValueError(f"{what}: {bad[0]!r} is not one of {', '.join(allowed)}")
+    leave_out = check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
+    run_sets = check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
-    if source is None and not analysis.SAMPLE.is_dir():
-        raise FileNotFoundError(
-            f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
-        )
     strategy = check_strategy(args)
+    given = {}
     if strategy is not None:
-        source = _simulated(args, strategy, source, analysis.SAMPLE)
+        source, given = _simulated(args, strategy, source, analysis.SAMPLE)
     return analysis.analyze(
         source,
         measures=measures,
@@ -114,13 +146,13 @@ def analysis_from_args(args: argparse.Namespace):
         desc=args.desc,
         jobs=args.jobs,
         progress=False if args.no_progress else None,
+        topics="all" if args.all_topics else None,
+        **given,
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
-    if args.output and Path(args.output).exists() and not Path(args.output).is_dir():
-        raise NotADirectoryError(f"-o {args.output}: exists and is not a directory")
     result = analysis_from_args(args)
     print(result.report(wide=args.wide, verbose=args.verbose))
     if args.output:
@@ -135,10 +167,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
-    """``(runs, simulated qrels, orgs)``: the collection read as ``analyze`` would read it, its
-    pool inferred, and ``strategy`` replayed over the pooled runs."""
+    """``((runs, simulated qrels, orgs), pool)``: the collection read as ``analyze`` would read
+    it, its pool inferred, ``strategy`` replayed over the pooled runs; ``pool`` gives analyze
+    the strategy's pooled runs and contribution depth."""
     from pbtools import experiments, io
-    from pbtools.pooling import EmptyPoolError, infer_pool
+    from pbtools.pooling import infer_pool
 
     paths = [sample] if source is None else ([source] if isinstance(source, str) else source)
     if args.protocol is not None:
@@ -152,22 +185,8 @@ def _simulated(args: argparse.Namespace, strategy, source, sample) -> tuple:
     pooled = infer_pool(runs, qrels).pooled_runs
     pool = simulate(args, strategy, runs, qrels, pooled)
     print(describe_simulation(pool, len(pooled)))
-    try:  # what analyze will infer from the simulated qrels
-        seen = infer_pool(runs, pool.qrels)
-    except EmptyPoolError:
-        seen = None
-    if seen is None or len(seen.pooled_runs) < 2:
-        raise ValueError(
-            f"analyze infers the pool depth and the pooled runs from the qrels, and the simulated "
-            f"pool of {strategy.spec} is not a depth pool it can recover (no two runs are pooled "
-            "at any one depth); benchmarks/pooling_strategies.py measures "
-            "its bias with the strategy's own pooled runs and contribution depth"
-        )
-    if seen.depth != pool.depth or len(seen.pooled_runs) != len(pooled):
-        print(
-            f"note: analyze infers d = {seen.depth} and {len(seen.pooled_runs)} pooled runs "
-            f"from the simulated qrels (the strategy pooled {len(pooled)} runs, contribution "
-            f"depth {pool.depth})"
-        )
-    print()
-    return runs, pool.qrels, orgs
+    print(
+        f"analysis on the simulated pool: {len(pooled)} pooled runs, contribution depth "
+        f"{pool.depth} (the deepest best rank of a judged document)\n"
+    )
+    return (runs, pool.qrels, orgs), {"pooled": list(pooled), "depth": int(pool.depth)}

@@ -1,23 +1,43 @@
-"""Helpers shared by the ``pbtools`` sub-commands: output, JSON and common options."""
+"""Helpers shared by the ``pbtools`` sub-commands: output, JSON, common options and the checks
+of arguments and output paths that every command runs before any work."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 __all__ = [
     "FORMATS",
+    "UsageError",
+    "EmptyResult",
     "emit",
     "trec_lines",
     "dumps",
     "add_io_options",
     "add_collection_args",
+    "check_output",
+    "check_inputs",
+    "check_measures",
+    "check_choices",
+    "check_fraction",
     "add_policy_option",
 ]
+
+
+class UsageError(ValueError):
+    """A refused command-line argument (exit status 2); the message names the flag."""
+
+
+class EmptyResult(ValueError):
+    """The input gives nothing to report (exit status 2, a message instead of an empty table)."""
+
 
 FORMATS = ("table", "tsv", "parquet")
 
@@ -38,7 +58,7 @@ def emit(
     """
     if fmt == "parquet":
         if not out:
-            raise SystemExit("pbtools: error: --format parquet needs -o FILE")
+            raise UsageError("--format parquet needs -o FILE")
         from pbtools import io
         from pbtools.cli.provenance import provenance
 
@@ -122,6 +142,127 @@ def add_io_options(p: argparse.ArgumentParser) -> None:
         default="tag",
         help="name runs by the tag in column 6 (default) or by file name",
     )
+
+
+# --------------------------------------------------------------------------------------------
+# checks run before any work
+# --------------------------------------------------------------------------------------------
+
+
+def check_inputs(paths: Iterable, desc=None) -> None:
+    """Every input path exists and is a regular file, a directory or a glob pattern; ``desc``
+    (``--desc``) a regular file. Raises ``FileNotFoundError`` or
+    :class:`~pbtools.frames.TrecFormatError` naming the path and what it is (a FIFO, a device, a
+    dangling symbolic link, a link loop)."""
+    from pbtools import io
+    from pbtools.io.files import check_file
+
+    io.check_paths([p for p in paths if p is not None])
+    if desc is not None:
+        check_file(desc)
+
+
+def check_output(path, *, flag: str = "-o", directory: bool = False, inputs: Sequence = ()) -> None:
+    """Refuse an output path before the work starts (:class:`UsageError` naming ``flag``).
+
+    A file output (``directory=False``) must not be a directory, its parent directory must
+    exist and be writable, an existing file must be writable, and it must not be one of the
+    ``inputs``. A directory output must be a directory (or not exist yet, in an existing,
+    writable parent).
+    """
+    from pbtools.io.files import path_problem
+
+    if path is None:
+        return
+    p = Path(path)
+    same = [str(i) for i in inputs if i is not None and _same_file(p, Path(i))]
+    if same:
+        raise UsageError(f"{flag} {path}: is an input file (of {same[0]}); it would be overwritten")
+    if p.is_dir():
+        if not directory:
+            raise UsageError(f"{flag} {path}: is a directory, expected a file name")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"{flag} {path}: the directory is not writable")
+        return
+    problem = path_problem(p)
+    if problem is not None and "symbolic link" in problem:  # dangling, or a loop
+        raise UsageError(f"{flag} {path}: is {problem}")
+    if p.exists():
+        if directory:
+            raise UsageError(
+                f"{flag} {path}: exists and is not a directory (a directory is expected: one "
+                "Parquet file per table is written into it)"
+            )
+        if not p.is_file():  # a device or a FIFO (/dev/stdout …): the user's choice
+            return
+        try:
+            with open(p, "ab"):  # opens without truncating: the file is left as it is
+                pass
+        except OSError as e:
+            raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e})") from None
+        return
+    parent = p.parent
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: the directory {parent} is not writable")
+
+
+def _same_file(out: Path, given: Path) -> bool:
+    """``out`` is the input ``given``, or a file of the input directory or glob ``given``."""
+    import glob
+
+    if not out.is_file():
+        return False
+    if given.is_dir():
+        candidates = list(given.iterdir())
+    elif glob.has_magic(str(given)):
+        candidates = [Path(f) for f in glob.glob(str(given))]
+    else:
+        candidates = [given]
+    for c in candidates:
+        try:
+            if os.path.samefile(out, c):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def check_measures(names: Sequence[str], *, flag: str = "-m") -> list:
+    """Parse every measure name before any input is read; a name that
+    :func:`pbtools.measures.parse` refuses raises :class:`UsageError` naming ``flag``."""
+    from pbtools import measures as m
+
+    out = []
+    for name in names:
+        try:
+            out.append(m.parse(name))
+        except ValueError as e:
+            raise UsageError(f"{flag} {name}: {e}") from None
+    return out
+
+
+def check_choices(value: str, allowed: Sequence[str], *, flag: str) -> list[str]:
+    """A comma-separated list of ``allowed`` words (at least one, none repeated)."""
+    items = [v.strip() for v in str(value).split(",")]
+    if not any(items):
+        raise UsageError(f"{flag} needs at least one of {', '.join(allowed)}")
+    for v in items:
+        if v not in allowed:
+            raise UsageError(f"{flag}: {v!r} is not one of {', '.join(allowed)}")
+    twice = sorted({v for v in items if items.count(v) > 1})
+    if twice:
+        raise UsageError(f"{flag}: {', '.join(twice)} listed twice")
+    return items
+
+
+def check_fraction(value, *, flag: str) -> None:
+    """``value`` (if given) is a finite number in [0, 1)."""
+    if value is None:
+        return
+    if not math.isfinite(value) or not 0 <= value < 1:
+        raise UsageError(f"{flag} must be in [0, 1), not {value}")
 
 
 def add_policy_option(p: argparse.ArgumentParser) -> None:

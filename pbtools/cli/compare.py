@@ -6,11 +6,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbtools.cli.common import add_io_options, emit
+from pbtools.cli.common import (
+    UsageError,
+    add_io_options,
+    check_inputs,
+    check_measures,
+    check_output,
+    emit,
+)
 
 FORMATS = ("markdown", "latex", "tsv", "parquet")
 TESTS = ("t", "wilcoxon", "randomisation", "randomization", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10")
 
 
 def register(sub) -> None:
@@ -70,19 +78,20 @@ def register(sub) -> None:
     co.add_argument("--format", choices=FORMATS, default="markdown")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
-    co.set_defaults(func=run)
+    co.set_defaults(func=run, validate=_check)
 
 
 def _check(args: argparse.Namespace) -> None:
-    """Refuse bad arguments before reading anything (exit 2)."""
+    """Refuse bad arguments, inputs and the output path before reading anything (exit 2)."""
     if not 0.0 < args.alpha < 1.0:
-        raise ValueError(f"--alpha must be in (0, 1), got {args.alpha}")
+        raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
     if args.samples < 1:
-        raise ValueError(f"--samples must be positive, got {args.samples}")
+        raise UsageError(f"--samples must be positive, got {args.samples}")
     if args.format == "parquet" and not args.output:
-        raise ValueError("--format parquet needs -o FILE")
-    if args.output and not Path(args.output).resolve().parent.is_dir():
-        raise ValueError(f"cannot write {args.output}: no such directory")
+        raise UsageError("--format parquet needs -o FILE")
+    check_measures(args.measure or DEFAULT_MEASURES)
+    check_inputs([args.qrels, *args.runs])
+    check_output(args.output, inputs=[args.qrels, *args.runs])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,13 +100,12 @@ def run(args: argparse.Namespace) -> int:
     from pbtools import measures as m
     from pbtools.stats.comparison import compare
 
-    _check(args)
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
     names = sorted(runs["name"].astype("str").unique())
     if args.baseline is not None and args.baseline not in names:
         raise ValueError(f"--baseline {args.baseline!r} is not among the runs {names}")
-    measures = args.measure or ["P@10", "AP", "nDCG@10"]
+    measures = args.measure or list(DEFAULT_MEASURES)
     per = m.evaluate(runs, qrels, measures, per_topic=True, all_topics=args.all_topics)
     tests = args.test or ["t", "wilcoxon", "randomisation"]
     cmp = compare(

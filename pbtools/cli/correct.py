@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pbtools.cli.common import FORMATS, add_io_options, add_policy_option, emit
+from pbtools.cli.common import (
+    FORMATS,
+    EmptyResult,
+    UsageError,
+    add_io_options,
+    add_policy_option,
+    check_choices,
+    check_inputs,
+    check_measures,
+    check_output,
+    emit,
+)
 
 
 def register(sub) -> None:
@@ -46,16 +57,37 @@ def register(sub) -> None:
         "pbtools.corrections.PRESETS); default: the principled ones",
     )
     add_policy_option(co)
+    co.add_argument(
+        "--all-topics",
+        "-c",
+        action="store_true",
+        help="average over all qrels topics, missing ones scoring 0 (trec_eval -c); default: "
+        "the topics each run answers that the qrels judge (under --protocol lipani2015: every "
+        "topic the run answers)",
+    )
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
-    co.set_defaults(func=run)  # cmd_correct)
+    co.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    from pbtools import corrections
+
+    check_measures(args.measure or ["P@10"])
+    check_choices(args.estimators, tuple(corrections.ESTIMATORS), flag="--estimators")
+    if args.format == "parquet" and not args.output:
+        raise UsageError("--format parquet needs -o FILE")
+    inputs = [args.qrels, args.runs, args.new_run]
+    check_inputs(inputs, desc=args.desc)
+    check_output(args.output, inputs=[*inputs, args.desc])
 
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
     from pbtools import corrections, io
-    from pbtools.measures import measure_names
+    from pbtools.measures import measure_names, warn_coverage
     from pbtools.pooling.inference import infer_pool
 
     col = io.read_collection(
@@ -88,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
                 f"pbtools: note: the {name} estimator does not correct {', '.join(skipped)}",
                 file=sys.stderr,
             )
+    mode = str(
+        corrections.resolve(args.protocol, topics="all" if args.all_topics else None)["topics"]
+    )
+    warn_coverage(new, col.qrels, topics=mode)  # topics that leave or enter the averages, once
     res = corrections.correct(
         new,
         pooled,
@@ -98,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
         estimators=estimators,
         protocol=args.protocol,
         depth=info.depth,
+        topics="all" if args.all_topics else None,
     )
+    if len(res) == 0:
+        raise EmptyResult(
+            f"no result: the new run(s) {', '.join(new_names)} answer no topic that the qrels judge"
+        )
     meta = {
         "command": "correct",
         "measures": measures,

@@ -9,7 +9,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pbtools.cli.common import FORMATS, add_io_options, emit, trec_lines
+from pbtools.cli.common import (
+    FORMATS,
+    EmptyResult,
+    UsageError,
+    add_io_options,
+    check_inputs,
+    check_measures,
+    check_output,
+    emit,
+    trec_lines,
+)
+
+#: measures of ``pbtools evaluate`` without ``-m``
+DEFAULT_MEASURES = ("P@10", "AP", "nDCG", "Bpref")
 
 
 def register(sub) -> None:
@@ -48,7 +61,20 @@ def register(sub) -> None:
     ev.add_argument("--format", choices=FORMATS, default="table")
     ev.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(ev)
-    ev.set_defaults(func=run)  # cmd_evaluate)
+    ev.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    check_measures(args.measure or DEFAULT_MEASURES)
+    if args.trec and args.format != "table":
+        raise UsageError(
+            f"--trec prints trec_eval's layout; it cannot be combined with --format {args.format}"
+        )
+    if args.format == "parquet" and not args.output:
+        raise UsageError("--format parquet needs -o FILE")
+    check_inputs([args.qrels, *args.runs])
+    check_output(args.output, inputs=[args.qrels, *args.runs])
 
 
 def with_all_rows(per, avg):
@@ -87,9 +113,15 @@ def run(args: argparse.Namespace) -> int:
 
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
-    names = args.measure or ["P@10", "AP", "nDCG", "Bpref"]
+    names = list(args.measure or DEFAULT_MEASURES)
     per = m.evaluate(runs, qrels, names, per_topic=True, all_topics=args.all_topics)
     avg = m.aggregate(per, qrels=qrels, all_topics=args.all_topics)
+    if len(avg) == 0:
+        raise EmptyResult(
+            "no result: no run answers a topic that the qrels judge (run topics: "
+            f"{_some(runs['qid'])}; qrels topics: {_some(qrels['qid'])}); --all-topics scores "
+            "every qrels topic, missing ones 0"
+        )
     if args.trec:
         text = trec_text(per, avg, args.per_topic)
         if args.output:
@@ -104,3 +136,9 @@ def run(args: argparse.Namespace) -> int:
         wide = avg.pb.wide() if args.format == "table" else avg
         emit(wide, args.format, args.output, meta, args=args)
     return 0
+
+
+def _some(ids, n: int = 5) -> str:
+    """A few distinct ids, for a message."""
+    u = sorted(set(ids.astype(str)))
+    return ", ".join(u[:n]) + (f", … ({len(u)} in all)" if len(u) > n else "")

@@ -10,9 +10,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from pbtools.cli.common import add_collection_args, add_io_options, add_policy_option, dumps, emit
+from pbtools.cli.common import (
+    UsageError,
+    add_collection_args,
+    add_io_options,
+    add_policy_option,
+    check_fraction,
+    check_inputs,
+    check_measures,
+    check_output,
+    dumps,
+    emit,
+)
 
 
 def add_strategy_args(p: argparse.ArgumentParser, *, output: bool) -> None:
@@ -49,17 +59,6 @@ def check_strategy(args: argparse.Namespace):
     if args.budget is None and args.total is None and strategy.needs_budget:
         raise ValueError(f"--strategy {strategy.name} needs --budget N (or --total N)")
     return strategy
-
-
-def check_output(path: str | None, option: str) -> None:
-    """Refuse an output path whose directory is missing or that is a directory."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise IsADirectoryError(f"{option} {path} is a directory")
-    if not p.parent.is_dir():
-        raise FileNotFoundError(f"{option} {path}: no such directory {p.parent}")
 
 
 def simulate(args: argparse.Namespace, strategy, runs, qrels, pooled):
@@ -99,8 +98,8 @@ def register(sub) -> None:
         "--tolerance",
         type=float,
         default=None,
-        help="share of d of unjudged documents a pooled run may step over (overrides the "
-        "policy's t)",
+        help="share of d of unjudged documents a pooled run may step over, in [0, 1) "
+        "(overrides the policy's t)",
     )
     po.add_argument(
         "--leave-out",
@@ -120,7 +119,31 @@ def register(sub) -> None:
     )
     add_strategy_args(po, output=True)
     add_io_options(po)
-    po.set_defaults(func=run)  # cmd_pool)
+    po.set_defaults(func=run, validate=validate)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and path checked before any input is read."""
+    check_fraction(args.tolerance, flag="--tolerance")
+    if args.measure and not args.unique:
+        raise UsageError("-m/--measure is used only with --unique")
+    check_measures(args.measure or ())
+    strategy = check_strategy(args)
+    if strategy is not None:
+        if not args.output:
+            raise UsageError("--strategy needs -o QRELS (the simulated pool's qrels)")
+        if args.leave_out:
+            raise UsageError("--leave-out and --strategy write different files: give one")
+    elif args.order:
+        raise UsageError("--order needs --strategy")
+    if args.leave_out and not args.output:
+        raise UsageError("--leave-out needs -o FILE.parquet")
+    if args.output and not args.leave_out and strategy is None:
+        raise UsageError("-o is used only with --leave-out or --strategy")
+    inputs = [*args.paths, args.desc]
+    check_inputs(args.paths, desc=args.desc)
+    check_output(args.output, inputs=inputs)
+    check_output(args.order, flag="--order", inputs=inputs)
 
 
 def collection(args: argparse.Namespace):
@@ -135,16 +158,7 @@ def run(args: argparse.Namespace) -> int:
     """``pbtools pool``: |R|, |O|, |R_p|, d, |T|, reduced qrels, unique contributions."""
     from pbtools import io, pooling
 
-    strategy = check_strategy(args)
-    if strategy is not None:
-        if not args.output:
-            raise ValueError("--strategy needs -o QRELS (the simulated pool's qrels)")
-        if args.leave_out:
-            raise ValueError("--leave-out and --strategy write different files: give one")
-        check_output(args.order, "--order")
-    elif args.order:
-        raise ValueError("--order needs --strategy")
-    check_output(args.output, "-o")
+    strategy = check_strategy(args)  # checked by validate(); parsed here for the run
     col = collection(args)
     info = pooling.describe(col, policy=args.policy, tolerance=args.tolerance)
     if args.json:
@@ -172,8 +186,6 @@ def run(args: argparse.Namespace) -> int:
             meta = {"command": "pool", "strategy": pool.strategy.spec, "seed": args.seed}
             emit(pool.order, "parquet", args.order, {**meta, "collection": col.name})
     if args.leave_out:
-        if not args.output:
-            raise SystemExit("pbtools: error: --leave-out needs -o FILE.parquet")
         reduced = pooling.leave_one_out(
             col.qrels,
             col.runs,

@@ -93,7 +93,11 @@ def provenance(args: argparse.Namespace | None, inputs: Iterable | None = None) 
     """
     import pbtools
 
-    params = {} if args is None else {k: v for k, v in vars(args).items() if k != "func"}
+    params = (
+        {}
+        if args is None
+        else {k: v for k, v in vars(args).items() if k not in ("func", "validate")}
+    )
     if inputs is None:
         inputs = []
         for key in INPUT_ARGS:

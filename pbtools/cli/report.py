@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbtools.cli.analyze import add_analysis_options, analysis_from_args
+from pbtools.cli.analyze import add_analysis_options, analysis_from_args, validate_analysis
+from pbtools.cli.common import check_output
 
 
 def register(sub) -> None:
@@ -27,15 +28,13 @@ def register(sub) -> None:
         default="report.html",
         help="the HTML file to write (default: report.html)",
     )
-    rp.set_defaults(func=run)
+    rp.set_defaults(func=run, validate=validate)
 
 
-def _check_output(path: Path) -> None:
-    """Refuse an output path that cannot be written, before any work."""
-    if path.is_dir():
-        raise IsADirectoryError(f"-o {path}: is a directory; name an .html file")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"-o {path}: the directory {path.parent} does not exist")
+def validate(args: argparse.Namespace) -> None:
+    """Every argument and the output path checked before any work."""
+    validate_analysis(args)
+    check_output(args.output, inputs=[*args.paths, args.desc])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +46,6 @@ def run(args: argparse.Namespace) -> int:
     from pbtools.progress import StageProgress
 
     out = Path(args.output)
-    _check_output(out)
     try:
         import matplotlib  # noqa: F401
     except ImportError:

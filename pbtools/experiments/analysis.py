@@ -39,6 +39,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -98,9 +99,15 @@ def _read(source, *, protocol, lenient, float32, run_id, desc):
         runs, qrels, orgs = source
         return runs, qrels, orgs, None
     if protocol is not None:  # the preset decides how runs are read (PROTOCOL items 1-2)
-        runs, qrels, orgs = experiments.load(source, protocol=protocol)
+        runs, qrels, orgs = experiments.load(source, protocol=protocol, desc=desc)
+        if desc is None and isinstance(source, list | tuple):
+            return runs, qrels, orgs, None
         desc_file = Path(desc) if desc is not None else Path(source) / "desc.xml"
-        return runs, qrels, orgs, io.read_orgs(desc_file) if desc_file.is_file() else None
+        if not desc_file.is_file():
+            return runs, qrels, orgs, None
+        with warnings.catch_warnings():  # its repairs were reported by load() already
+            warnings.simplefilter("ignore", TrecFormatWarning)
+            return runs, qrels, orgs, io.read_orgs(desc_file, lenient=True)
     paths = [source] if not isinstance(source, list | tuple) else list(source)
     col = io.load_collection(paths, desc=desc, lenient=lenient, float32=float32, run_id=run_id)
     runs, qrels = col.runs, col.qrels
@@ -157,6 +164,9 @@ def analyze(
     desc=None,
     fraction: float = 0.75,
     policy: str = "paper",
+    pooled: Sequence[str] | None = None,
+    depth: int | None = None,
+    topics: str | None = None,
     jobs: int = 1,
     dask=None,
     progress: bool | None = None,
@@ -175,6 +185,13 @@ def analyze(
     configurations in parallel processes, ``dask`` (an address or a ``distributed.Client``) on a
     Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
 
+    ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
+    ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
+    reported once (:class:`pbtools.measures.CoverageWarning`).
+
+    ``pooled`` and ``depth`` give the pool instead of inferring it (e.g. a simulated pool
+    built by a strategy, whose pooled runs and contribution depth are known).
+
     Returns an :class:`Analysis` (columns in the module docstring); ``timings`` holds the parse
     time of the collection and the time of everything after it.
     """
@@ -184,16 +201,21 @@ def analyze(
     source = SAMPLE if source is None else source
     t0 = time.perf_counter()
     stage("reading")
-    with warnings.catch_warnings():
-        if protocol is not None:
-            warnings.simplefilter("ignore", TrecFormatWarning)
-        runs, qrels, orgs, col = _read(
-            source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
-        )
+    runs, qrels, orgs, col = _read(
+        source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
+    )
     t_parse = time.perf_counter() - t0
     t1 = time.perf_counter()
     stage("pool inference")
-    info = infer_pool(runs, qrels, policy=policy)
+    from pbtools.corrections.choices import resolve
+    from pbtools.measures.topics import warn_coverage
+
+    mode = str(resolve(protocol, topics=topics)["topics"])
+    warn_coverage(runs, qrels, topics=mode)
+    if pooled is not None and depth is not None:  # a pool whose builder is known (a strategy)
+        info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
+    else:
+        info = infer_pool(runs, qrels, policy=policy, depth=depth)
     if isinstance(source, tuple):
         name = "collection"
     elif col is not None and not isinstance(col, pd.DataFrame):
@@ -211,6 +233,7 @@ def analyze(
         "pooled": list(info.pooled_runs),
         "depth": int(info.depth),
         "fraction": fraction,
+        "topics": topics,
     }
     stage("leave-outs and truth")
     if (jobs == 1 or len(configs) == 1) and dask is None:
@@ -253,6 +276,7 @@ def analyze(
         "float32": float32,
         "run_id": run_id,
         "fraction": fraction,
+        "topics": mode,
         "policy": policy,
         "alpha": alpha,
         "depth": int(info.depth),
@@ -271,7 +295,16 @@ def analyze(
 
 
 def _configs(
-    configs, frames, measures, estimators, protocol, pooled, depth, fraction, progress=False
+    configs,
+    frames,
+    measures,
+    estimators,
+    protocol,
+    pooled,
+    depth,
+    fraction,
+    topics=None,
+    progress=False,
 ):
     """Several leave-one-out configurations in one call: ``(scores, truth)`` per config, the
     scores keyed by the configuration's ``leave_out``."""
@@ -286,6 +319,7 @@ def _configs(
         pooled=pooled,
         depth=depth,
         fraction=fraction,
+        topics=topics,
         progress=progress,
     )
     for cfg, (res, _truth) in zip(configs, results, strict=True):

@@ -1,7 +1,9 @@
 """Loading a collection the way an experiment (or a protocol preset) says: ``load``.
 
 PROTOCOL-lipani2015 items 1-2 decide how runs are read under ``protocol="lipani2015"``: run
-identity by file with the organisation looked up by the file's tag, float32 scores.
+identity by file with the organisation looked up by the file's tag, float32 scores. Reading is
+lenient (the preset reads dirty TREC archives as the reference tool does), and every repair is
+reported: one :class:`~pbtools.frames.TrecFormatWarning` per repaired file, never silenced.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import pandas as pd
 
 from pbtools.corrections.choices import resolve
 
-__all__ = ["load", "file_tag", "orgs_by_tag"]
+__all__ = ["load", "orgs_by_tag"]
 
 
 def load(
@@ -19,32 +21,34 @@ def load(
     protocol: str | None = None,
     float32: bool | None = None,
     run_id: str | None = None,
+    desc=None,
 ):
-    """``(runs, qrels, orgs)`` from a track directory, an io ``Collection`` or a 3-tuple.
+    """``(runs, qrels, orgs)`` from a track directory, ``[QRELS, RUNS...]``, an io
+    ``Collection`` or a 3-tuple.
 
-    A path is read with :func:`pbtools.io.read_collection` (``lenient=True``) with the
-    protocol's ``float32`` and ``run_id`` choices (PROTOCOL items 1-2).
+    A track directory (or a list ``[QRELS, RUNS...]``, ``desc`` naming the desc.xml) is read
+    with :func:`pbtools.io.load_collection` (``lenient=True``; every repair is issued as a
+    :class:`~pbtools.frames.TrecFormatWarning`) with the protocol's ``float32`` and ``run_id``
+    choices (PROTOCOL items 1-2).
     """
     if isinstance(collection_or_frames, tuple):
         return collection_or_frames
     if hasattr(collection_or_frames, "runs") and hasattr(collection_or_frames, "qrels"):
         c = collection_or_frames
         return c.runs, c.qrels, c.orgs
-    import warnings
-
-    from pbtools.frames import TrecFormatWarning
-    from pbtools.io import read_collection
+    from pbtools.io import load_collection
 
     opts = resolve(protocol, float32=float32, run_id=run_id)
     rid = str(opts["run_id"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrecFormatWarning)
-        c = read_collection(
-            collection_or_frames,
-            lenient=True,
-            float32=bool(opts["float32"]),
-            run_id="file" if rid == "lipani2015" else rid,
-        )
+    source = collection_or_frames
+    paths = list(source) if isinstance(source, list | tuple) else [source]
+    c = load_collection(
+        paths,
+        desc=desc,
+        lenient=True,
+        float32=bool(opts["float32"]),
+        run_id="file" if rid == "lipani2015" else rid,
+    )
     c.runs.attrs = {}
     c.qrels.attrs = {}
     orgs = c.orgs
@@ -53,30 +57,24 @@ def load(
     return c.runs, c.qrels, orgs
 
 
-def file_tag(path) -> str | None:
-    """Column 6 of the first non-blank line of a run file (gzip-aware)."""
-    import gzip
-
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    with gzip.open(path, "rt") if gz else open(path) as fh:
-        for line in fh:
-            f = line.split()
-            if f:
-                return f[5] if len(f) >= 6 else None
-    return None
-
-
 def orgs_by_tag(files: pd.DataFrame, orgs: pd.DataFrame) -> pd.DataFrame:
     """PROTOCOL item 1: runs named by file, organisation looked up by their tag.
 
+    ``files``: ``file``, ``name``, ``tag`` (the tag of the file's first line; ``Collection.files``).
     A file whose tag ``desc.xml`` does not list (TREC-2: ``input.prc1``/``input.prc2``, tag
     ``prceo1``) keeps its own run in the pool but gets no organisation, so it is never evaluated.
+
+    Examples
+    --------
+    >>> files = pd.DataFrame({"file": ["input.a1", "input.a2", "input.b"],
+    ...                       "name": ["a1", "a2", "b"], "tag": ["a", "a", "b"]})
+    >>> orgs = pd.DataFrame({"name": ["b"], "org": ["B"]})
+    >>> orgs_by_tag(files, orgs)
+      name org
+    0    b   B
     """
     org_of = dict(zip(orgs["name"].astype(str), orgs["org"].astype(str), strict=True))
-    rows = []
-    for f, name in zip(files["file"], files["name"].astype(str), strict=True):
-        tag = file_tag(f)
-        if tag in org_of:
-            rows.append((name, org_of[tag]))
-    return pd.DataFrame(rows, columns=["name", "org"]).drop_duplicates("name")
+    pairs = pd.DataFrame({"name": files["name"].astype(str), "tag": files["tag"].astype(str)})
+    pairs = pairs[pairs["tag"].isin(org_of)]
+    out = pd.DataFrame({"name": pairs["name"], "org": pairs["tag"].map(org_of)})
+    return out.drop_duplicates("name").reset_index(drop=True)

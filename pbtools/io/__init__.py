@@ -6,14 +6,18 @@ module                 holds
 ``io.readers``         :func:`read_run`, :func:`read_runs`, :func:`read_qrels`,
                        :func:`read_orgs`, :func:`read_collection`, :class:`Collection`,
                        :func:`find_tracks`, :func:`load_collection`, :func:`run_files`
-``io.parse``           the Arrow parser behind the readers (strict and lenient)
-``io.repairs``         the repairs frame of ``lenient=True`` and its warnings
+``io.files``           paths, special files, bytes, byte-level checks, physical lines
+``io.fields``          fields and typed columns (scores, ranks, labels) and their checks
+``io.parse``           run and qrels files into frames (duplicate rules, run identity)
+``io.desc``            the safe ``desc.xml`` parser
+``io.repairs``         the repairs frame of ``lenient=True``, its warnings,
+                       :class:`RepairableError`
 ``io.parquet``         :func:`write_parquet`, :func:`read_parquet`
 ``io.adapters``        :func:`to_trec`, :func:`to_trec_qrels`, ir_measures, ranx, ir_datasets
 =====================  ====================================================================
 
 The input contract (what strict mode refuses and what ``lenient=True`` repairs) is documented
-in :mod:`pbtools.io.readers`.
+in :mod:`pbtools.io.readers` and, with the table of every kind of problem, in ``docs/input.md``.
 """
 
 from pbtools.io.adapters import (
@@ -29,6 +33,7 @@ from pbtools.io.parquet import read_parquet, write_parquet
 from pbtools.io.parse import file_run_name
 from pbtools.io.readers import (
     Collection,
+    check_paths,
     find_tracks,
     load_collection,
     read_collection,
@@ -38,6 +43,7 @@ from pbtools.io.readers import (
     read_runs,
     run_files,
 )
+from pbtools.io.repairs import RepairableError
 
 __all__ = [
     "Collection",
@@ -59,4 +65,6 @@ __all__ = [
     "from_ir_datasets",
     "run_files",
     "file_run_name",
+    "check_paths",
+    "RepairableError",
 ]

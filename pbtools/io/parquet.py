@@ -23,7 +23,9 @@ PathLike = str | os.PathLike
 _META_KEY = b"pbtools"
 
 
-def _to_json(value):
+def _to_json(value, where: str = "attrs"):
+    """A JSON-ready copy of an ``attrs`` value; ``where`` names it in the error raised for a
+    value JSON cannot hold."""
     if isinstance(value, pd.DataFrame):
         return {
             "__dataframe__": {
@@ -39,14 +41,19 @@ def _to_json(value):
             }
         }
     if isinstance(value, dict):
-        return {str(k): _to_json(v) for k, v in value.items()}
+        return {str(k): _to_json(v, f"{where}[{k!r}]") for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_to_json(v) for v in value]
+        return [_to_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Path):
         return str(value)
-    return value
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(
+        f"write_parquet cannot store {where} (a {type(value).__name__}): attrs and metadata "
+        "hold JSON values (str, numbers, lists, dicts) or DataFrames"
+    )
 
 
 def _from_json(value):

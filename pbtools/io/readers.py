@@ -3,12 +3,16 @@
 Formats (whitespace-separated: any run of spaces and tabs separates fields; leading and trailing
 blanks and CRLF line ends are fine; gzip is detected by its magic bytes, whatever the name):
 
-* **run** line: ``qid Q0 docno rank score tag`` (6 fields). ``score`` must be a number (not
-  NaN), ``rank`` a number; the rank is then ignored, as trec_eval ignores it, and rows are put
-  into trec_eval order (:func:`pbtools.frames.trec_order`: score descending, docno descending).
+* **run** line: ``qid Q0 docno rank score tag`` (6 fields). ``score`` must be a finite number
+  that a double holds, ``rank`` a number; the rank is then ignored, as trec_eval ignores it, and
+  rows are put into trec_eval order (:func:`pbtools.frames.trec_order`: score descending, docno
+  descending).
 * **qrels** line: ``qid iter docno label`` (4 fields); ``label`` an integer in the int16 range
   (negative allowed: −1 is "pooled but unjudged").
-* **desc.xml**: ``<runs><tag>T</tag><organization>O</organization></runs>`` entries.
+* **desc.xml**: ``<runs><tag>T</tag><organization>O</organization></runs>`` entries, plain text,
+  no entity declarations (:mod:`pbtools.io.desc`).
+* files: regular files, UTF-8 without a byte-order mark, no control bytes but TAB, LF, CR, no
+  bare CR line ends (:mod:`pbtools.io.files`).
 
 **Strict by default**, as trec_eval 10 is: malformed input raises
 :class:`~pbtools.frames.TrecFormatError` naming the file, the exact 1-based physical line (blank
@@ -20,12 +24,18 @@ of trec_eval_reference (Lipani's tool) is applied and every repair is reported:
   order on equal scores; a repeated (qid, docno) in qrels keeps the first;
 * a file whose lines carry several run tags is read as one run under its first tag;
 * two files with one tag (``run_id="tag"``) are merged into one run (then the rule above);
+* NaN, infinite, overflowing and underflowing scores are kept (NaN last in its topic), a
+  non-numeric rank is ignored;
+* a byte-order mark is removed, bare CRs end lines, a line with a control byte is skipped;
+* a directory entry that is not a regular file, and a file given twice, are skipped;
 * ``read_collection``: runs that ``desc.xml`` does not list go to ``Collection.unmapped``.
 
 Each repair is a row (``file``, ``line``, ``problem``, ``action``) of ``df.attrs["repairs"]`` /
 ``Collection.repairs``, and each repaired file gets one :class:`~pbtools.frames.TrecFormatWarning`
-summarising its counts. Errors that cannot be repaired (non-numeric score, corrupt gzip, empty
-file, malformed XML) raise in both modes.
+summarising its counts. A strict refusal of a problem that lenient reading repairs is a
+:class:`~pbtools.io.repairs.RepairableError`. Errors that cannot be repaired (a non-numeric
+score, invalid UTF-8, corrupt gzip, malformed or unsafe XML, a special file given by name) raise
+in both modes. ``docs/input.md`` has the table of every kind of problem and what it gets.
 
 Run identity (PROTOCOL item 1): ``run_id="tag"`` (default) names a run by its column-6 tag;
 ``run_id="file"`` by its file name without ``input.`` and ``.gz`` (``input.prc1.gz`` → ``prc1``).
@@ -47,8 +57,10 @@ from pbtools.frames import (
     TrecFormatWarning,
     encode,
 )
+from pbtools.io import desc as _desc
+from pbtools.io import files as _files
 from pbtools.io import parse as _parse
-from pbtools.io.repairs import Repairs, warn
+from pbtools.io.repairs import RepairableError, Repairs, warn
 
 __all__ = [
     "Collection",
@@ -60,6 +72,7 @@ __all__ = [
     "find_tracks",
     "load_collection",
     "run_files",
+    "check_paths",
 ]
 
 PathLike = str | os.PathLike
@@ -76,32 +89,21 @@ def run_files(source: Source) -> list[str]:
 
     ``source``: a file, a directory (its ``input.*`` files, sorted by name), a glob pattern
     (sorted matches) or a list of those (expanded in the given order). Raises
-    ``FileNotFoundError`` when a file, directory or pattern yields nothing.
+    ``FileNotFoundError`` when a file, directory or pattern yields nothing, and
+    :class:`TrecFormatError` for anything that is not a regular file (a FIFO, a device, a
+    dangling symbolic link or a link loop — also inside a directory) and for a file reached
+    twice; :func:`read_runs` with ``lenient=True`` skips those and reports them instead.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("input.b", "input.a", "notes.txt"):
+    ...     _ = (d / name).write_text("1 Q0 d1 1 1.0 r\\n")
+    >>> [pathlib.Path(f).name for f in run_files(d)]
+    ['input.a', 'input.b']
     """
-    if isinstance(source, str | os.PathLike):
-        items: list = [source]
-    else:
-        items = list(source)
-    out: list[str] = []
-    for item in items:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(
-                str(f) for f in p.iterdir() if f.name.startswith("input.") and f.is_file()
-            )
-            if not found:
-                raise FileNotFoundError(f"no input.* run files in directory {p}")
-            out.extend(found)
-        elif p.is_file():
-            out.append(str(p))
-        elif _glob.has_magic(str(item)):
-            found = sorted(f for f in _glob.glob(str(item)) if Path(f).is_file())
-            if not found:
-                raise FileNotFoundError(f"no file matches {item}")
-            out.extend(found)
-        else:
-            raise FileNotFoundError(f"no such file or directory: {item}")
-    return out
+    return _files.expand(source, lenient=False)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,13 +130,19 @@ def read_runs(
     by the frames derived from the result, not copied (see ``AttrsFrame`` in ``_parse``).
 
     Raises :class:`TrecFormatError` (file, line, problem) in strict mode for a wrong field count
-    or blank line, a non-numeric score or rank, several tags in one file, two files with one tag
-    (``run_id="tag"``), a repeated (qid, docno) in a run; in both modes for an empty file, a
-    corrupt gzip or invalid UTF-8. ``FileNotFoundError`` when the source matches no file.
+    or blank line, a NaN, infinite, overflowing or underflowing score, a non-numeric rank,
+    several tags in one file, two files with one tag (``run_id="tag"``), a repeated (qid, docno)
+    in a run, a byte-order mark, bare CRs, a control byte, an empty file, a directory entry
+    that is not a regular file, a file given twice; in both modes for a non-numeric score, a
+    corrupt gzip, invalid UTF-8 or a special file (FIFO, device, dangling link) given by name.
+    ``FileNotFoundError`` when the source matches no file. ``docs/input.md`` lists what
+    ``lenient=True`` does instead.
     """
     _parse.check_run_id(run_id)
-    paths = run_files(source)
-    df, _files, repairs = _parse.load_runs(paths, lenient=lenient, float32=float32, run_id=run_id)
+    paths, expanded = _files.expand(source, lenient=lenient)
+    df, _, repairs = _parse.load_runs(
+        paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
+    )
     if lenient:
         warn(repairs)
     return df
@@ -149,10 +157,8 @@ def read_run(
     tags raises in strict mode, and is read under its first tag (reported) with
     ``lenient=True``.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"no such run file: {path}")
-    return read_runs([p], lenient=lenient, float32=float32, run_id=run_id)
+    _files.check_file(path)
+    return read_runs([Path(path)], lenient=lenient, float32=float32, run_id=run_id)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,16 +177,13 @@ def read_qrels(path: Source, *, lenient: bool = False) -> pd.DataFrame:
     blank line (strict), a non-integer or out-of-int16 label, a repeated (qid, docno) (strict;
     lenient keeps the first), an empty file, a corrupt gzip.
     """
-    p = Path(path) if isinstance(path, str | os.PathLike) else None
-    if p is not None and p.is_dir():
-        paths = sorted(str(f) for f in p.iterdir() if f.is_file())
-    elif p is not None and p.is_file():
-        paths = [str(p)]
-    else:
-        paths = run_files(path)
+    paths, expanded = _files.expand(path, lenient=lenient, entries=None)
     if not paths:
         raise FileNotFoundError(f"no qrels file in {path}")
     df, repairs = _parse.load_qrels(paths, lenient)
+    if len(expanded):
+        expanded.parts.append(repairs)
+        repairs = expanded.frame()
     if lenient:
         df.attrs["repairs"] = repairs
         warn(repairs)
@@ -202,7 +205,7 @@ def read_orgs(path: PathLike, *, lenient: bool = False) -> pd.DataFrame:
     organization, or a tag listed twice (with ``lenient=True`` a repeated tag keeps the first
     entry and is recorded in ``attrs["repairs"]``).
     """
-    names, orgs, repairs = _parse.parse_desc(path, lenient)
+    names, orgs, repairs = _desc.parse_desc(path, lenient)
     df = pd.DataFrame(
         {"name": encode(pd.Series(names, dtype="str")), "org": encode(pd.Series(orgs, dtype="str"))}
     )
@@ -290,8 +293,9 @@ def read_collection(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrecFormatWarning)
         qrels = read_qrels(qrels_src, lenient=lenient)
+        run_paths, expanded = _files.expand(runs_src, lenient=lenient)
         runs, files, repairs = _parse.load_runs(
-            run_files(runs_src), lenient=lenient, float32=float32, run_id=run_id
+            run_paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
         )
     rep = Repairs()
     rep.parts.append(repairs)
@@ -300,7 +304,7 @@ def read_collection(
     if implicit_orgs:
         tags = pd.Series(runs["name"].cat.categories, dtype="str")
         orgs = pd.DataFrame({"name": encode(tags), "org": encode(tags)})
-    elif desc.is_file():
+    elif _desc_exists(desc):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrecFormatWarning)
             orgs = read_orgs(desc, lenient=lenient)
@@ -312,12 +316,12 @@ def read_collection(
         )
         rep.add(desc, None, "desc.xml is missing", "every run left unmapped")
     else:
-        raise TrecFormatError("desc.xml is missing (run tag → organization map)", desc)
+        raise RepairableError("desc.xml is missing (run tag → organization map)", desc)
     known = set(orgs["name"].astype("str"))
     unmapped = sorted(n for n in runs["name"].cat.categories if n not in known)
     if unmapped:
         if not lenient:
-            raise TrecFormatError(
+            raise RepairableError(
                 f"desc.xml lacks run tag {unmapped[0]!r}"
                 + (f" (and {len(unmapped) - 1} more: {unmapped[1:]})" if len(unmapped) > 1 else ""),
                 desc,
@@ -373,11 +377,41 @@ def load_collection(
     ``desc.xml``). Two or more: a qrels file followed by run files, directories or globs.
     """
     paths = [Path(p) for p in paths]
-    missing = [str(p) for p in paths if not p.exists() and not any(c in str(p) for c in "*?[")]
-    if missing:
-        raise FileNotFoundError(f"no such file or directory: {missing[0]}")
+    check_paths(paths)
     if len(paths) == 1 and paths[0].is_dir():
         return read_collection(paths[0], desc=desc, **options)
     if len(paths) < 2:
         raise ValueError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
     return read_collection(qrels=paths[0], runs=[str(p) for p in paths[1:]], desc=desc, **options)
+
+
+def check_paths(paths: Iterable[PathLike]) -> None:
+    """Check command-line style input paths before any reading: each must be a regular file, a
+    directory or a glob pattern. Raises ``FileNotFoundError`` for a path that does not exist,
+    :class:`TrecFormatError` naming what a path is when it is something else (a FIFO, a
+    device, a dangling symbolic link, a link loop).
+
+    Examples
+    --------
+    >>> check_paths(["/dev/null"])
+    Traceback (most recent call last):
+    ...
+    pbtools.frames.TrecFormatError: /dev/null: a character device, not a regular file
+    """
+    for p in paths:
+        problem = _files.path_problem(p)
+        if problem == "no such file or directory":
+            if not _glob.has_magic(str(p)):
+                raise FileNotFoundError(f"no such file or directory: {p}")
+        elif problem is not None:
+            raise TrecFormatError(problem, str(p))
+
+
+def _desc_exists(desc: Path) -> bool:
+    """True for a desc.xml file, False when there is none; anything else that is not a regular
+    file (a FIFO, a dangling link …) is refused."""
+    problem = _files.path_problem(desc)
+    if problem == "no such file or directory":
+        return False
+    _files.check_file(desc)
+    return True

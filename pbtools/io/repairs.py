@@ -10,6 +10,7 @@ API is :mod:`pbtools.io`.
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections import Counter
@@ -20,9 +21,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import TrecFormatWarning
+from pbtools.frames import TrecFormatError, TrecFormatWarning
 
 REPAIR_COLUMNS: tuple[str, ...] = ("file", "line", "problem", "action")
+
+
+class RepairableError(TrecFormatError):
+    """A strict-mode refusal of a problem that ``lenient=True`` repairs and reports.
+
+    Raised, for instance, for a line with a wrong field count, a repeated document, a NaN
+    score or a UTF-8 byte-order mark; the command line adds the hint that ``--lenient`` repairs
+    it. Problems that lenient reading cannot repair (a non-numeric score, invalid UTF-8, corrupt
+    gzip, malformed XML) raise a plain :class:`~pbtools.frames.TrecFormatError`.
+    """
 
 
 class AttrsFrame(pd.DataFrame):
@@ -136,25 +147,49 @@ def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
         counts = Counter(problem_kind(p) for p in grp["problem"])
         summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
         warnings.warn(
-            TrecFormatWarning(
-                f"{file}: repaired {len(grp)} line(s): {summary} (see the repairs frame)"
-            ),
+            TrecFormatWarning(f"{file}: {len(grp)} repair(s): {summary} (see the repairs frame)"),
             stacklevel=stacklevel,
         )
 
 
+#: (pattern at the start of a repair's problem, label of the per-file summary)
+REPAIR_KINDS: tuple[tuple[str, str], ...] = (
+    (r"blank line", "blank line"),
+    (r"\d+ fields, expected \d+", "wrong field count"),
+    (r"duplicate document ", "duplicate document"),
+    (r"duplicate judgment ", "duplicate judgment"),
+    (r"run tag '.*' differs from the first tag", "other run tag in the file"),
+    (r"run tag '.*' also carried by ", "run tag shared with another file"),
+    (r"run tag '.*' listed twice", "tag listed twice in desc.xml"),
+    (r"empty file", "empty file"),
+    (r"desc\.xml is missing", "desc.xml missing"),
+    (r"desc\.xml lacks run ", "run not in desc.xml"),
+    (r"UTF-8 byte-order mark", "byte-order mark"),
+    (r"\d+ bare carriage return", "CR-only line ends"),
+    (r"control byte ", "control byte"),
+    (r"score '.*' is NaN", "NaN score"),
+    (r"score '.*' is infinite", "infinite score"),
+    (r"score '.*' overflows ", "score overflow"),
+    (r"score '.*' underflows ", "score underflow"),
+    (r"non-numeric rank ", "non-numeric rank"),
+    (r"the same file as ", "file given twice"),
+    (r"(a |not a )", "not a regular file"),
+)
+_KIND_RES = tuple((re.compile(p), k) for p, k in REPAIR_KINDS)
+
+
 def problem_kind(problem: str) -> str:
-    """A short label of a repair's problem, for the per-file warning summary."""
-    for text, kind in (
-        ("duplicate", "duplicate"),
-        ("blank line", "blank line"),
-        ("fields, expected", "wrong field count"),
-        ("also carried", "run tag shared with another file"),
-        ("run tag", "other run tag"),
-        ("empty file", "empty file"),
-        ("desc.xml", "not in desc.xml"),
-    ):
-        if text in problem:
+    """A short label of a repair's problem, for the per-file warning summary.
+
+    Examples
+    --------
+    >>> problem_kind("run tag 'x' listed twice (first at line 3)")
+    'tag listed twice in desc.xml'
+    >>> problem_kind("5 fields, expected 6")
+    'wrong field count'
+    """
+    for rx, kind in _KIND_RES:
+        if rx.match(problem):
             return kind
     return problem
 

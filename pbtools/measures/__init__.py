@@ -4,13 +4,16 @@
 module                 holds
 =====================  ====================================================================
 ``measures.names``     the grammar: :class:`Measure`, :func:`parse`, :data:`MEASURES`
-``measures.kernels``   the per-topic kernels (one scoring engine for every score in pbtools)
+``measures.kernels``   the scoring engine: rankings (View), relevance sets (Topics), score()
+``measures.formulas``  one kernel per measure (the formulas)
+``measures.registry``  :func:`register_measure`: a new measure in one file
 ``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
 ``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
 =====================  ====================================================================
 """
 
+from pbtools.measures import formulas  # noqa: F401  (registers the kernels)
 from pbtools.measures.evaluate import (
     CoverageWarning,
     aggregate,
@@ -20,6 +23,7 @@ from pbtools.measures.evaluate import (
     warn_coverage,
 )
 from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
+from pbtools.measures.registry import register_measure
 from pbtools.measures.rounding import round_half_up
 from pbtools.measures.topics import TOPIC_MODES, topic_mask, topics_mode
 
@@ -39,4 +43,5 @@ __all__ = [
     "topic_mask",
     "topics_mode",
     "round_half_up",
+    "register_measure",
 ]

@@ -272,88 +272,6 @@ class Topics:
         return (inside * gains[None, :]).sum(axis=1).astype(np.float64)
 
 
-def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(a, b).shape)
-    np.divide(a, b, out=out, where=b > 0)
-    return out
-
-
-def kernel(
-    base: str,
-    v: View,
-    topics: Topics,
-    gt: np.ndarray,
-    *,
-    n: int | None,
-    rel: int,
-    p: float | None = None,
-    beta: float | None = None,
-):
-    """Per-group values of one measure (and its residual for RBP, else None).
-
-    ``gt`` maps each group to its qrels topic. See :mod:`pbtools.measures` for the formulas.
-    """
-    R = topics.num_rel(rel)[gt]
-    if base == "NumRet":
-        return v.count(n), None
-    if base == "NumRel":
-        return R, None
-    if base in ("P", "R", "NumRelRet"):
-        hits = v.upto(v.rel(rel), n)
-        if base == "P":
-            return hits / n, None
-        return (hits, None) if base == "NumRelRet" else (_safe_div(hits, R), None)
-    if base == "AntiP":
-        return v.upto(v.nonrel(rel), n) / n, None
-    if base == "Unjudged":
-        judged = v.upto(v.label >= 0, n)
-        return (n - judged) / n, None
-    if base == "Judged":
-        return _safe_div(v.upto(v.label >= 0, n), v.count(n)), None
-    if base == "AP":
-        m = v.rel(rel)
-        w = np.where(m, v.rel_so_far(rel) / v.r, 0.0)
-        return _safe_div(v.upto(w, n), R), None
-    if base == "RR":
-        first = v.first_rel_rank(rel)
-        hit = first <= (np.inf if n is None else n)
-        return np.where(hit, 1.0 / first, 0.0), None
-    if base == "Success":
-        return (v.first_rel_rank(rel) <= n).astype(np.float64), None
-    if base == "Rprec":
-        m = v.rel(rel) & (v.r <= R[v.g])
-        return _safe_div(v.upto(m, None), R), None
-    if base == "Bpref":
-        N = topics.num_nonrel(rel)[gt]
-        m = v.rel(rel)
-        above = v.cum(v.nonrel(rel).astype(np.int64))[m].astype(np.float64)
-        gm = v.g[m]
-        denom = np.minimum(N, R)[gm]
-        frac = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, R[gm]), denom), 1.0)
-        w = v.zeros()
-        w[m] = frac
-        return _safe_div(v.upto(w, None), R), None
-    if base == "nDCG":
-        w = v.gain(rel) / np.log2(v.r + 1.0)
-        return _safe_div(v.upto(w, n), topics.ideal_dcg(rel, n)[gt]), None
-    if base == "RBP":
-        weight = p ** (v.r - 1.0)
-        value = (1 - p) * v.upto(np.where(v.rel(rel), weight, 0.0), n)
-        unj = (1 - p) * v.upto(np.where(v.unjudged(), weight, 0.0), n)
-        tail = p ** v.count(n) - (0.0 if n is None else p**n)
-        return value, unj + tail
-    if base == "Q":
-        m = v.rel(rel)
-        cg = v.cum(v.gain(rel))[m].astype(np.float64)
-        count = v.rel_so_far(rel)[m].astype(np.float64)
-        rm = v.r[m]
-        cg_star = topics.ideal_cg(rel, gt[v.g[m]], rm)
-        w = v.zeros()
-        w[m] = (beta * cg + count) / (beta * cg_star + rm)
-        return _safe_div(v.upto(w, n), R), None
-    raise ValueError(f"no kernel for measure {base!r}")
-
-
 def score(view: View, topics: Topics, gt: np.ndarray, measures) -> tuple[np.ndarray, np.ndarray]:
     """Per-group values of several measures: the one scoring engine of pbtools.
 
@@ -368,11 +286,20 @@ def score(view: View, topics: Topics, gt: np.ndarray, measures) -> tuple[np.ndar
     gt = np.asarray(gt, dtype=np.int64)
     for j, m in enumerate(measures):  # a handful of measures
         v = view.condensed() if m.judged_only else view
-        val, res = kernel(m.base, v, topics, gt, n=m.cutoff, rel=m.rel, p=m.p, beta=m.beta)
+        try:
+            fn = KERNELS[m.base]
+        except KeyError:
+            raise ValueError(f"no kernel for measure {m.base!r}") from None
+        val, res = fn(v, topics, gt, m)
         values[:, j] = val
         if res is not None:
             resid[:, j] = res
     return values, resid
+
+
+#: measure base name → kernel ``f(view, topics, gt, measure) -> (values, residuals or None)``;
+#: filled by :mod:`pbtools.measures.formulas` and :func:`pbtools.measures.register_measure`
+KERNELS: dict = {}
 
 
 def depth_needed(measures) -> int | None:

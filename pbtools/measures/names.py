@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Measure", "parse", "parse_all", "MEASURES", "measure_names"]
+__all__ = ["Measure", "parse", "parse_all", "MEASURES", "measure_names", "register"]
 
 # base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
 _COMMON = ("rel", "judged_only")
@@ -47,7 +47,7 @@ MEASURES: dict[str, tuple[str, tuple[str, ...]]] = {
     "RBP": ("optional", ("p", *_COMMON)),
     "Q": ("optional", ("beta", *_COMMON)),
 }
-_SUMMED = frozenset({"NumRet", "NumRel", "NumRelRet"})  # trec_eval sums these in `all`
+_SUMMED = {"NumRet", "NumRel", "NumRelRet"}  # trec_eval sums these in `all`
 _ALIASES = {
     **{b.lower(): b for b in MEASURES},
     "map": "AP",
@@ -323,3 +323,27 @@ def measure_names(measures: Iterable) -> list[str]:
     ['P@10', 'nDCG@10', 'RBP(p=0.9)']
     """
     return [str(m) for m in parse_all(measures)]
+
+
+def register(
+    base: str,
+    cutoff: str = "optional",
+    params: tuple[str, ...] = ("rel", "judged_only"),
+    *,
+    summed: bool = False,
+    aliases: tuple[str, ...] = (),
+) -> None:
+    """Add a measure name to the grammar: ``base`` with its cut-off rule (``"required"``,
+    ``"optional"`` or ``"none"``) and parameters; ``summed`` counts are summed, not averaged,
+    over topics (as trec_eval's ``num_*``); ``aliases`` are other spellings. The kernel is
+    registered by :func:`pbtools.measures.register_measure`, which calls this."""
+    if cutoff not in ("required", "optional", "none"):
+        raise ValueError(f"cutoff must be 'required', 'optional' or 'none', got {cutoff!r}")
+    bad = sorted(set(params) - {"rel", "judged_only", "p", "beta"})
+    if bad:
+        raise ValueError(f"unknown measure parameter(s) {bad}")
+    MEASURES[base] = (cutoff, tuple(params))
+    for name in (base, *aliases):
+        _ALIASES[name.lower()] = base
+    if summed:
+        _SUMMED.add(base)

@@ -18,15 +18,13 @@ import pandas as pd
 from pbtools.frames import (
     encode,
     id_dtype,
-    is_trec_ordered,
     mapped_codes,
+    ranked,
     require_columns,
-    trec_order,
     used_codes,
 )
 
 __all__ = [
-    "ordered_runs",
     "top_rows",
     "unit_map",
     "Contrib",
@@ -44,17 +42,11 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 
-def ordered_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """``runs`` in trec order with ranks 1..n (sorted only when it is not already)."""
-    require_columns(runs, ("name", "qid", "docno", "score", "rank"), "run")
-    return runs if is_trec_ordered(runs) else trec_order(runs)
-
-
 def top_rows(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None) -> pd.DataFrame:
     """Rows of ``runs`` ranked 1..depth (of the ``pooled`` runs only, when given)."""
     if depth is None or int(depth) < 0:
         raise ValueError(f"pool depth must be a non-negative integer, got {depth!r}")
-    runs = ordered_runs(runs)
+    runs = ranked(runs)
     mask = runs["rank"].to_numpy() <= int(depth)
     if pooled is not None:
         name = encode(runs["name"])

@@ -42,8 +42,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from pbtools import frames
 from pbtools.frames import as_run, encode, require_columns
-from pbtools.pooling.contrib import ordered_runs
 from pbtools.pooling.dense import DenseRuns
 from pbtools.pooling.strategies.kernels import Selection, ranked
 
@@ -128,7 +128,7 @@ class Problem:
         self, runs: pd.DataFrame, qrels: pd.DataFrame, pooled: list[str] | None = None
     ) -> None:
         require_columns(qrels, ("qid", "docno", "label"), "qrels")
-        runs = ordered_runs(runs)
+        runs = frames.ranked(runs)
         keep = np.ones(len(runs), dtype=bool)
         if pooled is not None:
             name = encode(runs["name"])

@@ -1,0 +1,138 @@
+"""A safe parser of TREC ``desc.xml`` (run tag → organization); the API is
+:func:`pbtools.io.read_orgs`.
+
+``desc.xml`` is untrusted input, so the parser (expat) refuses every entity declaration in a DTD
+(a "billion laughs" document expands without bound; an external ``SYSTEM`` entity reads another
+file or silently expands to nothing), unparsed entities, references to entities it cannot see and
+external entity references. A DTD without entity declarations, and the five predefined entities
+(``&amp;`` …), are fine. Each entry's ``<tag>`` and ``<organization>`` must be plain text:
+empty or whitespace-only values, nested markup, a tag with whitespace in it and an entry with
+two tags or two organizations are refused, naming the file and line, in both modes; a tag listed
+twice is refused (strict) or keeps its first entry (lenient, reported).
+"""
+
+from __future__ import annotations
+
+from xml.parsers import expat
+
+import pandas as pd
+
+from pbtools.frames import TrecFormatError
+from pbtools.io.files import read_bytes
+from pbtools.io.repairs import RepairableError, Repairs
+
+_ENTITY_REFUSED = (
+    "desc.xml files with entity declarations are refused: they can expand without bound "
+    "(billion laughs) or read other files"
+)
+
+
+def parse_desc(path, lenient: bool) -> tuple[list[str], list[str], pd.DataFrame]:
+    """Parse desc.xml into run names, organizations (file order) and a repairs frame."""
+    path = str(path)
+    data = read_bytes(path)
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    stack: list[dict] = []
+    entries: list[dict] = []
+
+    def here() -> int:
+        return parser.CurrentLineNumber
+
+    def entity_decl(name, is_param, value, base, system_id, public_id, notation):
+        kind = "parameter entity" if is_param else "entity"
+        ext = f" (external: SYSTEM {system_id!r})" if system_id else ""
+        raise TrecFormatError(f"{kind} declaration {name!r}{ext}; {_ENTITY_REFUSED}", path, here())
+
+    def unparsed_decl(name, base, system_id, public_id, notation):
+        raise TrecFormatError(
+            f"unparsed entity declaration {name!r}; {_ENTITY_REFUSED}", path, here()
+        )
+
+    def skipped(name, is_param):
+        raise TrecFormatError(
+            f"reference to entity {name!r} that is not declared in the document "
+            "(external DTDs are not read)",
+            path,
+            here(),
+        )
+
+    def external_ref(context, base, system_id, public_id):
+        raise TrecFormatError(f"external entity reference {system_id!r} refused", path, here())
+
+    def start(tag, attrs):
+        if stack:
+            stack[-1]["markup"] = True
+        stack.append({"tag": tag, "line": here(), "text": [], "kids": {}, "markup": False})
+
+    def end(tag):
+        node = stack.pop()
+        if stack:
+            stack[-1]["kids"].setdefault(tag, []).append(node)
+        if "tag" in node["kids"] or "organization" in node["kids"]:
+            entries.append(node)
+
+    def chars(text):
+        if stack:
+            stack[-1]["text"].append(text)
+
+    parser.EntityDeclHandler = entity_decl
+    parser.UnparsedEntityDeclHandler = unparsed_decl
+    parser.SkippedEntityHandler = skipped
+    parser.ExternalEntityRefHandler = external_ref
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    parser.CharacterDataHandler = chars
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as e:
+        raise TrecFormatError(
+            f"malformed XML: {expat.errors.messages[e.code]}", path, e.lineno
+        ) from None
+    repairs = Repairs()
+    seen: dict[str, int] = {}
+    names, orgs = [], []
+    for node in entries:
+        tag = _value(node, "tag", path)
+        org = _value(node, "organization", path)
+        if any(c.isspace() for c in tag):
+            raise TrecFormatError(
+                f"run tag {tag!r} contains whitespace (a run file's column 6 cannot)",
+                path,
+                node["kids"]["tag"][0]["line"],
+            )
+        line = node["line"]
+        if tag in seen:
+            problem = f"run tag {tag!r} listed twice (first at line {seen[tag]})"
+            if not lenient:
+                raise RepairableError(problem, path, line)
+            repairs.add(path, [line], problem, "dropped (kept the first)")
+            continue
+        seen[tag] = line
+        names.append(tag)
+        orgs.append(org)
+    return names, orgs, repairs.frame()
+
+
+def _value(entry: dict, field: str, path: str) -> str:
+    """The plain-text value of an entry's ``<tag>`` or ``<organization>`` (refusals: missing,
+    repeated, empty or whitespace-only, nested markup)."""
+    nodes = entry["kids"].get(field, [])
+    if not nodes:
+        raise TrecFormatError(f"desc.xml entry lacks its <{field}>", path, entry["line"])
+    if len(nodes) > 1:
+        raise TrecFormatError(
+            f"desc.xml entry has {len(nodes)} <{field}> elements (first at line "
+            f"{nodes[0]['line']})",
+            path,
+            nodes[1]["line"],
+        )
+    node = nodes[0]
+    if node["markup"]:
+        inner = ", ".join(f"<{k}>" for k in node["kids"])
+        raise TrecFormatError(
+            f"<{field}> contains markup ({inner}); expected plain text", path, node["line"]
+        )
+    text = "".join(node["text"]).strip()
+    if not text:
+        raise TrecFormatError(f"empty <{field}> (no text, or only whitespace)", path, node["line"])
+    return text
