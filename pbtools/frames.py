@@ -95,6 +95,21 @@ def encode(values) -> pd.Series:
     Already-encoded columns whose categories are sorted strings are returned unchanged (no copy
     of the codes); anything else is converted to ``str`` first, so ``1`` and ``"1"`` are the same
     id. Missing values are not allowed in id columns and raise ``ValueError``.
+
+    Parameters
+    ----------
+    values : Series or array_like
+
+    Returns
+    -------
+    Series
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ids = encode(pd.Series([10, 2, "2"]))
+    >>> ids.cat.categories.tolist(), ids.cat.codes.tolist()  # "10" < "2" as strings
+    (['10', '2'], [0, 1, 1])
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -236,10 +251,24 @@ def require_columns(df: pd.DataFrame, required: Sequence[str], what: str = "fram
 def as_run(df: pd.DataFrame, *, order: bool = True) -> pd.DataFrame:
     """Coerce a frame to the run schema: ids encoded, score float64, rank int32 in trec order.
 
-    Required columns: ``qid``, ``docno``, ``score`` and either ``name`` or a single run (a
-    ``name`` column is then filled with ``"run"``). Extra columns are kept after the schema
-    columns. With ``order=True`` (default) rows are put into trec_eval order and ``rank`` is
-    rewritten (:func:`trec_order`).
+    Parameters
+    ----------
+    df : DataFrame
+        ``qid``, ``docno``, ``score`` and either ``name`` or a single run (a ``name`` column is
+        then filled with ``"run"``). Extra columns are kept after the schema columns.
+    order : bool
+        Put rows into trec_eval order and rewrite ``rank`` (:func:`trec_order`).
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> run = as_run(pd.DataFrame({"qid": 1, "docno": ["d1", "d2", "d3"], "score": [1, 2, 2]}))
+    >>> run[["name", "docno", "score", "rank"]].to_numpy().tolist()
+    [['run', 'd3', 2.0, 1], ['run', 'd2', 2.0, 2], ['run', 'd1', 1.0, 3]]
     """
     require_columns(df, ("qid", "docno", "score"), "run")
     out = df.copy(deep=False)
@@ -259,7 +288,21 @@ def as_run(df: pd.DataFrame, *, order: bool = True) -> pd.DataFrame:
 def as_qrels(df: pd.DataFrame) -> pd.DataFrame:
     """Coerce a frame to the qrels schema (``qid``, ``docno``, ``label`` int16, + key columns).
 
-    Accepts ir_measures' ``query_id``/``doc_id``/``relevance`` names too.
+    Parameters
+    ----------
+    df : DataFrame
+        Also with ir_measures' ``query_id``/``doc_id``/``relevance`` names.
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> q = as_qrels(pd.DataFrame({"query_id": "1", "doc_id": ["d1", "d3"], "relevance": [2, 0]}))
+    >>> q.columns.tolist(), str(q["label"].dtype)
+    (['qid', 'docno', 'label'], 'int16')
     """
     out = df.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
     require_columns(out, QRELS_COLUMNS, "qrels")
@@ -338,7 +381,22 @@ def trec_order(runs: pd.DataFrame, by: Sequence[str] = ("name", "qid")) -> pd.Da
     first, equal scores by ``strcmp(docno)`` descending. Extra key columns (e.g. ``left_out``) can
     be added to ``by`` to rank several variants of the same run at once.
 
-    Returns a new frame with a fresh RangeIndex; the input is not modified.
+    Parameters
+    ----------
+    runs : DataFrame
+        ``by``, ``docno``, ``score``. ``by``: sequence of str.
+
+    Returns
+    -------
+    DataFrame
+        A new frame with a fresh RangeIndex; the input is not modified.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": "a", "qid": "1", "docno": ["d1", "d2", "d3"], "score": 2.0})
+    >>> trec_order(runs)["docno"].tolist()  # equal scores: docno descending
+    ['d3', 'd2', 'd1']
     """
     require_columns(runs, (*by, "docno", "score"), "run")
     keys = [
@@ -415,6 +473,23 @@ def judge(
 
     Raises ``ValueError`` if the qrels hold a (keys, qid, docno) that the runs retrieve twice
     (duplicates elsewhere cannot change a label; :func:`pbtools.io.read_qrels` rejects them all).
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        ``qid``, ``docno`` (+ any columns); ``qid``, ``docno``, ``label`` (+ ``keys``).
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": "a", "qid": "1", "docno": ["d1", "d2"], "score": [2.0, 1.0]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": "d1", "label": [1, 0], "left_out": ["x", "y"]})
+    >>> judge(runs, qrels)["label"].tolist()  # x: d1, d2, then y: d1, d2 (d2 unjudged)
+    [1, <NA>, 0, <NA>]
     """
     require_columns(runs, ("qid", "docno"), "run")
     require_columns(qrels, QRELS_COLUMNS, "qrels")
