@@ -75,10 +75,11 @@ def bench(label, frames, parse_s, pooled=None, depth=None):
     if pooled is None:  # pool inference once, as `pbtools analyze` does
         info = infer_pool(frames[0], frames[1])
         pooled, depth = info.pooled_runs, info.depth
-    kw = {"cutoffs": CUTOFFS, "protocol": "lipani2015", "pooled": pooled, "depth": depth}
+    measures = [f"P@{n}" for n in CUTOFFS]
+    kw = {"measures": measures, "protocol": "lipani2015", "pooled": pooled, "depth": depth}
     print(f"{label}: parse (io.read_runs) {parse_s:.2f} s")
     for est in ("lipani", "webber"):
-        dt, mb = timed_and_peak(loo, frames, by="org", runs="all", estimators=(est,), **kw)
+        dt, mb = timed_and_peak(loo, frames, leave_out="org", runs="all", estimators=(est,), **kw)
         print(
             f"  {est:8s} leave-one-org-out, all runs  {dt:7.2f} s = {dt / parse_s:5.2f}× parse"
             f"   peak +{mb:7.1f} MiB"
@@ -86,7 +87,7 @@ def bench(label, frames, parse_s, pooled=None, depth=None):
     total = 0.0
     for runs, by in EXPERIMENTS:
         dt, mb = timed_and_peak(
-            loo, frames, by=by, runs=runs, estimators=("reduced", "webber", "lipani"), **kw
+            loo, frames, leave_out=by, runs=runs, estimators=("reduced", "webber", "lipani"), **kw
         )
         total += dt
         print(
@@ -96,7 +97,7 @@ def bench(label, frames, parse_s, pooled=None, depth=None):
     print(f"  4 experiments, separate calls      {total:7.2f} s = {total / parse_s:5.2f}× parse")
     from pbtools.experiments import leave_one_out_experiments
 
-    configs = [{"by": by, "runs": runs} for runs, by in EXPERIMENTS]
+    configs = [{"leave_out": by, "runs": runs} for runs, by in EXPERIMENTS]
     dt, mb = timed_and_peak(
         leave_one_out_experiments, frames, configs, estimators=("reduced", "webber", "lipani"), **kw
     )

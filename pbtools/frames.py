@@ -33,12 +33,58 @@ then rewritten as 1..n in that order. Every module that needs a ranking calls
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
+
+from pbtools.ids import (  # re-exported: the id dictionaries are part of the data model
+    ID_COLUMNS,
+    categorical_from_arrow,
+    codes,
+    codes_into,
+    encode,
+    encode_ids,
+    id_dtype,
+    mapped_codes,
+    unify,
+    used_codes,
+)
+
+__all__ = [
+    "ID_COLUMNS",
+    "RUN_COLUMNS",
+    "QRELS_COLUMNS",
+    "ORGS_COLUMNS",
+    "RESULT_COLUMNS",
+    "AVERAGE_COLUMNS",
+    "SCORE_DTYPE",
+    "RANK_DTYPE",
+    "LABEL_DTYPE",
+    "JUDGED_LABEL_DTYPE",
+    "categorical_from_arrow",
+    "codes",
+    "codes_into",
+    "encode",
+    "encode_ids",
+    "id_dtype",
+    "mapped_codes",
+    "unify",
+    "used_codes",
+    "require_columns",
+    "as_run",
+    "as_qrels",
+    "group_starts",
+    "ranks_from_starts",
+    "trec_sort_order",
+    "trec_order",
+    "is_trec_ordered",
+    "ranked",
+    "composite_key",
+    "judge",
+    "TrecFormatError",
+    "TrecFormatWarning",
+]
 
 RUN_COLUMNS: tuple[str, ...] = ("name", "qid", "docno", "score", "rank")
 QRELS_COLUMNS: tuple[str, ...] = ("qid", "docno", "label")
@@ -46,10 +92,6 @@ ORGS_COLUMNS: tuple[str, ...] = ("name", "org")
 RESULT_COLUMNS: tuple[str, ...] = ("name", "qid", "measure", "value")
 AVERAGE_COLUMNS: tuple[str, ...] = ("name", "measure", "value")
 
-#: columns that hold identifiers and are dictionary-encoded
-ID_COLUMNS: frozenset[str] = frozenset(
-    {"name", "qid", "docno", "org", "measure", "left_out", "pooled_run", "estimator", "track"}
-)
 
 SCORE_DTYPE = np.float64
 RANK_DTYPE = np.int32
@@ -79,146 +121,6 @@ class TrecFormatWarning(UserWarning):
 
 
 # --------------------------------------------------------------------------------------------
-# id dictionaries
-# --------------------------------------------------------------------------------------------
-
-
-def id_dtype(values: Iterable[str]) -> pd.CategoricalDtype:
-    """A dictionary dtype over the given id strings, categories sorted in ``strcmp`` order."""
-    cats = pd.Index(sorted(set(map(str, values))), dtype="str")
-    return pd.CategoricalDtype(categories=cats, ordered=False)
-
-
-def encode(values) -> pd.Series:
-    """Dictionary-encode a column of ids: a Categorical with sorted Arrow-backed str categories.
-
-    Already-encoded columns whose categories are sorted strings are returned unchanged (no copy
-    of the codes); anything else is converted to ``str`` first, so ``1`` and ``"1"`` are the same
-    id. Missing values are not allowed in id columns and raise ``ValueError``.
-    """
-    s = values if isinstance(values, pd.Series) else pd.Series(values)
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        cats = s.cat.categories
-        if cats.dtype == "str" and cats.is_monotonic_increasing:
-            if s.isna().any():
-                raise ValueError(f"id column {s.name!r} has missing values")
-            return s
-        s = s.astype("str")
-    elif s.dtype != "str":
-        if s.isna().any():
-            raise ValueError(f"id column {s.name!r} has missing values")
-        s = s.astype("str")
-    if s.isna().any():
-        raise ValueError(f"id column {s.name!r} has missing values")
-    return _encode_arrow(s)
-
-
-def _encode_arrow(s: pd.Series) -> pd.Series:
-    """Dictionary-encode a ``str`` series with pyarrow, then sort the dictionary (vectorised)."""
-    if isinstance(s.array, pd.arrays.ArrowStringArray):
-        arr = s.array._pa_array
-    else:
-        arr = pa.array(s.to_numpy(dtype=object), type=pa.string())
-    return pd.Series(categorical_from_arrow(arr), index=s.index, name=s.name)
-
-
-def categorical_from_arrow(arrays) -> pd.Categorical:
-    """Dictionary-encode Arrow string array(s) into one pandas Categorical whose dictionary is
-    sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects.
-
-    ``arrays``: a ``pa.Array``, a ``pa.ChunkedArray`` or a sequence of string arrays (one hash
-    pass over their concatenation — faster than encoding chunks and unifying dictionaries).
-    """
-    if isinstance(arrays, pa.ChunkedArray):
-        arr = arrays.combine_chunks()
-    elif isinstance(arrays, pa.Array):
-        arr = arrays
-    else:
-        arr = pa.chunked_array(list(arrays), type=pa.string()).combine_chunks()
-    enc = pc.dictionary_encode(arr)
-    dic, idx = enc.dictionary, np.asarray(enc.indices)
-    order = np.asarray(pc.array_sort_indices(dic))
-    remap = np.empty(len(dic), dtype=np.int32)
-    remap[order] = np.arange(len(dic), dtype=np.int32)
-    cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
-    return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats), validate=False)
-
-
-def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
-    """Return ``df`` with its id columns (default: :data:`ID_COLUMNS`) dictionary-encoded."""
-    cols = [c for c in (columns if columns is not None else df.columns) if c in df.columns]
-    if columns is None:
-        cols = [c for c in cols if c in ID_COLUMNS]
-    out = df.copy(deep=False)
-    for c in cols:
-        out[c] = encode(out[c])
-    return out
-
-
-def unify(*columns: pd.Series) -> list[pd.Series]:
-    """Recode several id columns onto one shared, sorted dictionary.
-
-    After ``a, b = unify(a, b)``, ``a.cat.codes`` and ``b.cat.codes`` are comparable integers, so a
-    join on ids becomes an integer join. Columns that already share the dictionary are returned
-    as they are.
-    """
-    encoded = [encode(c) for c in columns]
-    first = encoded[0].cat.categories
-    if all(e.cat.categories.equals(first) for e in encoded[1:]):
-        return encoded
-    cats: set[str] = set()
-    for e in encoded:
-        cats.update(e.cat.categories.tolist())
-    dtype = id_dtype(cats)
-    return [e.cat.set_categories(dtype.categories) for e in encoded]
-
-
-def codes_into(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
-    """Integer codes of two id columns in ``col``'s dictionary: ``(col codes, other codes,
-    dictionary size)``; ids of ``other`` that ``col`` does not hold get −1.
-
-    Cheaper than :func:`unify` when ``col`` is the big side (a run frame): only ``other``'s
-    dictionary is looked up, ``col``'s codes are used as they are.
-    """
-    a, b = encode(col), encode(other)
-    ca, cb = a.cat.categories, b.cat.categories
-    if ca.equals(cb):
-        return a.cat.codes.to_numpy(), b.cat.codes.to_numpy(), len(ca)
-    mapping = ca.get_indexer(cb)
-    bc = b.cat.codes.to_numpy()
-    return a.cat.codes.to_numpy(), np.where(bc >= 0, mapping[bc], -1), len(ca)
-
-
-def codes(s: pd.Series) -> np.ndarray:
-    """The integer codes of an encoded id column (int32 or wider, as pandas stores them)."""
-    return encode(s).cat.codes.to_numpy()
-
-
-def used_codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Compact codes of an id column over the sorted dictionary of the ids it actually uses.
-
-    O(rows + dictionary) with a bincount, no sort: the dictionary is already sorted.
-    """
-    col = encode(col)
-    raw = col.cat.codes.to_numpy()
-    cats = col.cat.categories
-    if len(raw) == 0:
-        return np.zeros(0, dtype=np.int64), cats[:0]
-    present = np.bincount(raw, minlength=len(cats)) > 0
-    remap = np.cumsum(present, dtype=np.int64) - 1
-    return remap[raw], cats[np.flatnonzero(present)]
-
-
-def mapped_codes(col: pd.Series, cats: pd.Index) -> np.ndarray:
-    """Codes of an id column in the dictionary ``cats`` (-1 where the id is not in it)."""
-    col = encode(col)
-    if col.cat.categories.equals(cats):
-        return col.cat.codes.to_numpy().astype(np.int64)
-    remap = cats.get_indexer(col.cat.categories).astype(np.int64)
-    return remap[col.cat.codes.to_numpy()] if len(remap) else np.zeros(len(col), np.int64)
-
-
-# --------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------
 
@@ -236,10 +138,24 @@ def require_columns(df: pd.DataFrame, required: Sequence[str], what: str = "fram
 def as_run(df: pd.DataFrame, *, order: bool = True) -> pd.DataFrame:
     """Coerce a frame to the run schema: ids encoded, score float64, rank int32 in trec order.
 
-    Required columns: ``qid``, ``docno``, ``score`` and either ``name`` or a single run (a
-    ``name`` column is then filled with ``"run"``). Extra columns are kept after the schema
-    columns. With ``order=True`` (default) rows are put into trec_eval order and ``rank`` is
-    rewritten (:func:`trec_order`).
+    Parameters
+    ----------
+    df : DataFrame
+        ``qid``, ``docno``, ``score`` and either ``name`` or a single run (a ``name`` column is
+        then filled with ``"run"``). Extra columns are kept after the schema columns.
+    order : bool
+        Put rows into trec_eval order and rewrite ``rank`` (:func:`trec_order`).
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> run = as_run(pd.DataFrame({"qid": 1, "docno": ["d1", "d2", "d3"], "score": [1, 2, 2]}))
+    >>> run[["name", "docno", "score", "rank"]].to_numpy().tolist()
+    [['run', 'd3', 2.0, 1], ['run', 'd2', 2.0, 2], ['run', 'd1', 1.0, 3]]
     """
     require_columns(df, ("qid", "docno", "score"), "run")
     out = df.copy(deep=False)
@@ -259,7 +175,21 @@ def as_run(df: pd.DataFrame, *, order: bool = True) -> pd.DataFrame:
 def as_qrels(df: pd.DataFrame) -> pd.DataFrame:
     """Coerce a frame to the qrels schema (``qid``, ``docno``, ``label`` int16, + key columns).
 
-    Accepts ir_measures' ``query_id``/``doc_id``/``relevance`` names too.
+    Parameters
+    ----------
+    df : DataFrame
+        Also with ir_measures' ``query_id``/``doc_id``/``relevance`` names.
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> q = as_qrels(pd.DataFrame({"query_id": "1", "doc_id": ["d1", "d3"], "relevance": [2, 0]}))
+    >>> q.columns.tolist(), str(q["label"].dtype)
+    (['qid', 'docno', 'label'], 'int16')
     """
     out = df.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
     require_columns(out, QRELS_COLUMNS, "qrels")
@@ -338,7 +268,22 @@ def trec_order(runs: pd.DataFrame, by: Sequence[str] = ("name", "qid")) -> pd.Da
     first, equal scores by ``strcmp(docno)`` descending. Extra key columns (e.g. ``left_out``) can
     be added to ``by`` to rank several variants of the same run at once.
 
-    Returns a new frame with a fresh RangeIndex; the input is not modified.
+    Parameters
+    ----------
+    runs : DataFrame
+        ``by``, ``docno``, ``score``. ``by``: sequence of str.
+
+    Returns
+    -------
+    DataFrame
+        A new frame with a fresh RangeIndex; the input is not modified.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": "a", "qid": "1", "docno": ["d1", "d2", "d3"], "score": 2.0})
+    >>> trec_order(runs)["docno"].tolist()  # equal scores: docno descending
+    ['d3', 'd2', 'd1']
     """
     require_columns(runs, (*by, "docno", "score"), "run")
     keys = [
@@ -415,6 +360,23 @@ def judge(
 
     Raises ``ValueError`` if the qrels hold a (keys, qid, docno) that the runs retrieve twice
     (duplicates elsewhere cannot change a label; :func:`pbtools.io.read_qrels` rejects them all).
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        ``qid``, ``docno`` (+ any columns); ``qid``, ``docno``, ``label`` (+ ``keys``).
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": "a", "qid": "1", "docno": ["d1", "d2"], "score": [2.0, 1.0]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": "d1", "label": [1, 0], "left_out": ["x", "y"]})
+    >>> judge(runs, qrels)["label"].tolist()  # x: d1, d2, then y: d1, d2 (d2 unjudged)
+    [1, <NA>, 0, <NA>]
     """
     require_columns(runs, ("qid", "docno"), "run")
     require_columns(qrels, QRELS_COLUMNS, "qrels")

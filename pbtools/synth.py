@@ -233,17 +233,51 @@ def generate(
 ) -> SyntheticCollection:
     """Generate a synthetic collection with complete relevance (see the module docstring).
 
-    ``topics``; ``docs``: documents per topic (one shared document set); ``rel_share``: share of
-    relevant documents; ``runs`` spread as evenly as possible over ``orgs`` organisations;
-    ``run_length``: documents per run and topic (≤ ``docs``); ``depth``: pool depth d;
-    ``unpooled``: how many runs (drawn at random) do not contribute to the pool; ``quality``,
-    ``quality_spread``: mean and spread of run quality (signal weight); ``org_similarity`` (0–1):
-    how much an organisation's runs share their noise; ``system_similarity`` (0–1): noise shared
-    by all systems; ``novelty`` (0–1): how much less of it the unpooled runs share; ``seed``.
     The same arguments always give the same collection.
 
-    Returns a :class:`SyntheticCollection`. Ids: qids ``"001"…``, docnos ``"d0000"…`` (zero
-    padded, so docno order is document order), run names ``"o01r1"`` (org ``"o01"``, run 1).
+    Parameters
+    ----------
+    topics : int
+    docs : int
+        Documents per topic (one shared document set).
+    rel_share : float
+        Share of relevant documents.
+    runs, orgs : int
+        ``runs`` spread as evenly as possible over ``orgs`` organisations.
+    run_length : int
+        Documents per run and topic (≤ ``docs``).
+    depth : int
+        Pool depth d.
+    unpooled : int
+        How many runs (drawn at random) do not contribute to the pool.
+    quality, quality_spread : float
+        Mean and spread of run quality (signal weight).
+    org_similarity : float
+        (0–1) how much an organisation's runs share their noise.
+    system_similarity : float
+        (0–1) noise shared by all systems.
+    novelty : float
+        (0–1) how much less of it the unpooled runs share.
+    seed : int
+
+    Returns
+    -------
+    SyntheticCollection
+        Ids: qids ``"001"…``, docnos ``"d0000"…`` (zero padded, so docno order is document
+        order), run names ``"o01r1"`` (org ``"o01"``, run 1).
+
+    Examples
+    --------
+    >>> c = generate(topics=3, docs=50, runs=4, orgs=2, run_length=10, depth=5, seed=7)
+    >>> len(c.runs), c.pooled, c.depth  # 4 runs × 3 topics × 10 documents
+    (120, ['o01r1', 'o01r2'], 5)
+    >>> c.runs.head(2)
+        name  qid  docno   score  rank
+    0  o01r1  001  d0023  2.4599     1
+    1  o01r1  001  d0047  2.0542     2
+    >>> generate(topics=3, docs=50, runs=4, orgs=2, run_length=10, depth=5, seed=7).runs.equals(
+    ...     c.runs)
+    True
     """
     p = SynthParams(
         topics,

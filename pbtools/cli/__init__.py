@@ -30,8 +30,8 @@ import warnings
 from pbtools.cli import analyze, compare, correct, evaluate, pool, report
 from pbtools.cli.common import EmptyResult, UsageError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
-from pbtools.measures.topics import CoverageWarning
 from pbtools.io.repairs import RepairableError
+from pbtools.measures.topics import CoverageWarning
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
 COMMANDS = (evaluate, compare, pool, correct, analyze, report)

@@ -112,31 +112,41 @@ def _losses(problem: Problem, ms, replace: bool):
     CX = enc.top_counts(S[si], d, groups=gi, n_groups=len(gX)).astype(np.int32)
     var_u = problem.new_var
     removed = _unpooled_judged(problem, C, CX, ginv, replace)  # new × T × labels
-    # full score of p on Q_u: means over p's topics under u's variant
+    touched = removed.any(axis=2)  # (run, topic) whose inner pools all lose judged documents
+    # score(p, Q_u): every pooled run once per variant it is compared under (its own topics)
+    combo = var_u[pair_u] * enc.R + pair_p
+    uc, inv = np.unique(combo, return_inverse=True)
+    inv = inv.ravel()
+    item, _t, vals = problem.per_topic(uc % enc.R, uc // enc.R, ms)
+    full = Problem.means(item, vals, len(uc))[inv]
+    n_topics = np.bincount(item, minlength=len(uc)).astype(np.float64)[inv]
+    # score(p, Q_u,p) = score(p, Q_u) − the loss on the topics where p's withdrawal changes Q_u
     rows = problem.topic_rows(pair_p, var_u[pair_u])
     pr, t = np.nonzero(rows)
     width = K.depth_needed(ms)
     width = enc.L if width is None else max(1, min(width, enc.L))
-    full = np.zeros((len(pr), len(ms)))
-    inner = np.zeros((len(pr), len(ms)))
+    loss = np.zeros((len(pair_u), len(ms)))
     hist = problem.hist
+    in_top = np.arange(width)[None, :] < d
     for sl in row_chunks(len(pr), width):
         rr, tt = pr[sl], t[sl]
         u, p = pair_u[rr], pair_p[rr]
-        var = var_u[u]
         x = enc.D[p, tt, :width]
-        labels = problem.cell_labels(x, var, tt)
-        base = hist[var, tt]
-        full[sl] = problem.score_cells(labels, base, ms)
         xc = np.maximum(x, 0)
         count = C[tt[:, None], xc] - CX[ginv[u][:, None], tt[:, None], xc]
-        in_top = np.arange(width)[None, :] < d
         survive = count - in_top > 0
         if replace:
             ur = enc.rank(new[u][:, None], tt[:, None], x)
             survive |= (ur >= 1) & (ur <= d)
-        lost = (x >= 0) & ~survive & (labels >= 0)
-        inner_labels = np.where(lost, K.UNJUDGED, labels)
+        var = var_u[u]
+        judged = problem.lab[var[:, None], tt[:, None], xc] >= 0
+        lost = (x >= 0) & ~survive & judged
+        lossy = lost.any(axis=1) | touched[u, tt]
+        if not lossy.any():
+            continue
+        rr, tt, u, var, x, lost = rr[lossy], tt[lossy], u[lossy], var[lossy], x[lossy], lost[lossy]
+        labels = problem.cell_labels(x, var, tt)
+        base = hist[var, tt]
         gone = lost & in_top  # documents below d that are lost are in ``removed`` already
         gi_, gj = np.nonzero(gone)
         width_l = base.shape[1]
@@ -144,13 +154,13 @@ def _losses(problem: Problem, ms, replace: bool):
             gi_ * width_l + labels[gi_, gj], minlength=len(rr) * width_l
         ).reshape(len(rr), width_l)
         inner_hist = base - removed[u, tt][:, :width_l] - gone_hist
-        inner[sl] = problem.score_cells(inner_labels, inner_hist, ms)
-    item = pr
-    return (
-        Problem.means(item, full, len(pair_u)),
-        Problem.means(item, inner, len(pair_u)),
-        pair_u,
-    )
+        before = problem.score_cells(labels, base, ms)
+        after = problem.score_cells(np.where(lost, K.UNJUDGED, labels), inner_hist, ms)
+        for j in range(len(ms)):  # a handful of measures
+            loss[:, j] += np.bincount(rr, weights=before[:, j] - after[:, j], minlength=len(loss))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inner = full - loss / n_topics[:, None]
+    return full, inner, pair_u
 
 
 def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray:

@@ -281,9 +281,29 @@ def compute(
     qrels lack against an empty relevance set. A qrels topic with no relevant document is
     evaluated (AP, nDCG, … are 0).
 
-    Returns ``keys…``, ``name``, ``qid``, ``measure`` (canonical names, :func:`parse`),
-    ``value`` (float64) and, when an RBP measure is asked, ``residual`` (NaN for the others);
-    ids dictionary-encoded; rows ordered by keys, name, qid, then the measures as requested.
+    Parameters
+    ----------
+    judged, qrels, measures, keys, topics, all_topics
+        As above (``measures``: names or :class:`Measure`; ``all_topics=True``: ``"all"``).
+
+    Returns
+    -------
+    DataFrame
+        ``keys…``, ``name``, ``qid``, ``measure`` (canonical), ``value``, ``residual``
+        (RBP only; NaN for others); ids encoded; rows by keys, name, qid, measures as asked.
+
+    Examples
+    --------
+    RBP = (1 − p) Σ_{r≤n} rel_r p^{r−1} = 0.5; the unjudged rank 2 leaves (1 − p)·p = 0.25.
+
+    >>> import pandas as pd
+    >>> from pbtools.frames import judge
+    >>> run = pd.DataFrame({"name": "a", "qid": "1", "docno": ["d1", "d2"], "score": [2.0, 1.0]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["d1", "d3"], "label": [1, 0]})
+    >>> compute(judge(run, qrels), qrels, ["P@2", "RBP(p=0.5)@2"])
+      name qid       measure  value  residual
+    0    a   1           P@2    0.5       NaN
+    1    a   1  RBP(p=0.5)@2    0.5      0.25
     """
     ms = parse_all(measures)
     keys = list(keys)
@@ -315,6 +335,33 @@ def evaluate(
     ``"answered"`` (every topic the run answers; one the qrels lack scores 0). Unless
     ``warn=False``, a :class:`CoverageWarning` names runs that lack judged topics or answer
     unjudged ones (:func:`topic_coverage`), so no topic leaves an average silently.
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        ``name`` (optional), ``qid``, ``docno``, ``score``; ``qid``, ``docno``, ``label``
+        (other arguments: as in :func:`compute`).
+
+    Returns
+    -------
+    DataFrame
+        ``keys…``, ``name``, ``measure``, ``value`` (and ``qid`` when ``per_topic``).
+
+    Examples
+    --------
+    ``a`` ranks docs 1 (label 1), 2 (unjudged), 3 (0); R = 2 (1, 4): AP = P@1 / R = 0.5, nDCG@3
+    = 1 ÷ (2 + 1/log2 3) = 0.380. ``b`` finds doc 1 at rank 3: AP = (1/3) / 2.
+
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": list("aaabbb"), "qid": "1", "docno": list("123321"),
+    ...                      "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("134"), "label": [1, 0, 2]})
+    >>> evaluate(runs, qrels, ["AP", "nDCG@3"]).round(4)
+      name measure   value
+    0    a      AP  0.5000
+    1    a  nDCG@3  0.3801
+    2    b      AP  0.1667
+    3    b  nDCG@3  0.1900
     """
     keys = list(keys)
     mode = topics_mode(topics, all_topics)
@@ -336,8 +383,24 @@ def aggregate(
     ``NumRet``, ``NumRel`` and ``NumRelRet`` (any parameters) are summed, as trec_eval does.
     With ``all_topics=True`` and ``qrels`` (trec_eval ``-c``) every qrels topic of the key values
     counts: topics missing from ``per_topic`` contribute the value of an empty ranking.
-    Input: the :func:`compute` frame (any extra columns but ``qid``/``value``/``residual`` are
-    keys). Returns ``keys…``, ``name``, ``measure``, ``value`` (+ ``residual`` if present).
+
+    Parameters
+    ----------
+    per_topic : DataFrame
+        The :func:`compute` frame (extra columns but ``qid``/``value``/``residual``: keys).
+
+    Returns
+    -------
+    DataFrame
+        ``keys…``, ``name``, ``measure``, ``value`` (+ ``residual`` if present).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pt = pd.DataFrame({"name": "a", "qid": list("1212"), "value": [0.5, 0.0, 3.0, 2.0],
+    ...                    "measure": ["P@2", "P@2", "NumRet", "NumRet"]})
+    >>> aggregate(pt).to_numpy().tolist()  # P@2 averaged, NumRet summed
+    [['a', 'P@2', 0.25], ['a', 'NumRet', 5.0]]
     """
     require_columns(per_topic, ("name", "qid", "measure", "value"), "per-topic results")
     keys = [

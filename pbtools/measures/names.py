@@ -91,6 +91,27 @@ class Measure:
 
     ``str(m)`` is the canonical name: ``BASE(params)@cutoff`` with only non-default parameters
     (RBP always shows ``p``: ir_measures defaults to 0.8, trec_eval to 0.9).
+
+    Parameters
+    ----------
+    base : str
+        One of :data:`MEASURES`.
+    cutoff : int, optional
+        The ``@n`` rank cut-off.
+    rel : int
+        Labels ``>= rel`` are relevant (trec_eval ``-l``).
+    judged_only : bool
+        Score the condensed list (unjudged documents removed; Sakai 2008 §3).
+    p, beta : float, optional
+        RBP's persistence, Q's ``beta`` (None for the other measures).
+
+    Examples
+    --------
+    >>> m = Measure("nDCG", 10)
+    >>> str(m), m.trec_name, parse(str(m)) == m
+    ('nDCG@10', 'ndcg_cut_10', True)
+    >>> str(Measure("AP", rel=2, judged_only=True))
+    'AP(rel=2,judged_only=True)'
     """
 
     base: str
@@ -179,6 +200,26 @@ def parse(name: str | Measure) -> Measure:
     ``num_ret``, ``num_rel``, ``num_rel_ret``, ``rbp`` (= ``RBP(p=0.9)``).
 
     Raises ``ValueError`` naming the measure and listing the valid ones.
+
+    Parameters
+    ----------
+    name : str or Measure
+        A measure name (a :class:`Measure` is returned unchanged).
+
+    Returns
+    -------
+    Measure
+
+    Examples
+    --------
+    >>> parse("ndcg_cut_10")
+    Measure(base='nDCG', cutoff=10, rel=1, judged_only=False, p=None, beta=None)
+    >>> str(parse("RBP@10")), str(parse("AP'")), parse("P_10") == parse("p@10")
+    ('RBP(p=0.8)@10', 'AP(judged_only=True)', True)
+    >>> parse("P")
+    Traceback (most recent call last):
+    ...
+    ValueError: measure 'P': P needs a cut-off, e.g. P@10
     """
     if isinstance(name, Measure):
         return name
@@ -237,6 +278,22 @@ def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> 
 
 
 def parse_all(measures) -> list[Measure]:
+    """Parse one measure or several (:func:`parse`), dropping duplicates, keeping the order.
+
+    Parameters
+    ----------
+    measures : str, Measure or an iterable of them
+
+    Returns
+    -------
+    list of Measure
+        At least one; an empty list raises ``ValueError``.
+
+    Examples
+    --------
+    >>> [str(m) for m in parse_all(["P_10", "P@10", "map"])]
+    ['P@10', 'AP']
+    """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     out: list[Measure] = []
@@ -250,7 +307,21 @@ def parse_all(measures) -> list[Measure]:
 
 
 def measure_names(measures: Iterable) -> list[str]:
-    """Canonical names of ``measures`` (deduplicated, in the order given)."""
+    """Canonical names of ``measures`` (deduplicated, in the order given).
+
+    Parameters
+    ----------
+    measures : iterable of str or Measure
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> measure_names(["P_10", "P@10", "ndcg_cut_10", "rbp"])
+    ['P@10', 'nDCG@10', 'RBP(p=0.9)']
+    """
     return [str(m) for m in parse_all(measures)]
 
 

@@ -47,6 +47,19 @@ def topics_mode(topics: str | None = None, all_topics: bool = False) -> str:
     flag ``all_topics`` (= ``topics="all"``). Raises ``ValueError`` for an unknown mode or a
     contradiction.
 
+    Parameters
+    ----------
+    topics : {"judged", "all", "answered"}, optional
+        None means ``"judged"`` (trec_eval's default).
+    all_topics : bool
+
+    Returns
+    -------
+    str
+        One of :data:`TOPIC_MODES`.
+
+    Examples
+    --------
     >>> topics_mode(), topics_mode(all_topics=True), topics_mode("answered")
     ('judged', 'all', 'answered')
     """
@@ -66,6 +79,18 @@ def topic_mask(answered: np.ndarray, judged: np.ndarray, topics: str = "judged")
     ``answered``: runs × topics, the run has a ranking for the topic; ``judged``: topics (or
     runs × topics, one qrels variant per run), the qrels judge the topic.
 
+    Parameters
+    ----------
+    answered : ndarray of bool, shape (runs, topics)
+    judged : ndarray of bool, shape (topics,) or (runs, topics)
+    topics : {"judged", "all", "answered"}
+
+    Returns
+    -------
+    ndarray of bool, shape (runs, topics)
+
+    Examples
+    --------
     >>> answered = np.array([[True, True, False]])
     >>> judged = np.array([True, False, True])
     >>> [topic_mask(answered, judged, m).astype(int).tolist() for m in TOPIC_MODES]
@@ -83,7 +108,18 @@ def topic_mask(answered: np.ndarray, judged: np.ndarray, topics: str = "judged")
 
 
 class CoverageWarning(UserWarning):
-    """Runs and qrels do not cover the same topics (see :func:`topic_coverage`)."""
+    """Runs and qrels do not cover the same topics (see :func:`topic_coverage`).
+
+    A :class:`UserWarning` subclass, so it can be filtered on its own (no parameters).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", CoverageWarning)  # silence the coverage reports
+    ...     issubclass(CoverageWarning, UserWarning)
+    True
+    """
 
 
 def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
@@ -92,6 +128,27 @@ def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     Columns ``name``, ``n_missing``, ``missing`` (sorted qids), ``n_unjudged``, ``unjudged``;
     one row per run that differs from the qrels' topic set (an empty frame when all agree).
     How each mode averages them: :func:`topic_mask`.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        ``name``, ``qid`` (other columns ignored).
+    qrels : DataFrame
+        ``qid``.
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": ["a", "a", "b"], "qid": ["1", "2", "1"]})
+    >>> qrels = pd.DataFrame({"qid": ["1", "3"], "docno": "d", "label": 1})
+    >>> topic_coverage(runs, qrels)
+      name  n_missing missing  n_unjudged unjudged
+    0    a          1     [3]           1      [2]
+    1    b          1     [3]           0       []
     """
     rq, qq = unify(runs["qid"], qrels["qid"])
     cats = rq.cat.categories
@@ -115,7 +172,30 @@ def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
 def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, topics: str = "judged") -> None:
     """Warn (:class:`CoverageWarning`) once, naming them, about the topics that leave or enter
     a run's average under ``topics`` (:data:`TOPIC_MODES`): judged topics a run lacks, topics a
-    run answers that the qrels do not judge, and qrels topics no run answers."""
+    run answers that the qrels do not judge, and qrels topics no run answers.
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        As in :func:`topic_coverage`.
+    topics : {"judged", "all", "answered"}
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"name": ["a", "a"], "qid": ["1", "2"]})
+    >>> qrels = pd.DataFrame({"qid": ["1"], "docno": "d", "label": 1})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_coverage(runs, qrels)
+    >>> print(caught[0].message)
+    1 run(s) answer topic(s) the qrels do not judge (2): those topics are not evaluated
+    """
     cov = topic_coverage(runs, qrels)
     if cov.empty:
         return

@@ -49,22 +49,63 @@ def unique_contributions(
     run of t is scored (``pbtools.measures.evaluate``) on ``qrels`` and on ``qrels`` without
     U_t^rel (rows removed: unjudged), in one join keyed by ``left_out``.
 
-    Inputs: ``runs`` (run columns; the pooled runs, or restrict with ``pooled``), ``qrels``
-    (``qid``, ``docno``, ``label``), ``orgs`` (``name``, ``org``; ``by="run"`` treats every run
-    as its own organisation), ``measures`` (names as in :mod:`pbtools.measures`).
+    Parameters
+    ----------
+    runs : DataFrame
+        Run columns; the pooled runs, or restrict them with ``pooled`` (run names).
+    qrels : DataFrame
+        ``qid``, ``docno``, ``label``.
+    orgs : DataFrame or None
+        ``name``, ``org``; ``by="run"`` treats every run as its own organisation.
+    depth : int
+        The pool depth d.
+    measures : sequence of str
+        Names as in :mod:`pbtools.measures`.
+    by : {"org", "run"}
+    pooled : iterable of str, optional
+    per_run : bool
+        Return the per-run scores instead (below).
 
-    Returns one row per (org, measure): ``org``, ``runs`` (pooled runs of the org), ``unique``
-    and ``unique_rel`` (|U_t| and |U_t^rel| per topic, averaged over the pool's topics),
-    ``measure``, ``mean_diff`` and ``max_diff`` (mean and maximum over the org's runs of the
-    percentage drop 100·(full − without)/full; runs with a zero full score are skipped, NaN when
-    all are).
+    Returns
+    -------
+    DataFrame
+        One row per (org, measure): ``org``, ``runs`` (pooled runs of the org), ``unique`` and
+        ``unique_rel`` (|U_t| and |U_t^rel| per topic, averaged over the pool's topics),
+        ``measure``, ``mean_diff`` and ``max_diff`` (mean and maximum over the org's runs of the
+        percentage drop 100·(full − without)/full; runs with a zero full score are skipped, NaN
+        when all are).
 
-    ``per_run=True`` returns instead the per-run scores the averages are taken over, one row
-    per (pooled run, measure), sorted by ``org``, ``name``, ``measure``: ``name``, ``org`` (its
-    organisation), ``measure``, ``full`` (score on ``qrels``), ``without`` (score on ``qrels``
-    without U_t^rel of its organisation t) and ``diff_pct`` (100·(full − without)/full, NaN when
-    full is 0). The mean / max of ``diff_pct`` over an org's runs are its ``mean_diff`` /
-    ``max_diff``; the same single evaluation pass produces both frames.
+        ``per_run=True`` returns instead the per-run scores the averages are taken over, one
+        row per (pooled run, measure), sorted by ``org``, ``name``, ``measure``: ``name``,
+        ``org`` (its organisation), ``measure``, ``full`` (score on ``qrels``), ``without``
+        (score on ``qrels`` without U_t^rel of its organisation t) and ``diff_pct``
+        (100·(full − without)/full, NaN when full is 0). The mean / max of ``diff_pct`` over an
+        org's runs are its ``mean_diff`` / ``max_diff``; the same single evaluation pass
+        produces both frames.
+
+    Examples
+    --------
+    Organisation X runs a (top 2: docs 1, 2) and b (2, 4), Y runs c (5, 1). U_X = {2, 4},
+    U_X^rel = {4}; U_Y = {5}, not relevant. R = 4 (docs 1, 3, 4, 9). Run b finds doc 4 at rank
+    2: AP = (1/2)/4 = 0.125 in full, 0 without doc 4 (drop 100 %). Run a (docs 1, 2, 3) has
+    AP = (1/1 + 2/3)/4 = 0.417 in full and (1 + 2/3)/3 = 0.556 without: R shrinks, so AP
+    *rises* (−33.3 %). X's mean drop is (100 − 33.3)/2 = 33.3 %.
+
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> orgs = pd.DataFrame({"name": ["a", "b", "c"], "org": ["X", "X", "Y"]})
+    >>> unique_contributions(runs, qrels, orgs, 2).round(1)
+      org  runs  unique  unique_rel measure  mean_diff  max_diff
+    0   X     2     2.0         1.0      AP       33.3     100.0
+    1   Y     1     1.0         0.0      AP        0.0       0.0
+    >>> unique_contributions(runs, qrels, orgs, 2, per_run=True).round(3)
+      name org measure   full  without  diff_pct
+    0    a   X      AP  0.417    0.556   -33.333
+    1    b   X      AP  0.125    0.000   100.000
+    2    c   Y      AP  0.125    0.125     0.000
     """
     from pbtools import measures as _measures
 
@@ -139,15 +180,42 @@ def describe(
 ) -> dict:
     """Summarise a collection's pool: the figures of Lipani Table 2's first columns.
 
-    ``collection``: a :class:`pbtools.io.Collection` (``runs``, ``qrels``, ``orgs``; ``files``
-    when present). Pool inference by :func:`pbtools.pooling.inference.infer_pool` (``policy``,
-    ``tolerance``). Returns a JSON-ready dict: ``runs``, ``orgs``, ``pooled_runs``,
-    ``unpooled_runs``, ``unmapped`` (runs the orgs do not list; each is its own organisation),
-    ``depth``, ``topics`` (the qids of the qrels' rows), ``policy`` (the rule's canonical name,
-    :data:`pbtools.pooling.inference.POLICIES`), and the counts ``|R|`` (run ids), ``|O|``
-    (organisations of the runs), ``|R_p|``, ``d``, ``|T|`` (qrels topics), plus ``|R| files`` and
-    ``|R_p| files`` counting run *files* (differ from ``|R|``, ``|R_p|`` when files share a tag,
-    as TREC-2's ``input.prc1``/``input.prc2`` do with ``prceo1``).
+    Pool inference by :func:`pbtools.pooling.inference.infer_pool` (``policy``, ``tolerance``).
+
+    Parameters
+    ----------
+    collection : pbtools.io.Collection
+        Or any object with ``runs``, ``qrels``, ``orgs`` (and ``files`` when present).
+    policy : str
+        A name of :data:`pbtools.pooling.inference.POLICY_CHOICES`.
+    tolerance : float, optional
+        Overrides the policy's t (:func:`~pbtools.pooling.inference.infer_pool`).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``runs``, ``orgs``, ``pooled_runs``, ``unpooled_runs``, ``unmapped`` (runs
+        the orgs do not list; each is its own organisation), ``depth``, ``topics`` (the qids of
+        the qrels' rows), ``policy`` (the rule's canonical name,
+        :data:`pbtools.pooling.inference.POLICIES`), and the counts ``|R|`` (run ids), ``|O|``
+        (organisations of the runs), ``|R_p|``, ``d``, ``|T|`` (qrels topics), plus ``|R| files``
+        and ``|R_p| files`` counting run *files* (differ from ``|R|``, ``|R_p|`` when files
+        share a tag, as TREC-2's ``input.prc1``/``input.prc2`` do with ``prceo1``).
+
+    Examples
+    --------
+    Runs b (docs 2, 4) and c (5, 1) have judged prefix 2, a (1, 2, 3) 3: d = 2.
+
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> orgs = pd.DataFrame({"name": ["a", "b", "c"], "org": ["X", "X", "Y"]})
+    >>> d = describe(SimpleNamespace(runs=runs, qrels=qrels, orgs=orgs))
+    >>> {k: d[k] for k in ("|R|", "|O|", "|R_p|", "d", "|T|")}
+    {'|R|': 3, '|O|': 2, '|R_p|': 3, 'd': 2, '|T|': 1}
     """
     runs, qrels, orgs = collection.runs, collection.qrels, getattr(collection, "orgs", None)
     info = infer_pool(runs, qrels, policy, tolerance=tolerance)

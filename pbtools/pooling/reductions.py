@@ -77,10 +77,30 @@ _NO_QRELS = pd.DataFrame({"qid": [], "docno": [], "label": []})
 def pool(runs: pd.DataFrame, depth: int, keys: Sequence[str] = ()) -> pd.DataFrame:
     """The depth-d pool: every (qid, docno) some run ranks in its top ``depth`` (Lipani §5).
 
-    ``runs``: run columns (``name``, ``qid``, ``docno``, ``score``, ``rank``; reordered into trec
-    order when they are not) + optional ``keys`` columns (e.g. ``left_out``) that make several
-    pools at once, one per key value. Returns ``keys`` + ``qid``, ``docno`` (ids), unique rows
-    sorted by (keys, qid, docno).
+    Parameters
+    ----------
+    runs : DataFrame
+        Run columns (``name``, ``qid``, ``docno``, ``score``, ``rank``; reordered into trec
+        order when they are not). ``depth``: int.
+    keys : sequence of str
+        Optional columns of ``runs`` (e.g. ``left_out``) that make several pools at once, one
+        per key value.
+
+    Returns
+    -------
+    DataFrame
+        ``keys`` + ``qid``, ``docno`` (ids), unique rows sorted by (keys, qid, docno).
+
+    Examples
+    --------
+    Runs a (docs 1, 2, 3), b (2, 4) and c (5, 1), in score order; their top 2 pool 1, 2, 4, 5.
+
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> pool(runs, 2)["docno"].tolist()
+    ['1', '2', '4', '5']
     """
     cols = [*keys, "qid", "docno"]
     if keys:  # rank within (keys, name, qid): the same run may appear under several keys
@@ -102,9 +122,30 @@ def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
     """Qrels restricted to the depth-d pool of ``runs`` (PROTOCOL-lipani2015 item 7).
 
     Per topic, only the original judgments of documents in the top ``depth`` of at least one of
-    ``runs`` survive. ``qrels``: ``qid``, ``docno``, ``label`` (+ any extra columns, kept);
-    ``runs``: run columns. Returns the surviving qrels rows in their original order, schema and
-    dtypes unchanged (fresh RangeIndex).
+    ``runs`` survive.
+
+    Parameters
+    ----------
+    qrels : DataFrame
+        ``qid``, ``docno``, ``label`` (+ any extra columns, kept).
+    runs : DataFrame
+        Run columns. ``depth``: int.
+
+    Returns
+    -------
+    DataFrame
+        The surviving qrels rows in their original order, schema and dtypes unchanged (fresh
+        RangeIndex).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> repool(qrels, runs, 2)["docno"].tolist()  # 3 and 9 are in no run's top 2
+    ['1', '2', '4', '5']
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
     c = contrib_table(top_rows(runs, depth), "run", None, qrels)
@@ -117,13 +158,33 @@ def contributions(
 ) -> pd.DataFrame:
     """Who pooled what: for each pooled (qid, docno), the units that ranked it in their top d.
 
-    Buckley et al. §1 (unique relevant documents), Sakai §4 (leave-one-team-out). ``runs``: the
-    pooled runs (run columns); ``by``: ``"run"`` (unit = run name) or ``"org"`` (unit = the
-    run's organisation from ``orgs`` columns ``name``, ``org``; unlisted runs are their own
-    organisation). Returns ``qid``, ``docno``, ``unit`` (ids) and ``n_units`` (int32: how many
-    units pooled the document), one row per unique (qid, docno, unit), sorted by qid, docno,
-    unit. A document with ``n_units == 1`` is *unique* to its unit: leaving that unit out makes it
-    unjudged.
+    Buckley et al. §1 (unique relevant documents), Sakai §4 (leave-one-team-out).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        The pooled runs (run columns). ``depth``: int.
+    by : {"run", "org"}
+        ``"run"`` (unit = run name) or ``"org"`` (unit = the run's organisation from ``orgs``
+        columns ``name``, ``org``; unlisted runs are their own organisation).
+
+    Returns
+    -------
+    DataFrame
+        ``qid``, ``docno``, ``unit`` (ids) and ``n_units`` (int32: how many units pooled the
+        document), one row per unique (qid, docno, unit), sorted by qid, docno, unit. A document
+        with ``n_units == 1`` is *unique* to its unit: leaving that unit out makes it unjudged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> contributions(runs, 2).query("n_units == 1")  # runs as in :func:`pool`
+      qid docno unit  n_units
+    4   1     4    b        1
+    5   1     5    c        1
     """
     return Pool.from_depth(runs, _NO_QRELS, depth).contributions(by, orgs)
 
@@ -153,13 +214,38 @@ def leave_one_out(
     or dropped (``repool=True``: then the reduced qrels of u equal ``repool(qrels, runs without
     u, depth)``, PROTOCOL items 7-8).
 
-    Inputs: ``qrels`` (``qid``, ``docno``, ``label`` + extra columns kept), ``runs`` (run
-    columns; the pooled runs, or restrict them with ``pooled``: run names), ``by`` ``"run"`` or
-    ``"org"`` (with ``orgs``: ``name``, ``org``), ``units``: the units to leave out (default:
-    every unit of the pooled runs; a unit without pooled runs leaves the qrels unreduced).
+    Parameters
+    ----------
+    qrels, runs : DataFrame
+        ``qid``, ``docno``, ``label`` (+ extra columns, kept); run columns: the pooled runs, or
+        restrict them with ``pooled`` (run names).
+    by, orgs, units
+        The unit, ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``); the units to leave
+        out (default: every unit of the pooled runs; one without pooled runs leaves the qrels
+        unreduced).
 
-    Returns the qrels columns + ``left_out`` (id; sorted categories = the units), one block per
-    unit in unit order, qrels order within a block. Join with ``frames.judge(runs, reduced)``.
+    Returns
+    -------
+    DataFrame
+        The qrels columns + ``left_out`` (id; sorted categories = the units), one block per unit
+        in unit order, qrels order within a block. Join with ``frames.judge(runs, reduced)``.
+
+    Examples
+    --------
+    Leaving b out unjudges doc 4, leaving c out doc 5; no doc is unique to a. With
+    ``repool=True`` docs 3 and 9, which no run pooled, go too (runs as in :func:`pool`).
+
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> lo = leave_one_out(qrels, runs, 2)
+    >>> lo.groupby("left_out", observed=True)["docno"].agg("".join).to_dict()
+    {'a': '123459', 'b': '12359', 'c': '12349'}
+    >>> lo = leave_one_out(qrels, runs, 2, repool=True)
+    >>> lo.groupby("left_out", observed=True)["docno"].agg("".join).to_dict()
+    {'a': '1245', 'b': '125', 'c': '124'}
     """
     p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
     return p.leave_out(by, orgs, units, repool=repool)
@@ -193,8 +279,31 @@ def take_teams(
     team of the combination placed in its top ``depth`` are dropped (this includes documents
     never contributed by any pooled run). ``by="run"`` takes runs instead of teams.
 
-    Inputs as :func:`leave_one_out`. Returns the qrels columns + ``kept`` (id: the combination's
-    units in sorted order joined by ``"+"``), one block per combination.
+    Parameters
+    ----------
+    qrels, runs, depth, by, orgs, pooled
+        As in :func:`leave_one_out`; ``k``, ``teams``, ``combos``, ``sample``, ``seed``: above.
+
+    Returns
+    -------
+    DataFrame
+        The qrels columns + ``kept`` (id: the combination's units in sorted order joined by
+        ``"+"``), one block per combination.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> orgs = pd.DataFrame({"name": ["a", "b", "c"], "org": ["X", "X", "Y"]})  # a, b: X
+    >>> tt = take_teams(qrels, runs, 2, orgs=orgs)
+    >>> tt.groupby("kept", observed=True)["docno"].agg("".join).to_dict()
+    {'X': '124', 'Y': '15'}
+    >>> tt = take_teams(qrels, runs, 2, k=2, by="run")
+    >>> tt.groupby("kept", observed=True)["docno"].agg("".join).to_dict()
+    {'a+b': '124', 'a+c': '125', 'b+c': '1245'}
     """
     p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
     return p.take_teams(k, by, orgs, teams=teams, combos=combos, sample=sample, seed=seed)
@@ -217,8 +326,28 @@ def subset_pool(
     For each ``size`` w, ``n`` distinct random w-subsets of the pooled runs (units with
     ``by="org"``) are drawn (seeded ``numpy.random.default_rng(seed)``, all C(N, w) when there
     are fewer); each subset's reduced qrels are the qrels documents some run of the subset placed
-    in its top ``depth``. Returns the qrels columns + ``kept`` (the subset's runs joined by
-    ``"+"``).
+    in its top ``depth``.
+
+    Parameters
+    ----------
+    qrels, runs, depth, pooled, by, orgs
+        As in :func:`leave_one_out`; ``size`` (int or ints), ``n``, ``seed``: above.
+
+    Returns
+    -------
+    DataFrame
+        The qrels columns + ``kept`` (the subset's runs joined by ``"+"``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> sp = subset_pool(qrels, runs, 2, size=2, n=2)  # 2 of the 3 pairs, seed 0
+    >>> sp.groupby("kept", observed=True)["docno"].agg("".join).to_dict()
+    {'a+b': '124', 'b+c': '1245'}
     """
     p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
     return p.subset(size, n, seed=seed, by=by, orgs=orgs)
@@ -235,7 +364,29 @@ def shallow(
 
     For every ``pd`` in ``depths`` the reduced qrels are ``repool(qrels, runs, pd)``: the qrels
     documents that some pooled run ranks in its top pd. All depths come from one pass: the best
-    rank any pooled run gives each document. Returns the qrels columns + ``depth`` (int32).
+    rank any pooled run gives each document.
+
+    Parameters
+    ----------
+    qrels, runs, pooled
+        As in :func:`leave_one_out`; ``depths``: an int or several.
+
+    Returns
+    -------
+    DataFrame
+        The qrels columns + ``depth`` (int32).
+
+    Examples
+    --------
+    The top 1 of runs a, b, c (as in :func:`pool`) holds docs 1, 2 and 5:
+
+    >>> import pandas as pd
+    >>> from pbtools.frames import as_run
+    >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
+    ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
+    >>> shallow(qrels, runs, [2, 1]).groupby("depth")["docno"].agg("".join).to_dict()
+    {1: '125', 2: '1245'}
     """
     depths = [int(depths)] if isinstance(depths, int | np.integer) else [int(x) for x in depths]
     return Pool.from_depth(runs, qrels, max(depths, default=0), pooled=pooled).shallow(depths)
@@ -253,13 +404,35 @@ def top_fraction(
 ) -> pd.DataFrame:
     """The best ``frac`` of the runs per measure (Lipani §5; PROTOCOL-lipani2015 item 9).
 
-    ``scores``: averages (``name``, ``measure``, ``value``), e.g. every pooled run scored on the
-    full re-pooled qrels. Per measure the values are rounded half-up to ``decimals`` places
+    Per measure the values are rounded half-up to ``decimals`` places
     (:func:`pbtools.measures.round_half_up`; None: no rounding), sorted descending with a
     *stable* sort (equal rounded scores keep the input order), and the first ⌊frac·N⌋ runs are
-    kept (N = 36, frac = 0.75 → 27). Returns the kept rows
-    (``name``, ``measure``, ``value`` unrounded, + other columns) in that order, with ``rank``
-    (int32, 1 = best) added.
+    kept (N = 36, frac = 0.75 → 27).
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Averages (``name``, ``measure``, ``value``), e.g. every pooled run scored on the full
+        re-pooled qrels. ``frac`` (float), ``decimals`` (int or None): above.
+
+    Returns
+    -------
+    DataFrame
+        The kept rows (``name``, ``measure``, ``value`` unrounded, + other columns) in that
+        order, with ``rank`` (int32, 1 = best) added.
+
+    Examples
+    --------
+    ⌊0.75 · 4⌋ = 3 runs are kept; c's 0.40004 rounds to 0.4000 and ties with b, which comes
+    first in the input, so b ranks first:
+
+    >>> import pandas as pd
+    >>> s = pd.DataFrame({"name": list("abcd"), "measure": "AP", "value": [.2, .4, .40004, .1]})
+    >>> top_fraction(s, 0.75)
+      name measure    value  rank
+    0    b      AP  0.40000     1
+    1    c      AP  0.40004     2
+    2    a      AP  0.20000     3
     """
     require_columns(scores, ("name", "measure", "value"), "scores")
     v = scores["value"].to_numpy(dtype=np.float64)

@@ -20,10 +20,36 @@ def generalizability(
     For a topic-set size n':  Eρ² = σ²_s / (σ²_s + σ²_e/n'),
     Φ = σ²_s / (σ²_s + (σ²_t + σ²_e)/n') (NaN when the denominator is 0).
 
-    Input: per-topic results ``name``, ``qid``, ``value`` [, ``measure``], runs aligned on qid.
-    ``n_topics``: None (only the collection's own topic count), or a hypothetical count or list
-    of counts; the first row is always the observed count, then the hypothetical ones.
-    Output: ``var_system``, ``var_topic``, ``var_residual``, ``n_topics``, ``e_rho2``, ``phi``.
+    Parameters
+    ----------
+    results : DataFrame
+        Per-topic results ``name``, ``qid``, ``value`` [, ``measure``], runs aligned on qid.
+    measure : str, optional
+        The measure to use when ``results`` holds several.
+    n_topics : int or list of int, optional
+        None (only the collection's own topic count), or a hypothetical count or list of
+        counts; the first row is always the observed count, then the hypothetical ones.
+
+    Returns
+    -------
+    DataFrame
+        ``var_system``, ``var_topic``, ``var_residual``, ``n_topics``, ``e_rho2``, ``phi``.
+
+    Examples
+    --------
+    By hand: system means 0.6, 0.3, topic means 0.3, 0.4, 0.65, grand mean 0.45; MS_s =
+    3·(0.15² + 0.15²) = 0.135, MS_t = 2·(0.15² + 0.05² + 0.2²)/2 = 0.065, residuals ±0.05, 0
+    so MS_e = 0.01/2 = 0.005; σ²_s = 0.13/3 = 0.0433, σ²_t = 0.06/2 = 0.03; Eρ² =
+    0.0433/(0.0433 + 0.005/3) = 0.963, Φ = 0.0433/(0.0433 + 0.035/3) = 0.788.
+
+    >>> import pandas as pd
+    >>> scores = {"a": [0.4, 0.6, 0.8], "b": [0.2, 0.2, 0.5]}
+    >>> res = pd.DataFrame([{"name": n, "qid": str(q), "value": x}
+    ...                     for n, xs in scores.items() for q, x in enumerate(xs)])
+    >>> generalizability(res, n_topics=30).round(4)
+       var_system  var_topic  var_residual  n_topics  e_rho2     phi
+    0      0.0433       0.03         0.005         3  0.9630  0.7879
+    1      0.0433       0.03         0.005        30  0.9962  0.9738
     """
     sm = score_matrix(results, measure)
     x, ns, nt = sm.values, sm.k, sm.t

@@ -20,7 +20,22 @@ RESULT_COLUMNS = ("name", "qid", "value")
 
 @dataclass(frozen=True)
 class ScoreMatrix:
-    """A balanced runs × topics design: ``values[i, j]`` is run ``names[i]`` on ``qids[j]``."""
+    """A balanced runs × topics design: ``values[i, j]`` is run ``names[i]`` on ``qids[j]``.
+
+    Parameters
+    ----------
+    names, qids : numpy.ndarray
+        Run names and topic ids (object arrays, sorted as strings).
+    values : numpy.ndarray
+        float64, shape (k, t); ``k`` and ``t`` are properties.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sm = ScoreMatrix(np.array(["a", "b"]), np.array(["1"]), np.array([[0.5], [0.2]]))
+    >>> sm.k, sm.t
+    (2, 1)
+    """
 
     names: np.ndarray
     qids: np.ndarray
@@ -36,7 +51,26 @@ class ScoreMatrix:
 
 
 def select_measure(results: pd.DataFrame, measure: str | None) -> pd.DataFrame:
-    """Filter a tidy per-topic frame to one measure; ``measure=None`` needs a single measure."""
+    """Filter a tidy per-topic frame to one measure; ``measure=None`` needs a single measure.
+
+    Parameters
+    ----------
+    results : DataFrame
+        ``name``, ``qid``, ``value`` [, ``measure``].
+    measure : str, optional
+
+    Returns
+    -------
+    DataFrame
+        The rows of ``measure`` (``results`` itself when there is nothing to filter).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = pd.DataFrame({"name": "a", "qid": "1", "measure": ["AP", "P@10"], "value": [.3, .5]})
+    >>> select_measure(res, "P@10")["value"].tolist()
+    [0.5]
+    """
     require_columns(results, RESULT_COLUMNS, "per-topic results")
     if "measure" not in results.columns:
         if measure is not None:
@@ -59,6 +93,23 @@ def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatr
     Runs and topics are sorted as strings. Raises ``ValueError`` for fewer than 2 runs, duplicate
     (name, qid) rows, missing values, or an unbalanced design (the message names the runs and the
     topics they lack).
+
+    Parameters
+    ----------
+    results : DataFrame
+        ``name``, ``qid``, ``value`` [, ``measure``].
+    measure : str, optional
+
+    Returns
+    -------
+    ScoreMatrix
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = pd.DataFrame({"name": list("bbaa"), "qid": list("2121"), "value": [4, 3, 2, 1]})
+    >>> score_matrix(res).values.tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
     """
     df = select_measure(results, measure)
     name_codes, names = pd.factorize(df["name"].astype(str), sort=True)
@@ -92,5 +143,19 @@ def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatr
 
 
 def pair_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """All unordered pairs ``(a, b)``, ``a < b``, of ``k`` runs: ``k(k-1)/2`` index pairs."""
+    """All unordered pairs ``(a, b)``, ``a < b``, of ``k`` runs: ``k(k-1)/2`` index pairs.
+
+    Parameters
+    ----------
+    k : int
+
+    Returns
+    -------
+    a, b : numpy.ndarray
+
+    Examples
+    --------
+    >>> [x.tolist() for x in pair_indices(3)]
+    [[0, 0, 1], [1, 2, 2]]
+    """
     return np.triu_indices(k, 1)

@@ -16,7 +16,22 @@ CORRECTIONS = {
 
 
 def correction_name(method: str | None) -> str:
-    """The canonical name of a correction (``None`` → ``"none"``); ``ValueError`` otherwise."""
+    """The canonical name of a correction (``None`` → ``"none"``); ``ValueError`` otherwise.
+
+    Parameters
+    ----------
+    method : str or None
+        A key of :data:`CORRECTIONS` (case-insensitive).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> correction_name("FDR_BH"), correction_name(None)
+    ('bh', 'none')
+    """
     key = "none" if method is None else str(method).lower()
     if key not in CORRECTIONS:
         raise ValueError(

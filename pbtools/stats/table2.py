@@ -16,14 +16,35 @@ TOP, WORST = "top performer", "worst performer"
 def table2(results: pd.DataFrame, estimators=None) -> pd.DataFrame:
     """Lay out error results as Table 2 of Lipani et al. 2015.
 
-    Input: tidy frame with ``track``, ``n``, ``estimator``, ``mae``, ``sre``, ``sre_star``
-    (``runs`` optional and not shown). ``estimators`` fixes the column order (default: order of
-    first appearance).
-    Output: rows indexed by (``track``, ``n``) in order of first appearance, columns a MultiIndex
-    (estimator, MAE|SRE|SRE*); then two rows (``"top performer"``, ``""``) and
-    (``"worst performer"``, ``""``) counting, per estimator × measure, the rows where that
-    estimator is strictly best (lowest) / strictly worst (highest) among the estimators; ties
-    are not counted, missing values do not compete.
+    Parameters
+    ----------
+    results : DataFrame
+        Tidy frame with ``track``, ``n``, ``estimator``, ``mae``, ``sre``, ``sre_star``
+        (``runs`` optional and not shown).
+    estimators : list of str, optional
+        Fixes the column order (default: order of first appearance).
+
+    Returns
+    -------
+    DataFrame
+        Rows indexed by (``track``, ``n``) in order of first appearance, columns a MultiIndex
+        (estimator, MAE|SRE|SRE*); then two rows (``"top performer"``, ``""``) and
+        (``"worst performer"``, ``""``) counting, per estimator × measure, the rows where that
+        estimator is strictly best (lowest) / strictly worst (highest) among the estimators;
+        ties are not counted, missing values do not compete.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> errors = pd.DataFrame({"track": "T8", "n": 10, "estimator": ["reduced", "lipani"],
+    ...                        "mae": [0.05, 0.01], "sre": [12, 3], "sre_star": [8, 1]})
+    >>> table2(errors)  # doctest: +NORMALIZE_WHITESPACE
+    estimator          reduced          lipani
+    measure                MAE SRE SRE*    MAE SRE SRE*
+    track           n
+    T8              10    0.05  12    8   0.01   3    1
+    top performer            0   0    0      1   1    1
+    worst performer          1   1    1      0   0    0
     """
     require_columns(results, ("track", "n", "estimator", *MEASURES), "table2 input")
     keys = ["track", "n", "estimator"]
@@ -92,7 +113,30 @@ def _cells(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
 
 def to_markdown(table: pd.DataFrame) -> str:
     """Render a :func:`table2` frame as a GitHub pipe table (index levels first; MAE to 4
-    decimals, counts as integers)."""
+    decimals, counts as integers).
+
+    Parameters
+    ----------
+    table : DataFrame
+        A :func:`table2` frame.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> errors = pd.DataFrame({"track": "T8", "n": 10, "estimator": ["reduced", "lipani"],
+    ...                        "mae": [0.05, 0.01], "sre": [12, 3], "sre_star": [8, 1]})
+    >>> print(to_markdown(table2(errors, ["lipani"])))  # alone, lipani is top and worst
+    | track | n | lipani MAE | lipani SRE | lipani SRE* |
+    | --- | --- | ---: | ---: | ---: |
+    | T8 | 10 | 0.0100 | 3 | 1 |
+    | top performer |  | 1 | 1 | 1 |
+    | worst performer |  | 1 | 1 | 1 |
+    <BLANKLINE>
+    """
     header, body = _cells(table)
     right = [False] * table.index.nlevels + [True] * len(table.columns)
     lines = [
@@ -119,7 +163,25 @@ def _tex(s: str) -> str:
 
 def to_latex(table: pd.DataFrame) -> str:
     """Render a :func:`table2` frame as a LaTeX ``tabular`` with a two-level header (estimator
-    spanning its measures, via ``\\multicolumn``); needs only ``booktabs``."""
+    spanning its measures, via ``\\multicolumn``); needs only ``booktabs``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A :func:`table2` frame.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> errors = pd.DataFrame({"track": "T8", "n": 10, "estimator": ["reduced", "lipani"],
+    ...                        "mae": [0.05, 0.01], "sre": [12, 3], "sre_star": [8, 1]})
+    >>> print(to_latex(table2(errors)).splitlines()[2])
+     &  & \\multicolumn{3}{c}{reduced} & \\multicolumn{3}{c}{lipani} \\\\
+    """
     nidx = table.index.nlevels
     est = list(dict.fromkeys(e for e, _ in table.columns))
     spec = "l" * nidx + "r" * len(table.columns)

@@ -1,0 +1,184 @@
+"""Id dictionaries: ids are strings at the boundary and dictionary-encoded inside.
+
+A pandas ``Categorical`` whose categories are pandas' Arrow-backed ``str`` dtype, sorted in byte
+(``strcmp``) order: comparing the integer codes compares the strings (so trec order is an integer
+sort) and joins between frames that share one dictionary are integer joins (:func:`unify`,
+:func:`codes_into`). The encoding maps one-to-one onto Arrow's ``dictionary<int32, string>``, so
+Parquet keeps it. :mod:`pbtools.frames` re-exports every name here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = [
+    "id_dtype",
+    "encode",
+    "categorical_from_arrow",
+    "encode_ids",
+    "unify",
+    "codes_into",
+    "codes",
+    "used_codes",
+    "mapped_codes",
+]
+
+#: columns that hold identifiers and are dictionary-encoded
+ID_COLUMNS: frozenset[str] = frozenset(
+    {"name", "qid", "docno", "org", "measure", "left_out", "pooled_run", "estimator", "track"}
+)
+
+
+def id_dtype(values: Iterable[str]) -> pd.CategoricalDtype:
+    """A dictionary dtype over the given id strings, categories sorted in ``strcmp`` order."""
+    cats = pd.Index(sorted(set(map(str, values))), dtype="str")
+    return pd.CategoricalDtype(categories=cats, ordered=False)
+
+
+def encode(values) -> pd.Series:
+    """Dictionary-encode a column of ids: a Categorical with sorted Arrow-backed str categories.
+
+    Already-encoded columns whose categories are sorted strings are returned unchanged (no copy
+    of the codes); anything else is converted to ``str`` first, so ``1`` and ``"1"`` are the same
+    id. Missing values are not allowed in id columns and raise ``ValueError``.
+
+    Parameters
+    ----------
+    values : Series or array_like
+
+    Returns
+    -------
+    Series
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ids = encode(pd.Series([10, 2, "2"]))
+    >>> ids.cat.categories.tolist(), ids.cat.codes.tolist()  # "10" < "2" as strings
+    (['10', '2'], [0, 1, 1])
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = s.cat.categories
+        if cats.dtype == "str" and cats.is_monotonic_increasing:
+            if s.isna().any():
+                raise ValueError(f"id column {s.name!r} has missing values")
+            return s
+        s = s.astype("str")
+    elif s.dtype != "str":
+        if s.isna().any():
+            raise ValueError(f"id column {s.name!r} has missing values")
+        s = s.astype("str")
+    if s.isna().any():
+        raise ValueError(f"id column {s.name!r} has missing values")
+    return _encode_arrow(s)
+
+
+def _encode_arrow(s: pd.Series) -> pd.Series:
+    """Dictionary-encode a ``str`` series with pyarrow, then sort the dictionary (vectorised)."""
+    if isinstance(s.array, pd.arrays.ArrowStringArray):
+        arr = s.array._pa_array
+    else:
+        arr = pa.array(s.to_numpy(dtype=object), type=pa.string())
+    return pd.Series(categorical_from_arrow(arr), index=s.index, name=s.name)
+
+
+def categorical_from_arrow(arrays) -> pd.Categorical:
+    """Dictionary-encode Arrow string array(s) into one pandas Categorical whose dictionary is
+    sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects.
+
+    ``arrays``: a ``pa.Array``, a ``pa.ChunkedArray`` or a sequence of string arrays (one hash
+    pass over their concatenation — faster than encoding chunks and unifying dictionaries).
+    """
+    if isinstance(arrays, pa.ChunkedArray):
+        arr = arrays.combine_chunks()
+    elif isinstance(arrays, pa.Array):
+        arr = arrays
+    else:
+        arr = pa.chunked_array(list(arrays), type=pa.string()).combine_chunks()
+    enc = pc.dictionary_encode(arr)
+    dic, idx = enc.dictionary, np.asarray(enc.indices)
+    order = np.asarray(pc.array_sort_indices(dic))
+    remap = np.empty(len(dic), dtype=np.int32)
+    remap[order] = np.arange(len(dic), dtype=np.int32)
+    cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
+    return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats), validate=False)
+
+
+def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """Return ``df`` with its id columns (default: :data:`ID_COLUMNS`) dictionary-encoded."""
+    cols = [c for c in (columns if columns is not None else df.columns) if c in df.columns]
+    if columns is None:
+        cols = [c for c in cols if c in ID_COLUMNS]
+    out = df.copy(deep=False)
+    for c in cols:
+        out[c] = encode(out[c])
+    return out
+
+
+def unify(*columns: pd.Series) -> list[pd.Series]:
+    """Recode several id columns onto one shared, sorted dictionary.
+
+    After ``a, b = unify(a, b)``, ``a.cat.codes`` and ``b.cat.codes`` are comparable integers, so a
+    join on ids becomes an integer join. Columns that already share the dictionary are returned
+    as they are.
+    """
+    encoded = [encode(c) for c in columns]
+    first = encoded[0].cat.categories
+    if all(e.cat.categories.equals(first) for e in encoded[1:]):
+        return encoded
+    cats: set[str] = set()
+    for e in encoded:
+        cats.update(e.cat.categories.tolist())
+    dtype = id_dtype(cats)
+    return [e.cat.set_categories(dtype.categories) for e in encoded]
+
+
+def codes_into(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes of two id columns in ``col``'s dictionary: ``(col codes, other codes,
+    dictionary size)``; ids of ``other`` that ``col`` does not hold get −1.
+
+    Cheaper than :func:`unify` when ``col`` is the big side (a run frame): only ``other``'s
+    dictionary is looked up, ``col``'s codes are used as they are.
+    """
+    a, b = encode(col), encode(other)
+    ca, cb = a.cat.categories, b.cat.categories
+    if ca.equals(cb):
+        return a.cat.codes.to_numpy(), b.cat.codes.to_numpy(), len(ca)
+    mapping = ca.get_indexer(cb)
+    bc = b.cat.codes.to_numpy()
+    return a.cat.codes.to_numpy(), np.where(bc >= 0, mapping[bc], -1), len(ca)
+
+
+def codes(s: pd.Series) -> np.ndarray:
+    """The integer codes of an encoded id column (int32 or wider, as pandas stores them)."""
+    return encode(s).cat.codes.to_numpy()
+
+
+def used_codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Compact codes of an id column over the sorted dictionary of the ids it actually uses.
+
+    O(rows + dictionary) with a bincount, no sort: the dictionary is already sorted.
+    """
+    col = encode(col)
+    raw = col.cat.codes.to_numpy()
+    cats = col.cat.categories
+    if len(raw) == 0:
+        return np.zeros(0, dtype=np.int64), cats[:0]
+    present = np.bincount(raw, minlength=len(cats)) > 0
+    remap = np.cumsum(present, dtype=np.int64) - 1
+    return remap[raw], cats[np.flatnonzero(present)]
+
+
+def mapped_codes(col: pd.Series, cats: pd.Index) -> np.ndarray:
+    """Codes of an id column in the dictionary ``cats`` (-1 where the id is not in it)."""
+    col = encode(col)
+    if col.cat.categories.equals(cats):
+        return col.cat.codes.to_numpy().astype(np.int64)
+    remap = cats.get_indexer(col.cat.categories).astype(np.int64)
+    return remap[col.cat.codes.to_numpy()] if len(remap) else np.zeros(len(col), np.int64)
