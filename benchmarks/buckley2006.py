@@ -63,13 +63,13 @@ def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures) -
     """One grid task: the unique-relevant test on the depth-``depth`` pool of the pooled runs."""
     q = qrels
     if depth < full_depth:
-        q = pooling.shallow(qrels, runs, [depth], pooled=pooled).drop(columns="depth")
+        q = pooling.shallow(runs, qrels, [depth], pooled=pooled).drop(columns="depth")
     args = (runs, q, orgs, depth, list(measures))
-    per_org = pooling.unique_contributions(*args, by="org", pooled=pooled)
+    per_org = pooling.unique_contributions(*args, unit="org", pooled=pooled)
     per_org = per_org.assign(
         depth=depth, org=per_org["org"].astype("str"), measure=per_org["measure"].astype("str")
     )
-    per_run = pooling.unique_contributions(*args, by="org", pooled=pooled, per_run=True)
+    per_run = pooling.unique_contributions(*args, unit="org", pooled=pooled, per_run=True)
     per_run = per_run.astype({"name": "str", "org": "str", "measure": "str"}).assign(depth=depth)
     n_rel = int((q["label"] > 0).sum())
     n_topics = q["qid"].nunique()

@@ -133,7 +133,7 @@ def sample_task(
     names = runs["name"].astype("str")
     run_r = runs[names == r]
     runs_s = runs[names.isin(S)]
-    q_s = pooling.repool(qrels, runs_s, pool_depth)
+    q_s = pooling.repool(runs_s, qrels, pool_depth)
     m_raw = measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0]
     m_cond = measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0]
     m_judged = f"Judged@{pool_depth}"
