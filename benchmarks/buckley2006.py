@@ -87,14 +87,14 @@ def depth_task(depth: int, *, runs, qrels, orgs, pooled, full_depth, measures_) 
     """One grid task: both removals on the depth-``depth`` pool of the pooled runs."""
     q = qrels
     if depth < full_depth:
-        q = pooling.shallow(qrels, runs, [depth], pooled=pooled).drop(columns="depth")
+        q = pooling.shallow(runs, qrels, [depth], pooled=pooled).drop(columns="depth")
     args = (runs, q, orgs, depth, list(measures_))
-    per_org = pooling.unique_contributions(*args, by="org", pooled=pooled)
-    per_run = pooling.unique_contributions(*args, by="org", pooled=pooled, per_run=True)
+    per_org = pooling.unique_contributions(*args, unit="org", pooled=pooled)
+    per_run = pooling.unique_contributions(*args, unit="org", pooled=pooled, per_run=True)
     per_run = per_run.astype({"name": "str", "org": "str", "measure": "str"})
     rel = per_run.assign(removed="unique_rel")
     # J − U_t: every document only the run's organisation pooled becomes unjudged
-    red = pooling.leave_one_out(q, runs, depth, by="org", orgs=orgs, pooled=pooled)
+    red = pooling.leave_one_out(runs, q, depth, leave_out="org", orgs=orgs, pooled=pooled)
     own = runs[runs["name"].astype("str").isin(per_run["name"].unique())]
     org_of = per_run.drop_duplicates("name").set_index("name")["org"]
     own = own.assign(left_out=own["name"].astype("str").map(org_of))

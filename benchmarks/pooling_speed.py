@@ -10,7 +10,8 @@ Two collections:
   plain-text runs, then read back with ``read_runs`` for the baseline.
 
 For each: the best of ``--repeats`` wall-clock times of ``read_runs`` and of
-``pooling.leave_one_out(qrels, runs, d, by="org", orgs=..., pooled=...)`` (every organisation at
+``pooling.leave_one_out(runs, qrels, d, leave_out="org", orgs=..., pooled=...)``
+(every organisation at
 once; pool inference is timed separately), their ratio (target ≤ 0.5), the size of the output,
 and the peak memory of one leave-out call (``tracemalloc``, measured in a separate call so it does
 not slow the timed ones) and of the process (``ru_maxrss``).
@@ -70,7 +71,7 @@ def bench(label: str, runs_dir: Path, qrels, orgs, repeats: int, truth=None) -> 
         )
 
     def loo():
-        return pooling.leave_one_out(qrels, runs, depth, by="org", orgs=orgs, pooled=pooled)
+        return pooling.leave_one_out(runs, qrels, depth, leave_out="org", orgs=orgs, pooled=pooled)
 
     t_loo, reduced = best(loo, repeats)
     mem = peak_mib(loo)

@@ -159,10 +159,10 @@ def reduced_qrels(
         out = qrels.assign(condition=names[0])
     elif kind == "leave_one_team_out":
         red = pooling.leave_one_out(
-            qrels,
             runs,
+            qrels,
             depth,
-            by="org",
+            leave_out="org",
             orgs=orgs,
             units=[u[0] for _, u in conditions],
             pooled=pooled,
@@ -170,13 +170,13 @@ def reduced_qrels(
         out = red.rename(columns={"left_out": "condition"})
     elif kind in ("take_one_team", "take_three_teams"):
         combos = [sorted(teams) for _, teams in conditions]
-        red = pooling.take_teams(qrels, runs, depth, orgs=orgs, combos=combos, pooled=pooled)
+        red = pooling.take_teams(runs, qrels, depth, orgs=orgs, combos=combos, pooled=pooled)
         label = {pooling.SEP.join(c): name for c, (name, _) in zip(combos, conditions, strict=True)}
         out = red.rename(columns={"kept": "condition"})
         out["condition"] = out["condition"].astype("str").map(label)
     elif kind == "shallow":
         ds = [d for _, (d,) in conditions]
-        red = pooling.shallow(qrels, runs, ds, pooled=pooled)
+        red = pooling.shallow(runs, qrels, ds, pooled=pooled)
         label = {d: name for d, (name, _) in zip(ds, conditions, strict=True)}
         out = red.assign(condition=red["depth"].map(label)).drop(columns="depth")
     else:
@@ -275,7 +275,7 @@ def select_runs(pooled: list[str], orgs: pd.DataFrame, seed: int) -> pd.DataFram
 def unique_per_team(runs, qrels, orgs, pooled, depth) -> pd.DataFrame:
     """|U_t| and |U_t^rel| per topic for every team (Sakai Table 2; pooling.contributions)."""
     pr = runs[runs["name"].astype("str").isin(pooled)]
-    c = pooling.contributions(pr, depth, by="org", orgs=orgs)
+    c = pooling.contributions(pr, depth, unit="org", orgs=orgs)
     c = c[c["n_units"] == 1]
     j = judge(c, qrels[["qid", "docno", "label"]], keys=[])
     n_topics = qrels["qid"].nunique()

@@ -161,7 +161,7 @@ def sample_task(
     r, S = chosen[0], sorted(chosen[1:])
     run_r = runs[(runs["name"] == r).to_numpy()]
     runs_s = top[top["name"].isin(S).to_numpy()]
-    q_s = pooling.repool(qrels, runs_s, pool_depth)
+    q_s = pooling.repool(runs_s, qrels, pool_depth)
     m_raw = measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0]
     m_cond = measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0]
     m_judged = f"Judged@{pool_depth}"

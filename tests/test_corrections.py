@@ -263,7 +263,7 @@ def test_true_score_is_p_at_n_on_the_repooled_qrels(sample_pool):
     col, info, S, U = sample_pool
     est = corrections.TrueScore(measures=["P@10"]).fit(S, col.qrels, col.orgs)
     got = est.score(S)
-    ref = measures.evaluate(S, pooling.repool(col.qrels, S, info.depth), ["P@10"])
+    ref = measures.evaluate(S, pooling.repool(S, col.qrels, info.depth), ["P@10"])
     np.testing.assert_allclose(
         _by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(), atol=1e-12
     )

@@ -38,7 +38,7 @@ def _sorted(df: pd.DataFrame, key: str | None = None) -> pd.DataFrame:
 def test_simulated_depth_pool_equals_repool(col, depth):
     pooled = sorted(col.pooled)
     sim = Pool.simulate(col.runs, col.truth, pooling.strategies.Depth(depth), pooled=pooled)
-    want = pooling.repool(col.truth, col.runs[col.runs["name"].isin(pooled)], depth)
+    want = pooling.repool(col.runs[col.runs["name"].isin(pooled)], col.truth, depth)
     pd.testing.assert_frame_equal(_sorted(sim.qrels), _sorted(want), check_dtype=False)
     docs = pooling.pool(col.runs[col.runs["name"].isin(pooled)], depth)
     pd.testing.assert_frame_equal(_sorted(sim.documents()), _sorted(docs))
@@ -53,21 +53,21 @@ def test_reductions_of_a_simulated_depth_pool(col):
     cases = [
         (
             sim.leave_out("org", col.orgs),
-            pooling.leave_one_out(q, col.runs, d, "org", col.orgs, **args),
+            pooling.leave_one_out(col.runs, q, d, "org", col.orgs, **args),
             "left_out",
         ),
-        (sim.leave_out("run"), pooling.leave_one_out(q, col.runs, d, "run", **args), "left_out"),
+        (sim.leave_out("run"), pooling.leave_one_out(col.runs, q, d, "run", **args), "left_out"),
         (
             sim.take_teams(2, "org", col.orgs),
-            pooling.take_teams(q, col.runs, d, 2, "org", col.orgs, **args),
+            pooling.take_teams(col.runs, q, d, 2, "org", col.orgs, **args),
             "kept",
         ),
         (
             sim.subset(3, n=4, seed=1),
-            pooling.subset_pool(q, col.runs, d, 3, n=4, seed=1, **args),
+            pooling.subset_pool(col.runs, q, d, 3, n=4, seed=1, **args),
             "kept",
         ),
-        (sim.shallow([5, 1]), pooling.shallow(q, col.runs, [5, 1], **args), "depth"),
+        (sim.shallow([5, 1]), pooling.shallow(col.runs, q, [5, 1], **args), "depth"),
     ]
     for got, want, key in cases:
         pd.testing.assert_frame_equal(_sorted(got, key), _sorted(want, key), check_dtype=False)
@@ -79,7 +79,7 @@ def test_from_depth_is_the_collection_pool(col):
     assert p.strategy == pooling.strategies.Depth(col.depth) and p.cost == len(col.qrels)
     got = p.leave_out("org", col.orgs, repool=True)
     want = pooling.leave_one_out(
-        col.qrels, col.runs, col.depth, "org", col.orgs, pooled=pooled, repool=True
+        col.runs, col.qrels, col.depth, "org", col.orgs, pooled=pooled, repool=True
     )
     pd.testing.assert_frame_equal(got, want)
     assert repr(p).startswith(f"Pool(depth:{col.depth} over {len(pooled)} runs")
@@ -135,7 +135,7 @@ def test_trec2_depth_pools_equal_the_existing_pool(trec2_dir):
     for d in (10, 100):
         sim = Pool.simulate(c.runs, c.qrels, f"depth:{d}", pooled=info.pooled_runs, problem=problem)
         pd.testing.assert_frame_equal(_sorted(sim.documents()), _sorted(pooling.pool(runs, d)))
-        want = pooling.repool(c.qrels, runs, d)
+        want = pooling.repool(runs, c.qrels, d)
         judged = sim.qrels[sim.qrels["label"] >= 0]
         pd.testing.assert_frame_equal(_sorted(judged), _sorted(want), check_dtype=False)
     # the depth-100 pool is TREC-2's pool: the few documents it lacks labels for are the

@@ -101,11 +101,11 @@ def test_pool_orders_unordered_runs(tiny):
 
 def test_repool_by_hand(tiny):
     runs, qrels, _ = tiny
-    out = pooling.repool(qrels, runs, 2)
+    out = pooling.repool(runs, qrels, 2)
     assert pairs(out) == ALL - {("1", "d3"), ("1", "x9")}
     assert list(out.columns) == ["qid", "docno", "label"]
     assert out["label"].dtype == np.int16
-    assert pairs(pooling.repool(qrels, runs, 3)) == ALL - {("1", "x9")}
+    assert pairs(pooling.repool(runs, qrels, 3)) == ALL - {("1", "x9")}
 
 
 def test_contributions_by_hand(tiny):
@@ -116,7 +116,7 @@ def test_contributions_by_hand(tiny):
     assert got[("1", "d1", "A")] == 2 and got[("1", "d1", "C")] == 2
     assert got[("1", "d4", "B")] == 1 and got[("2", "e1", "B")] == 3
     assert len(got) == 2 + 2 + 1 + 1 + 3 + 1 + 1 + 1
-    c = pooling.contributions(runs, 2, by="org", orgs=orgs)
+    c = pooling.contributions(runs, 2, unit="org", orgs=orgs)
     got = {(str(q), str(d), str(u)): int(n) for q, d, u, n in c.itertuples(index=False)}
     assert got == {
         ("1", "d1", "X"): 2,
@@ -134,7 +134,7 @@ def test_contributions_by_hand(tiny):
 
 def test_leave_one_run_out_by_hand(tiny):
     runs, qrels, _ = tiny
-    lo = pooling.leave_one_out(qrels, runs, 2)
+    lo = pooling.leave_one_out(runs, qrels, 2)
     assert list(lo.columns) == ["qid", "docno", "label", "left_out"]
     assert list(lo["left_out"].cat.categories) == ["A", "B", "C"]
     got = blocks(lo, "left_out")
@@ -145,13 +145,13 @@ def test_leave_one_run_out_by_hand(tiny):
 
 def test_leave_one_org_out_by_hand(tiny):
     runs, qrels, orgs = tiny
-    got = blocks(pooling.leave_one_out(qrels, runs, 2, by="org", orgs=orgs), "left_out")
+    got = blocks(pooling.leave_one_out(runs, qrels, 2, leave_out="org", orgs=orgs), "left_out")
     assert got == {
         "X": ALL - {("1", "d2"), ("1", "d4"), ("2", "e2"), ("2", "e3")},
         "Y": ALL - {("1", "d6"), ("2", "e4")},
     }
     rep = blocks(
-        pooling.leave_one_out(qrels, runs, 2, by="org", orgs=orgs, repool=True), "left_out"
+        pooling.leave_one_out(runs, qrels, 2, leave_out="org", orgs=orgs, repool=True), "left_out"
     )
     never = {("1", "d3"), ("1", "x9")}
     assert rep == {k: v - never for k, v in got.items()}
@@ -159,7 +159,7 @@ def test_leave_one_org_out_by_hand(tiny):
 
 def test_leave_out_labels_and_judge(tiny):
     runs, qrels, orgs = tiny
-    lo = pooling.leave_one_out(qrels, runs, 2, by="org", orgs=orgs)
+    lo = pooling.leave_one_out(runs, qrels, 2, leave_out="org", orgs=orgs)
     for row in lo.itertuples(index=False):
         assert row.label == LABELS[(str(row.qid), str(row.docno))]
     judged = frames.judge(runs, lo)
@@ -170,42 +170,42 @@ def test_leave_out_labels_and_judge(tiny):
 
 def test_leave_out_units_and_pooled(tiny):
     runs, qrels, orgs = tiny
-    lo = pooling.leave_one_out(qrels, runs, 2, units=["C", "nobody"])
+    lo = pooling.leave_one_out(runs, qrels, 2, units=["C", "nobody"])
     got = blocks(lo, "left_out")
     assert got["nobody"] == ALL and got["C"] == ALL - {("1", "d6"), ("2", "e4")}
     # only A and B pooled: d1 is now A's alone; C's documents were never contributed and are
     # kept (default) or dropped (repool=True)
-    lo = pooling.leave_one_out(qrels, runs, 2, pooled=["A", "B"])
+    lo = pooling.leave_one_out(runs, qrels, 2, pooled=["A", "B"])
     assert sorted(lo["left_out"].cat.categories) == ["A", "B"]
     assert blocks(lo, "left_out")["A"] == ALL - {("1", "d1"), ("2", "e2")}
-    lo = pooling.leave_one_out(qrels, runs, 2, pooled=["A", "B"], repool=True)
+    lo = pooling.leave_one_out(runs, qrels, 2, pooled=["A", "B"], repool=True)
     assert blocks(lo, "left_out")["A"] == {("1", "d2"), ("1", "d4"), ("2", "e1"), ("2", "e3")}
 
 
 def test_org_needs_orgs(tiny):
     runs, qrels, _ = tiny
     with pytest.raises(ValueError, match="orgs"):
-        pooling.leave_one_out(qrels, runs, 2, by="org")
-    with pytest.raises(ValueError, match="by must be"):
-        pooling.contributions(runs, 2, by="team")
+        pooling.leave_one_out(runs, qrels, 2, leave_out="org")
+    with pytest.raises(ValueError, match="unit must be"):
+        pooling.contributions(runs, 2, unit="team")
 
 
 def test_unlisted_run_is_its_own_org(tiny):
     runs, qrels, orgs = tiny
     partial = orgs[orgs["name"] != "C"]
-    lo = pooling.leave_one_out(qrels, runs, 2, by="org", orgs=partial)
+    lo = pooling.leave_one_out(runs, qrels, 2, leave_out="org", orgs=partial)
     assert sorted(lo["left_out"].cat.categories) == ["C", "X"]
 
 
 def test_take_teams_by_hand(tiny):
     runs, qrels, orgs = tiny
-    t1 = pooling.take_teams(qrels, runs, 2, k=1, orgs=orgs)
+    t1 = pooling.take_teams(runs, qrels, 2, k=1, orgs=orgs)
     assert list(t1.columns) == ["qid", "docno", "label", "kept"]
     assert blocks(t1, "kept") == {
         "X": {("1", "d1"), ("1", "d2"), ("1", "d4"), ("2", "e1"), ("2", "e2"), ("2", "e3")},
         "Y": {("1", "d1"), ("1", "d6"), ("2", "e1"), ("2", "e4")},
     }
-    t2 = pooling.take_teams(qrels, runs, 2, k=2, by="run")
+    t2 = pooling.take_teams(runs, qrels, 2, k=2, unit="run")
     assert blocks(t2, "kept")["A+C"] == {
         ("1", "d1"),
         ("1", "d2"),
@@ -215,33 +215,33 @@ def test_take_teams_by_hand(tiny):
         ("2", "e4"),
     }
     assert sorted(t2["kept"].cat.categories) == ["A+B", "A+C", "B+C"]
-    t = pooling.take_teams(qrels, runs, 2, by="run", combos=[["C", "B"]])
+    t = pooling.take_teams(runs, qrels, 2, unit="run", combos=[["C", "B"]])
     assert list(t["kept"].cat.categories) == ["B+C"]
 
 
 def test_take_teams_sample_is_seeded(tiny):
     runs, qrels, _ = tiny
-    a = pooling.take_teams(qrels, runs, 2, k=2, by="run", sample=2, seed=5)
-    b = pooling.take_teams(qrels, runs, 2, k=2, by="run", sample=2, seed=5)
+    a = pooling.take_teams(runs, qrels, 2, k=2, unit="run", sample=2, seed=5)
+    b = pooling.take_teams(runs, qrels, 2, k=2, unit="run", sample=2, seed=5)
     pd.testing.assert_frame_equal(a, b)
     assert a["kept"].nunique() == 2
 
 
 def test_shallow_by_hand(tiny):
     runs, qrels, _ = tiny
-    sh = pooling.shallow(qrels, runs, (2, 1))
+    sh = pooling.shallow(runs, qrels, (2, 1))
     assert list(sh.columns) == ["qid", "docno", "label", "depth"]
     got = {int(k): pairs(g) for k, g in sh.groupby("depth")}
     assert got[1] == {("1", "d1"), ("1", "d2"), ("2", "e1"), ("2", "e4")}
-    assert got[2] == pairs(pooling.repool(qrels, runs, 2))
+    assert got[2] == pairs(pooling.repool(runs, qrels, 2))
 
 
 def test_subset_pool(tiny):
     runs, qrels, _ = tiny
-    sp = pooling.subset_pool(qrels, runs, 2, [1, 3], n=5, seed=0)
+    sp = pooling.subset_pool(runs, qrels, 2, [1, 3], n=5, seed=0)
     got = blocks(sp, "kept")
     assert set(got) == {"A", "B", "C", "A+B+C"}
-    assert got["A+B+C"] == pairs(pooling.repool(qrels, runs, 2))
+    assert got["A+B+C"] == pairs(pooling.repool(runs, qrels, 2))
     assert got["B"] == {("1", "d2"), ("1", "d4"), ("2", "e1"), ("2", "e3")}
 
 
@@ -325,10 +325,10 @@ PROP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 def test_leave_out_properties(coll, by):
     runs, qrels, orgs, depth = coll
     full = pairs(qrels)
-    nothing = pooling.leave_one_out(qrels, runs, depth, by=by, orgs=orgs, units=["none"])
+    nothing = pooling.leave_one_out(runs, qrels, depth, leave_out=by, orgs=orgs, units=["none"])
     pd.testing.assert_frame_equal(nothing.drop(columns="left_out"), qrels)
-    lo = pooling.leave_one_out(qrels, runs, depth, by=by, orgs=orgs)
-    rep = pooling.leave_one_out(qrels, runs, depth, by=by, orgs=orgs, repool=True)
+    lo = pooling.leave_one_out(runs, qrels, depth, leave_out=by, orgs=orgs)
+    rep = pooling.leave_one_out(runs, qrels, depth, leave_out=by, orgs=orgs, repool=True)
     umap = pooling.unit_map(runs["name"].astype(str).unique(), by, orgs)
     assert set(lo["left_out"].cat.categories) == set(umap)
     got, got_rep = blocks(lo, "left_out"), blocks(rep, "left_out")
@@ -347,13 +347,13 @@ def test_leave_out_properties(coll, by):
 @given(collections())
 def test_take_all_and_shallow_properties(coll):
     runs, qrels, orgs, depth = coll
-    reference = pairs(pooling.repool(qrels, runs, depth))
+    reference = pairs(pooling.repool(runs, qrels, depth))
     n_orgs = orgs["org"].nunique()
-    take_all = pooling.take_teams(qrels, runs, depth, k=n_orgs, orgs=orgs)
+    take_all = pooling.take_teams(runs, qrels, depth, k=n_orgs, orgs=orgs)
     assert pairs(take_all) == reference
-    sh = pooling.shallow(qrels, runs, depth)
+    sh = pooling.shallow(runs, qrels, depth)
     assert pairs(sh) == reference
-    assert pairs(pooling.shallow(qrels, runs, 1)) <= reference
+    assert pairs(pooling.shallow(runs, qrels, 1)) <= reference
     c = pooling.contributions(runs, depth)
     assert {(q, d) for q, d, _u, _n in c.itertuples(index=False)} == pairs(
         pooling.pool(runs, depth)
@@ -385,10 +385,10 @@ def test_trec2_leave_one_org_out(trec2_tag):
     col = trec2_tag
     info = infer_pool(col.runs, col.qrels)
     rp = col.runs[col.runs["name"].astype(str).isin(info.pooled_runs)]
-    lo = pooling.leave_one_out(col.qrels, rp, 100, by="org", orgs=col.orgs, repool=True)
+    lo = pooling.leave_one_out(rp, col.qrels, 100, leave_out="org", orgs=col.orgs, repool=True)
     assert lo["left_out"].nunique() == 21  # PRC's runs are prceo1; UIC's only run is unpooled
     umap = pooling.unit_map(info.pooled_runs, "org", col.orgs)
     for org in ("CLARIT Corporation", "prceo1"):
         others = [n for n, o in umap.items() if o != org]
-        ref = pooling.repool(col.qrels, rp[rp["name"].astype(str).isin(others)], 100)
+        ref = pooling.repool(rp[rp["name"].astype(str).isin(others)], col.qrels, 100)
         assert pairs(lo[lo["left_out"] == org]) == pairs(ref)

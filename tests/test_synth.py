@@ -141,4 +141,4 @@ def test_bundled_sample():
     truth = io.read_qrels(SAMPLE / "truth" / "qrels")
     assert pairs(col.qrels) <= pairs(truth) and pairs(col.runs) <= pairs(truth)
     rp = col.runs[col.runs["name"].astype(str).isin(d["pooled_runs"])]
-    assert pairs(col.qrels) == pairs(pooling.repool(truth, rp, 20))
+    assert pairs(col.qrels) == pairs(pooling.repool(rp, truth, 20))

@@ -187,10 +187,10 @@ def run(args: argparse.Namespace) -> int:
             emit(pool.order, "parquet", args.order, {**meta, "collection": col.name})
     if args.leave_out:
         reduced = pooling.leave_one_out(
-            col.qrels,
             col.runs,
+            col.qrels,
             info["depth"],
-            by=args.leave_out,
+            leave_out=args.leave_out,
             orgs=col.orgs,
             pooled=info["pooled_runs"],
         )

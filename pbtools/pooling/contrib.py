@@ -57,21 +57,21 @@ def top_rows(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None
 
 def unit_map(
     names: Iterable[str],
-    by: str = "run",
+    unit: str = "run",
     orgs: pd.DataFrame | None = None,
 ) -> pd.Series:
-    """The unit of each run name: the name itself (``by="run"``) or its organisation.
+    """The unit of each run name: the name itself (``unit="run"``) or its organisation.
 
-    ``orgs`` (columns ``name``, ``org``) is required for ``by="org"``; a run it does not list is
+    ``orgs`` (columns ``name``, ``org``) is required for ``unit="org"``; a run it does not list is
     an organisation of its own, named after the run. Returns a ``str`` Series indexed by name.
     """
     names = pd.Index(pd.unique(np.asarray(list(map(str, names)), dtype=object)), dtype="str")
-    if by == "run":
+    if unit == "run":
         return pd.Series(names, index=names, dtype="str")
-    if by != "org":
-        raise ValueError(f"by must be 'run' or 'org', got {by!r}")
+    if unit != "org":
+        raise ValueError(f"unit must be 'run' or 'org', got {unit!r}")
     if orgs is None:
-        raise ValueError("by='org' needs an orgs frame (columns name, org)")
+        raise ValueError("unit='org' needs an orgs frame (columns name, org)")
     require_columns(orgs, ("name", "org"), "orgs")
     m = pd.Series(
         orgs["org"].astype("str").to_numpy(),
@@ -99,7 +99,7 @@ class Contrib:
 
 
 def contrib_table(
-    top: pd.DataFrame, by: str, orgs: pd.DataFrame | None, qrels: pd.DataFrame | None = None
+    top: pd.DataFrame, unit: str, orgs: pd.DataFrame | None, qrels: pd.DataFrame | None = None
 ) -> Contrib:
     """Build the contributions of the top-d rows ``top``; optionally key ``qrels`` alike.
 
@@ -107,7 +107,7 @@ def contrib_table(
     is proportional to the pool, not to the runs' or qrels' dictionaries.
     """
     name_code, names = used_codes(top["name"])  # only the runs that have top-d rows
-    umap = unit_map(names, by, orgs)
+    umap = unit_map(names, unit, orgs)
     units = pd.Index(sorted(set(umap.tolist())), dtype="str")
     cat_unit = units.get_indexer(umap.to_numpy()).astype(np.int64)
     row_unit = cat_unit[name_code] if len(top) else np.zeros(0, np.int64)

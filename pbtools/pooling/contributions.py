@@ -36,7 +36,7 @@ def unique_contributions(
     depth: int,
     measures: Sequence[str] = ("AP",),
     *,
-    by: str = "org",
+    unit: str = "org",
     pooled: Iterable[str] | None = None,
     per_run: bool = False,
 ) -> pd.DataFrame:
@@ -56,12 +56,12 @@ def unique_contributions(
     qrels : DataFrame
         ``qid``, ``docno``, ``label``.
     orgs : DataFrame or None
-        ``name``, ``org``; ``by="run"`` treats every run as its own organisation.
+        ``name``, ``org``; ``unit="run"`` treats every run as its own organisation.
     depth : int
         The pool depth d.
     measures : sequence of str
         Names as in :mod:`pbtools.measures`.
-    by : {"org", "run"}
+    unit : {"org", "run"}
     pooled : iterable of str, optional
     per_run : bool
         Return the per-run scores instead (below).
@@ -111,7 +111,7 @@ def unique_contributions(
 
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
     top = top_rows(runs, depth, pooled)
-    c = contrib_table(top, by, orgs, qrels)
+    c = contrib_table(top, unit, orgs, qrels)
     owner = qrels_owner(c)
     n_topics = max(len(np.unique(c.keys // max(len(c.dcats), 1))), 1)
     single = c.owner[c.owner >= 0]
@@ -122,7 +122,7 @@ def unique_contributions(
     keep = ~((owner[None, :] == np.arange(len(labels))[:, None]) & rel[None, :])
     reduced = stack_blocks(qrels, keep, labels, "left_out")
     pooled_runs = top["name"].astype("str").unique()
-    umap = unit_map(pooled_runs, by, orgs)
+    umap = unit_map(pooled_runs, unit, orgs)
     scored = runs.loc[encode(runs["name"]).astype("str").isin(pooled_runs).to_numpy()]
     scored = scored.assign(left_out=encode(scored["name"].astype("str").map(umap)))
     full = _measures.evaluate(scored.drop(columns="left_out"), qrels, list(measures), warn=False)

@@ -218,8 +218,8 @@ class Pool:
         """The judged documents: ``qid``, ``docno`` (qrels order)."""
         return self.qrels[["qid", "docno"]].copy()
 
-    def _contrib(self, by: str = "run", orgs: pd.DataFrame | None = None) -> Contrib:
-        return contrib_table(top_rows(self.runs, self.depth, self.pooled), by, orgs, self.qrels)
+    def _contrib(self, unit: str = "run", orgs: pd.DataFrame | None = None) -> Contrib:
+        return contrib_table(top_rows(self.runs, self.depth, self.pooled), unit, orgs, self.qrels)
 
     # ----------------------------------------------------------------------------------------
     # reductions
@@ -227,7 +227,7 @@ class Pool:
 
     def leave_out(
         self,
-        by: str = "run",
+        unit: str = "run",
         orgs: pd.DataFrame | None = None,
         units: Iterable[str] | None = None,
         *,
@@ -240,9 +240,9 @@ class Pool:
         rank within the contribution depth become unjudged (their rows are dropped); every
         other judgment is kept. Judged documents no pooled run ranks that deep are kept
         (``repool=False``) or dropped (``repool=True``: for a depth-d pool the reduced qrels of u
-        then equal ``repool(qrels, runs without u, d)``, PROTOCOL items 7-8).
+        then equal ``repool(runs without u, qrels, d)``, PROTOCOL items 7-8).
 
-        ``by``: ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``; runs it does not list
+        ``unit``: ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``; runs it does not list
         are their own organisation); ``units``: the units to leave out (default: every unit of
         the pooled runs; a unit without pooled runs leaves the qrels unreduced).
 
@@ -255,7 +255,7 @@ class Pool:
         See the class example: leaving C out unjudges d6, which only C ranks in its top 2.
         """
         require_columns(self.qrels, ("qid", "docno", "label"), "qrels")
-        c = self._contrib(by, orgs)
+        c = self._contrib(unit, orgs)
         owner = qrels_owner(c)
         labels = list(c.units) if units is None else list(dict.fromkeys(map(str, units)))
         ucode = c.units.get_indexer(pd.Index(labels, dtype="str")).astype(np.int64)
@@ -268,7 +268,7 @@ class Pool:
     def take_teams(
         self,
         k: int = 1,
-        by: str = "org",
+        unit: str = "org",
         orgs: pd.DataFrame | None = None,
         *,
         teams: Iterable[str] | None = None,
@@ -282,7 +282,7 @@ class Pool:
         over a set T of teams (take-three-teams, ``k=3``). The combinations are all C(n, k) of
         ``teams`` (default: every unit of the pooled runs), or ``sample`` of them drawn at random
         (seeded), or the explicit list ``combos``. Judged documents that no team of the
-        combination ranks within the contribution depth are dropped. ``by="run"`` takes runs.
+        combination ranks within the contribution depth are dropped. ``unit="run"`` takes runs.
 
         Returns the qrels columns + ``kept`` (id: the combination's units in sorted order joined
         by ``"+"``), one block per combination.
@@ -294,12 +294,12 @@ class Pool:
         >>> runs = from_rankings({("A", "1"): ["d1", "d2"], ("B", "1"): ["d3", "d1"]})
         >>> qrels = as_qrels(pd.DataFrame({"qid": "1", "docno": ["d1", "d2", "d3"],
         ...                                "label": [1, 0, 1]}))
-        >>> kept = Pool.from_depth(runs, qrels, 2).take_teams(1, by="run")
+        >>> kept = Pool.from_depth(runs, qrels, 2).take_teams(1, unit="run")
         >>> kept.groupby("kept", observed=True)["docno"].apply(sorted).to_dict()
         {'A': ['d1', 'd2'], 'B': ['d1', 'd3']}
         """
         require_columns(self.qrels, ("qid", "docno", "label"), "qrels")
-        c = self._contrib(by, orgs)
+        c = self._contrib(unit, orgs)
         if combos is not None:
             chosen = [sorted(set(map(str, combo))) for combo in combos]
         else:
@@ -318,13 +318,13 @@ class Pool:
         n: int = 10,
         *,
         seed: int = 0,
-        by: str = "run",
+        unit: str = "run",
         orgs: pd.DataFrame | None = None,
     ) -> pd.DataFrame:
         """Pools of random subsets of the pooled runs (Webber & Park §3: pool width).
 
         For each ``size`` w, ``n`` distinct random w-subsets of the pooled runs (units with
-        ``by="org"``) are drawn (seeded ``numpy.random.default_rng(seed + i)`` for the i-th
+        ``unit="org"``) are drawn (seeded ``numpy.random.default_rng(seed + i)`` for the i-th
         size, all C(N, w) when there are fewer); each subset's reduced qrels are the judged
         documents some run of the subset ranks within the contribution depth. Returns the qrels
         columns + ``kept`` (the subset's units joined by ``"+"``).
@@ -345,7 +345,7 @@ class Pool:
         """
         require_columns(self.qrels, ("qid", "docno", "label"), "qrels")
         sizes = [size] if isinstance(size, int | np.integer) else list(size)
-        c = self._contrib(by, orgs)
+        c = self._contrib(unit, orgs)
         units = list(c.units)
         idx = [draw_combinations(len(units), int(w), n, seed + i) for i, w in enumerate(sizes)]
         member = np.zeros((sum(len(x) for x in idx), len(units)), dtype=bool)
@@ -360,7 +360,7 @@ class Pool:
     def shallow(self, depths: int | Iterable[int] = (50, 10, 1)) -> pd.DataFrame:
         """Shallower pools: the judged documents some pooled run ranks in its top pd (Sakai §7).
 
-        For a depth-d pool and pd ≤ d this is ``repool(qrels, runs, pd)``. All depths come from
+        For a depth-d pool and pd ≤ d this is ``repool(runs, qrels, pd)``. All depths come from
         one pass: the best rank any pooled run gives each document. Returns the qrels columns +
         ``depth`` (int32), one block per depth.
 
@@ -385,7 +385,7 @@ class Pool:
         keep = qbest[None, :] <= np.asarray(depths, dtype=np.int64)[:, None]
         return stack_blocks(self.qrels, keep, depths, "depth")
 
-    def contributions(self, by: str = "run", orgs: pd.DataFrame | None = None) -> pd.DataFrame:
+    def contributions(self, unit: str = "run", orgs: pd.DataFrame | None = None) -> pd.DataFrame:
         """Who pooled what: for each document in the pooled runs' top ``depth``, its units.
 
         Buckley et al. §1, Sakai §4. Returns ``qid``, ``docno``, ``unit`` (ids) and ``n_units``
@@ -406,7 +406,7 @@ class Pool:
         2    d2    A        1
         3    d3    B        1
         """
-        c = contrib_table(top_rows(self.runs, self.depth, self.pooled), by, orgs)
+        c = contrib_table(top_rows(self.runs, self.depth, self.pooled), unit, orgs)
         nd = max(len(c.dcats), 1)
         order = np.lexsort((c.pair_unit, c.pair_doc))
         doc = c.keys[c.pair_doc[order]]

@@ -2,7 +2,7 @@
 
 A *depth-d pool* of a set of runs is the set of (qid, docno) that at least one run ranks in its
 top d on that topic (trec_eval order, :func:`pbtools.frames.trec_order`). A *unit* is what an
-experiment withdraws from the pool: a run (``by="run"``) or an organisation (``by="org"``, the
+experiment withdraws from the pool: a run (``unit="run"``) or an organisation (``unit="org"``, the
 runs mapped to it by an orgs frame ``name``, ``org``). Every reduction here is derived from one
 *contributions* table — the unique (unit, qid, docno) triples of the pooled runs' top d with the
 number of units that pooled each document — and is computed for all units at once with integer
@@ -118,7 +118,7 @@ def pool(runs: pd.DataFrame, depth: int, keys: Sequence[str] = ()) -> pd.DataFra
     )
 
 
-def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
+def repool(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int) -> pd.DataFrame:
     """Qrels restricted to the depth-d pool of ``runs`` (PROTOCOL-lipani2015 item 7).
 
     Per topic, only the original judgments of documents in the top ``depth`` of at least one of
@@ -144,7 +144,7 @@ def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
     >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
     ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
-    >>> repool(qrels, runs, 2)["docno"].tolist()  # 3 and 9 are in no run's top 2
+    >>> repool(runs, qrels, 2)["docno"].tolist()  # 3 and 9 are in no run's top 2
     ['1', '2', '4', '5']
     """
     require_columns(qrels, ("qid", "docno", "label"), "qrels")
@@ -154,7 +154,7 @@ def repool(qrels: pd.DataFrame, runs: pd.DataFrame, depth: int) -> pd.DataFrame:
 
 
 def contributions(
-    runs: pd.DataFrame, depth: int, by: str = "run", orgs: pd.DataFrame | None = None
+    runs: pd.DataFrame, depth: int, unit: str = "run", orgs: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Who pooled what: for each pooled (qid, docno), the units that ranked it in their top d.
 
@@ -164,7 +164,7 @@ def contributions(
     ----------
     runs : DataFrame
         The pooled runs (run columns). ``depth``: int.
-    by : {"run", "org"}
+    unit : {"run", "org"}
         ``"run"`` (unit = run name) or ``"org"`` (unit = the run's organisation from ``orgs``
         columns ``name``, ``org``; unlisted runs are their own organisation).
 
@@ -186,7 +186,7 @@ def contributions(
     4   1     4    b        1
     5   1     5    c        1
     """
-    return Pool.from_depth(runs, _NO_QRELS, depth).contributions(by, orgs)
+    return Pool.from_depth(runs, _NO_QRELS, depth).contributions(unit, orgs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -195,10 +195,10 @@ def contributions(
 
 
 def leave_one_out(
-    qrels: pd.DataFrame,
     runs: pd.DataFrame,
+    qrels: pd.DataFrame,
     depth: int,
-    by: str = "run",
+    leave_out: str = "run",
     orgs: pd.DataFrame | None = None,
     units: Iterable[str] | None = None,
     *,
@@ -211,18 +211,18 @@ def leave_one_out(
     Webber §3 (leave-one-run-out). For unit u, the documents that *only* u's runs placed in
     their top ``depth`` become unjudged (their rows are dropped); every other judgment is kept.
     Qrels documents that no pooled run placed in its top d are kept (``repool=False``, default)
-    or dropped (``repool=True``: then the reduced qrels of u equal ``repool(qrels, runs without
-    u, depth)``, PROTOCOL items 7-8).
+    or dropped (``repool=True``: then the reduced qrels of u equal ``repool(qrels,
+    runs without u, depth)``, PROTOCOL items 7-8).
 
     Parameters
     ----------
-    qrels, runs : DataFrame
-        ``qid``, ``docno``, ``label`` (+ extra columns, kept); run columns: the pooled runs, or
-        restrict them with ``pooled`` (run names).
-    by, orgs, units
-        The unit, ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``); the units to leave
-        out (default: every unit of the pooled runs; one without pooled runs leaves the qrels
-        unreduced).
+    runs, qrels : DataFrame
+        Run columns: the pooled runs, or restrict them with ``pooled`` (run names); ``qid``,
+        ``docno``, ``label`` (+ extra columns, kept).
+    leave_out, orgs, units
+        The unit left out, ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``); the
+        units to leave out (default: every unit of the pooled runs; one without pooled runs
+        leaves the qrels unreduced).
 
     Returns
     -------
@@ -240,15 +240,15 @@ def leave_one_out(
     >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
     ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
-    >>> lo = leave_one_out(qrels, runs, 2)
+    >>> lo = leave_one_out(runs, qrels, 2)
     >>> lo.groupby("left_out", observed=True)["docno"].agg("".join).to_dict()
     {'a': '123459', 'b': '12359', 'c': '12349'}
-    >>> lo = leave_one_out(qrels, runs, 2, repool=True)
+    >>> lo = leave_one_out(runs, qrels, 2, repool=True)
     >>> lo.groupby("left_out", observed=True)["docno"].agg("".join).to_dict()
     {'a': '1245', 'b': '125', 'c': '124'}
     """
     p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
-    return p.leave_out(by, orgs, units, repool=repool)
+    return p.leave_out(leave_out, orgs, units, repool=repool)
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,11 +257,11 @@ def leave_one_out(
 
 
 def take_teams(
-    qrels: pd.DataFrame,
     runs: pd.DataFrame,
+    qrels: pd.DataFrame,
     depth: int,
     k: int = 1,
-    by: str = "org",
+    unit: str = "org",
     orgs: pd.DataFrame | None = None,
     *,
     teams: Iterable[str] | None = None,
@@ -277,11 +277,11 @@ def take_teams(
     (default: every unit of the pooled runs), or ``sample`` of them drawn at random (seeded), or
     the explicit list ``combos`` (e.g. Sakai's three "ordinary" teams). Qrels documents that no
     team of the combination placed in its top ``depth`` are dropped (this includes documents
-    never contributed by any pooled run). ``by="run"`` takes runs instead of teams.
+    never contributed by any pooled run). ``unit="run"`` takes runs instead of teams.
 
     Parameters
     ----------
-    qrels, runs, depth, by, orgs, pooled
+    qrels, runs, depth, unit, orgs, pooled
         As in :func:`leave_one_out`; ``k``, ``teams``, ``combos``, ``sample``, ``seed``: above.
 
     Returns
@@ -298,39 +298,39 @@ def take_teams(
     ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
     >>> orgs = pd.DataFrame({"name": ["a", "b", "c"], "org": ["X", "X", "Y"]})  # a, b: X
-    >>> tt = take_teams(qrels, runs, 2, orgs=orgs)
+    >>> tt = take_teams(runs, qrels, 2, orgs=orgs)
     >>> tt.groupby("kept", observed=True)["docno"].agg("".join).to_dict()
     {'X': '124', 'Y': '15'}
-    >>> tt = take_teams(qrels, runs, 2, k=2, by="run")
+    >>> tt = take_teams(runs, qrels, 2, k=2, unit="run")
     >>> tt.groupby("kept", observed=True)["docno"].agg("".join).to_dict()
     {'a+b': '124', 'a+c': '125', 'b+c': '1245'}
     """
     p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
-    return p.take_teams(k, by, orgs, teams=teams, combos=combos, sample=sample, seed=seed)
+    return p.take_teams(k, unit, orgs, teams=teams, combos=combos, sample=sample, seed=seed)
 
 
 def subset_pool(
-    qrels: pd.DataFrame,
     runs: pd.DataFrame,
+    qrels: pd.DataFrame,
     depth: int,
     size: int | Iterable[int],
     n: int = 10,
     *,
     seed: int = 0,
     pooled: Iterable[str] | None = None,
-    by: str = "run",
+    unit: str = "run",
     orgs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Pools of random subsets of the pooled runs (Webber & Park §3: pool width experiments).
 
     For each ``size`` w, ``n`` distinct random w-subsets of the pooled runs (units with
-    ``by="org"``) are drawn (seeded ``numpy.random.default_rng(seed)``, all C(N, w) when there
+    ``unit="org"``) are drawn (seeded ``numpy.random.default_rng(seed)``, all C(N, w) when there
     are fewer); each subset's reduced qrels are the qrels documents some run of the subset placed
     in its top ``depth``.
 
     Parameters
     ----------
-    qrels, runs, depth, pooled, by, orgs
+    qrels, runs, depth, pooled, unit, orgs
         As in :func:`leave_one_out`; ``size`` (int or ints), ``n``, ``seed``: above.
 
     Returns
@@ -345,24 +345,24 @@ def subset_pool(
     >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
     ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
-    >>> sp = subset_pool(qrels, runs, 2, size=2, n=2)  # 2 of the 3 pairs, seed 0
+    >>> sp = subset_pool(runs, qrels, 2, size=2, n=2)  # 2 of the 3 pairs, seed 0
     >>> sp.groupby("kept", observed=True)["docno"].agg("".join).to_dict()
     {'a+b': '124', 'b+c': '1245'}
     """
     p = Pool.from_depth(runs, qrels, depth, pooled=pooled)
-    return p.subset(size, n, seed=seed, by=by, orgs=orgs)
+    return p.subset(size, n, seed=seed, unit=unit, orgs=orgs)
 
 
 def shallow(
-    qrels: pd.DataFrame,
     runs: pd.DataFrame,
+    qrels: pd.DataFrame,
     depths: int | Iterable[int] = (50, 10, 1),
     *,
     pooled: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Shallow-pool relevance data: re-pool at depths pd (< d) from the pooled runs (Sakai §7).
 
-    For every ``pd`` in ``depths`` the reduced qrels are ``repool(qrels, runs, pd)``: the qrels
+    For every ``pd`` in ``depths`` the reduced qrels are ``repool(runs, qrels, pd)``: the qrels
     documents that some pooled run ranks in its top pd. All depths come from one pass: the best
     rank any pooled run gives each document.
 
@@ -385,7 +385,7 @@ def shallow(
     >>> runs = as_run(pd.DataFrame({"name": list("aaabbcc"), "qid": "1",
     ...                             "docno": list("1232451"), "score": [3, 2, 1, 3, 2, 2, 1]}))
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("123459"), "label": [1, 0, 1, 1, 0, 1]})
-    >>> shallow(qrels, runs, [2, 1]).groupby("depth")["docno"].agg("".join).to_dict()
+    >>> shallow(runs, qrels, [2, 1]).groupby("depth")["docno"].agg("".join).to_dict()
     {1: '125', 2: '1245'}
     """
     depths = [int(depths)] if isinstance(depths, int | np.integer) else [int(x) for x in depths]
