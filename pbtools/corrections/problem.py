@@ -138,8 +138,10 @@ class Problem:
 
     def cell_labels(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Labels of ranked local docs (rows × W) under each row's variant; PAD past the end."""
-        lab = self.lab[var[:, None], t[:, None], np.maximum(docs, 0)].astype(np.int64)
-        return np.where(docs >= 0, lab, K.PAD)
+        T, U = self.lab.shape[1:]
+        base = (var.astype(np.int64) * T + t) * U
+        lab = np.take(self.lab.reshape(-1), base[:, None] + np.maximum(docs, 0))
+        return np.where(docs >= 0, lab, K.PAD).astype(np.int64)
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
         """Scores of rankings of local docs (rows × W) on topic ``t`` under variant ``var``."""

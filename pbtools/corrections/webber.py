@@ -133,13 +133,16 @@ def _losses(problem: Problem, ms, replace: bool):
         u, p = pair_u[rr], pair_p[rr]
         x = enc.D[p, tt, :width]
         xc = np.maximum(x, 0)
-        count = C[tt[:, None], xc] - CX[ginv[u][:, None], tt[:, None], xc]
+        cell = tt[:, None] * enc.U + xc  # (topic, doc) cell in the T × U count tables
+        count = np.take(C.reshape(-1), cell) - np.take(
+            CX.reshape(-1), (ginv[u] * (enc.T * enc.U))[:, None] + cell
+        )
         survive = count - in_top > 0
         if replace:
             ur = enc.rank(new[u][:, None], tt[:, None], x)
             survive |= (ur >= 1) & (ur <= d)
         var = var_u[u]
-        judged = problem.lab[var[:, None], tt[:, None], xc] >= 0
+        judged = np.take(problem.lab.reshape(-1), (var * enc.T * enc.U)[:, None] + cell) >= 0
         lost = (x >= 0) & ~survive & judged
         lossy = lost.any(axis=1) | touched[u, tt]
         if not lossy.any():

@@ -40,10 +40,11 @@ from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import run_estimators
 from pbtools.corrections.merge import merge_rows
 from pbtools.corrections.problem import Problem
-from pbtools.corrections.reduced import TrueScore
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
+from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import parse_all
+from pbtools.measures.topics import topic_mask
 from pbtools.pooling.dense import DenseRuns
 from pbtools.pooling.reductions import top_fraction
 
@@ -345,22 +346,27 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
         cache=cache,
     )
     res = run_estimators(problem, ms, estimators, base.opts)
-    true = TrueScore().estimate(problem, ms)[["name", "measure", "value"]]
+    # the truth, scored once on every topic a run answers or the qrels judge: its mean over the
+    # run's topics (``topics``) is ``true``, its rows on every qrels topic the balanced design
+    # of the paired statistics (a topic the run lacks scoring as an empty ranking, ``-c``)
+    tvar = np.full(len(u_slots), len(eval_units), dtype=np.int64)
+    answered = enc.length[u_slots] > 0
+    judged = np.broadcast_to(base.present0, answered.shape)
+    item, t, docs = enc.run_rows(u_slots, answered | judged, depth_needed(ms))
+    values = problem.score_docs(docs, tvar[item], t, ms)
+    own = topic_mask(answered, judged, problem.topics)[item, t]
+    true_means = problem.rounded(problem.means(item[own], values[own], len(u_slots)))
+    true = problem.frame(true_means, ms, "true")[["name", "measure", "value"]]
     res = res.merge(true.rename(columns={"value": "true"}), on=["name", "measure"], how="left")
     res["left_out"] = res["name"].map(unit_of)
     res = res.rename(columns={"value": "estimate"})
-    # per-topic truth over every qrels topic (balanced design for the paired statistics)
-    tvar = np.full(len(u_slots), len(eval_units), dtype=np.int64)
-    balanced = base.problem(
-        block, lab, u_slots, tvar, pu[:0], pi[:0], len(eval_units), topics="all"
-    )
-    item, t, values = balanced.per_topic(u_slots, tvar, ms)
+    rows = judged[item, t]
     truth_frame = pd.DataFrame(
         {
-            "measure": np.repeat([str(m) for m in ms], len(item)),
-            "name": np.tile(names[u_slots][item], len(ms)),
-            "qid": np.tile(np.asarray(enc.qids)[t], len(ms)),
-            "value": values.T.ravel(),
+            "measure": np.repeat([str(m) for m in ms], int(rows.sum())),
+            "name": np.tile(names[u_slots][item[rows]], len(ms)),
+            "qid": np.tile(np.asarray(enc.qids)[t[rows]], len(ms)),
+            "value": values[rows].T.ravel(),
         }
     )
     for c in SCORE_COLUMNS:
