@@ -600,6 +600,14 @@ def _medians(ch: pd.DataFrame) -> pd.Series:
     return ch.groupby("label")["change_pct"].median().reindex(list(LABELS))
 
 
+def _condition(tau: pd.DataFrame, key: tuple) -> pd.Series:
+    """A table's row (per metric) for one condition; NaN where the collection has no such
+    condition (a team whose runs would all be excluded, fewer than three teams)."""
+    if key in tau.index:
+        return tau.loc[key].reindex(list(LABELS))
+    return pd.Series(np.nan, index=list(LABELS))
+
+
 def _rank_moves(ch: pd.DataFrame) -> pd.DataFrame:
     """Per metric: how many team runs moved up (better rank) and down."""
     moves = ch.assign(
@@ -707,7 +715,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         bool(rbp < 1.0),
         "holds if no RBP or RBP' change exceeds 1 % in size",
     )
-    mv1 = _rank_moves(take1)
+    mv1 = _rank_moves(take1).fillna(0)  # a measure with no run to move has moved none
     bad = [m for m in CONDENSED if mv1.loc[m, "up"] > mv1.loc[m, "down"]] + [
         m for m in TRADITIONAL if mv1.loc[m, "down"] > mv1.loc[m, "up"]
     ]
@@ -724,8 +732,8 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         "down than up" + (f"; against it: {', '.join(bad)}" if bad else ""),
     )
     # Table 5
-    t1 = tau.loc[("take_one_team", "mean")].reindex(list(LABELS))
-    t3 = tau.loc[("take_three_teams", "smallest-unique")].reindex(list(LABELS))
+    t1 = _condition(tau, ("take_one_team", "mean"))
+    t3 = _condition(tau, ("take_three_teams", "smallest-unique"))
     lo = min(t1.min(), t3.min())
     c.add(
         "T5",
@@ -743,8 +751,8 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         .set_index(["kind", "condition", "label"])["err"]
         .sort_index()
     )
-    e1 = err.loc[("take_one_team", "mean")].reindex(list(LABELS))
-    e3 = err.loc[("take_three_teams", "smallest-unique")].reindex(list(LABELS))
+    e1 = _condition(err, ("take_one_team", "mean"))
+    e3 = _condition(err, ("take_three_teams", "smallest-unique"))
     more = int((e1 > e3).sum())
     c.add(
         "M1",
@@ -761,7 +769,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         ("F2a", "take_one_team", "mean", "take-one-team (mean over teams)"),
         ("F2b", "take_three_teams", "smallest-unique", "take-three-teams"),
     ):
-        pw = power.loc[(kind, cond)].reindex(list(LABELS))
+        pw = _condition(power, (kind, cond))
         pp = PAPER_POWER[kind]
         wins = [pw[b] > pw[a] for a, b in PAIRS[:3]]
         c.add(
@@ -802,7 +810,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         fails = []
         for kind, cond in conds:
             w, n, f = _more_discriminative(
-                power.loc[(kind, cond)], ("AP'", "Q'"), ("bpref", "RBP'", "RBP")
+                _condition(power, (kind, cond)), ("AP'", "Q'"), ("bpref", "RBP'", "RBP")
             )
             won, total = won + w, total + n
             fails += [f"{cond if kind == 'shallow' else ''} {x}".strip() for x in f]
@@ -821,7 +829,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
     # §7: depth
     if shallow_conds:
         order = sorted(shallow_conds, key=lambda s: -int(s.split("=")[1]))
-        tt = pd.DataFrame({d: tau.loc[("shallow", d)].reindex(list(LABELS)) for d in order})
+        tt = pd.DataFrame({d: _condition(tau, ("shallow", d)) for d in order})
         mono = [m for m in LABELS if (np.diff(tt.loc[m].to_numpy()) <= 1e-12).all()]
         c.add(
             "D1",

@@ -763,7 +763,7 @@ def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
             fig, axes = plt.subplots(
                 2, len(widths), figsize=(2.1 * len(widths) + 0.6, 4.4), sharex=True, sharey="row"
             )
-            axes = np.atleast_2d(axes)
+            axes = np.asarray(axes).reshape(2, len(widths))  # one width: a column, not a row
             for j, w in enumerate(widths):
                 for est, g in t[t["width"] == w].groupby("estimator", sort=False):
                     colour, label = STYLE[(lists, est)]

@@ -172,3 +172,39 @@ def test_evaluate_and_pool_lenient_with_nan(capsys, nan_track):
     code, out, err = run_cli(capsys, "pool", nan_track.path, "--lenient", "--json")
     assert code == 0
     assert isinstance(pd.read_json(__import__("io").StringIO(out), typ="series"), pd.Series)
+
+
+def _script(name: str):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(f"awk_{name}", root / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("lipani2015", {"cutoffs": (5, 10), "alphas": (0.5, 1.0), "indicators": ("lambda",)}),
+        ("sakai2008", {"B": 20, "combos": 0, "depths": (5,)}),
+        ("webber2009", {"repeats": 1, "widths": (2,), "common": (2,), "topic_samples": 5}),
+        ("buckley2006", {"depths": (None,)}),
+    ],
+)
+def test_paper_scripts_run_on_the_awkward_track(track, tmp_path, name, params):
+    """The four paper scripts read a track they were not written against (graded qrels, tab
+    runs, a shallow pool of a subset, run-only and qrels-only topics) and write their claims."""
+    import warnings
+
+    mod = _script(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod.run(track.path, tmp_path, jobs=1, progress=False, **params)
+    claims = io.read_parquet(next(tmp_path.rglob("claims.parquet")))
+    assert len(claims) > 0 and set(claims["holds"].astype(str)) <= {"true", "false", "n.a."}

@@ -145,3 +145,16 @@ def test_with_cutoff_accepts_both_layouts():
     pd.testing.assert_frame_equal(a[["n", "measure", "mae"]], b[["n", "measure", "mae"]])
     neither = pd.DataFrame({"x": [1]})
     assert common.with_cutoff(neither) is neither
+
+
+def test_readme_claims_block_is_the_generated_one():
+    """README.md carries the block benchmarks/summary.py generated into benchmarks/README.md."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pat = re.compile(r"^<!-- claims:begin -->\n.*?^<!-- claims:end -->", re.S | re.M)
+    ours = pat.search((root / "README.md").read_text())
+    generated = pat.search((root / "benchmarks" / "README.md").read_text())
+    assert ours is not None and generated is not None
+    assert ours.group(0) == generated.group(0)
