@@ -223,7 +223,7 @@ def run_track(
         sweep_scores[[*keys, "name", "true", "estimate"]], significance, by=keys
     )
     sweep = sweep.merge(
-        stats.kendall_tau_by(sweep_scores[[*keys, "name", "true", "estimate"]], by=keys), on=keys
+        stats.kendall_tau(sweep_scores[[*keys, "name", "true", "estimate"]], by=keys), on=keys
     )
     base = with_cutoff(main.errors)
     org = base[base["by"] == "org"].drop(columns="by")

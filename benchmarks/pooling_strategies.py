@@ -160,7 +160,7 @@ def task(
     )
     keys = ["measure"]
     a = stats.mae(frame, by=keys).merge(stats.sre(frame, by=keys), on=keys)
-    a = a.merge(stats.kendall_tau_by(frame[["name", "measure", "true", "estimate"]], by=keys))
+    a = a.merge(stats.kendall_tau(frame[["name", "measure", "true", "estimate"]], by=keys))
     loo = leave_one_org_out(runs, pool.qrels, orgs, pool, cutoffs, estimators)
     bkeys = ["measure", "estimator"]
     b = stats.mae(loo, by=bkeys).merge(stats.sre(loo, by=bkeys), on=bkeys)

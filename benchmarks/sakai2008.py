@@ -494,7 +494,7 @@ def run_track(
     other = scores[scores["kind"] != "full"]
     tau_in = other.merge(full, on=["name", "measure"], suffixes=("", "_full"))
     tau_in = tau_in.rename(columns={"value_full": "true", "value": "estimate"})
-    tau = stats.kendall_tau_by(
+    tau = stats.kendall_tau(
         tau_in[["kind", "condition", "measure", "name", "true", "estimate"]],
         by=["kind", "condition", "measure"],
     )

@@ -335,7 +335,7 @@ def test_kendall_tau_self_is_one(x):
     assert S.kendall_tau(x, [-v for v in x], variant="ap") == pytest.approx(-1.0)
 
 
-def test_kendall_tau_by_groups():
+def test_kendall_tau_groups_a_frame_by_keys():
     f = pd.DataFrame(
         {
             "name": list("abcabc"),
@@ -344,7 +344,7 @@ def test_kendall_tau_by_groups():
             "n": [5, 5, 5, 10, 10, 10],
         }
     )
-    out = S.kendall_tau_by(f)
+    out = S.kendall_tau(f)
     assert out["tau"].tolist() == pytest.approx([1.0, -1.0]) and out["n"].tolist() == [5, 10]
 
 

@@ -262,7 +262,7 @@ def analyze(
     keys = ["leave_out", "runs", "measure", "estimator"]
     keyed = scores[[*keys, "name", "true", "estimate"]]
     errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
-    tau = stats.kendall_tau_by(keyed, by=keys)
+    tau = stats.kendall_tau(keyed, by=keys)
     errors = errors.merge(tau, on=keys, how="left")
     t_analysis = time.perf_counter() - t1
     params = {

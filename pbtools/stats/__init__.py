@@ -18,7 +18,7 @@ Comparing runs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
     :class:`Comparison` with ``.summary``, ``.tests``, ``.to_markdown()``, ``.to_latex()``.
     :func:`p_adjust` — Holm, Bonferroni, Benjamini–Hochberg.
 Rank correlation
-    :func:`kendall_tau` (τ-b, or τ_AP of Yilmaz et al. 2008), :func:`kendall_tau_by`.
+    :func:`kendall_tau` (τ-b, or τ_AP of Yilmaz et al. 2008; on a frame, ``by=`` groups).
 Reliability (Lipani §5.2; Urbano et al. 2013)
     :func:`generalizability` — variance components, Eρ², Φ.
 Tables
@@ -38,7 +38,7 @@ from pbtools.stats.power import (
     misses_false_alarms,
 )
 from pbtools.stats.table2 import table2, to_latex, to_markdown
-from pbtools.stats.tau import kendall_tau, kendall_tau_by
+from pbtools.stats.tau import kendall_tau
 
 __all__ = [
     "Comparison",
@@ -48,7 +48,6 @@ __all__ = [
     "error_table",
     "generalizability",
     "kendall_tau",
-    "kendall_tau_by",
     "mae",
     "misses_false_alarms",
     "p_adjust",

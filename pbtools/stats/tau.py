@@ -42,7 +42,14 @@ def _tied_pairs(v: np.ndarray) -> int:
     return int(np.sum(counts * (counts - 1) // 2))
 
 
-def kendall_tau(x, y, variant: str = "b") -> float:
+def kendall_tau(
+    x,
+    y=None,
+    variant: str = "b",
+    *,
+    by: Sequence[str] | None = None,
+    columns: tuple[str, str] = ("true", "estimate"),
+):
     """Rank correlation of two system rankings (scores: higher is better).
 
     Parameters
@@ -59,6 +66,11 @@ def kendall_tau(x, y, variant: str = "b") -> float:
         by x descending (ties: stable, input order);
         τ_AP = 2/(N-1) Σ_{i=2..N} C(i)/(i-1) - 1, C(i) = #{runs above i in x's ranking that y
         also scores above i}, a tie in y counting ½.
+    by, columns
+        With a frame as ``x`` (and no ``y``): one τ per group of the key columns ``by`` (default
+        every column but ``name``, ``qid`` and ``columns``) between the two ``columns`` (the
+        truth first); a per-topic frame (with ``qid``) is averaged per run first. Returns a
+        frame of the keys and ``tau``.
 
     Returns
     -------
@@ -81,6 +93,8 @@ def kendall_tau(x, y, variant: str = "b") -> float:
     >>> round(kendall_tau(truth, estimate, variant="ap"), 4)
     0.7778
     """
+    if y is None and isinstance(x, pd.DataFrame):  # a frame: one τ per group of ``by``
+        return _tau_frame(x, columns[0], columns[1], by, variant)
     a, b = _aligned(x, y)
     if variant == "b":
         # scipy counts concordant - discordant pairs in O(n log n); the integer C - D is
@@ -103,14 +117,15 @@ def kendall_tau(x, y, variant: str = "b") -> float:
     raise ValueError(f"variant must be 'b' or 'ap', got {variant!r}")
 
 
-def kendall_tau_by(
+def _tau_frame(
     frame: pd.DataFrame,
     x: str = "true",
     y: str = "estimate",
     by: Sequence[str] | None = None,
     variant: str = "b",
 ) -> pd.DataFrame:
-    """:func:`kendall_tau` between columns ``x`` and ``y`` within each group of ``by``.
+    """:func:`kendall_tau` between columns ``x`` and ``y`` within each group of ``by`` (what
+    ``kendall_tau(frame, by=...)`` returns).
 
     Parameters
     ----------
@@ -134,7 +149,7 @@ def kendall_tau_by(
     >>> import pandas as pd
     >>> f = pd.DataFrame({"name": list("abcabc"), "true": [3, 2, 1, 3, 2, 1],
     ...                   "estimate": [3, 2, 1, 1, 2, 3], "n": [5, 5, 5, 10, 10, 10]})
-    >>> kendall_tau_by(f)
+    >>> kendall_tau(f)
         n  tau
     0   5  1.0
     1  10 -1.0
