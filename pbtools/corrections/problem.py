@@ -22,7 +22,7 @@ from dataclasses import replace as _replace
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import as_qrels, encode, ranked
+from pbtools.frames import as_qrels, ranked
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure, parse_all
 from pbtools.measures.rounding import round_half_up
@@ -352,8 +352,3 @@ def from_frames(
         topics=mode,
         decimals=decimals,
     )
-
-
-def encode_names(names) -> pd.Series:
-    """Run names as an encoded id column (helper for frames built from a problem)."""
-    return encode(pd.Series(list(map(str, names)), dtype="str"))

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import encode
+from pbtools.frames import encode, mapped_codes
 
 __all__ = ["CHUNK", "RANK_TABLE_BYTES", "DenseRuns", "row_chunks", "label_histograms"]
 
@@ -41,15 +41,6 @@ def row_chunks(n_rows: int, width: int):
     step = max(1, CHUNK // max(width, 1))
     for i in range(0, n_rows, step):
         yield slice(i, min(n_rows, i + step))
-
-
-def _codes_onto(s: pd.Series, cats: pd.Index) -> np.ndarray:
-    """Codes of an encoded id column re-expressed in the dictionary ``cats`` (−1 if absent)."""
-    own = s.cat.categories
-    c = s.cat.codes.to_numpy().astype(np.int64)
-    if own is cats or own.equals(cats):
-        return c
-    return cats.get_indexer(own).astype(np.int64)[c]
 
 
 def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
@@ -99,10 +90,10 @@ class DenseRuns:
             slot_of_row.append(loc[c])
         self.names = pd.Index(slot_names, dtype="str")
         r = np.concatenate(slot_of_row) if slot_of_row else np.zeros(0, np.int64)
-        t = np.concatenate([_codes_onto(s, self.qids) for s in cols["qid"]] or [r[:0]])
-        g = np.concatenate([_codes_onto(s, self.docs) for s in cols["docno"]] or [r[:0]])
-        qt = [_codes_onto(s, self.qids) for s in qcols["qid"]]
-        qg = [_codes_onto(s, self.docs) for s in qcols["docno"]]
+        t = np.concatenate([mapped_codes(s, self.qids) for s in cols["qid"]] or [r[:0]])
+        g = np.concatenate([mapped_codes(s, self.docs) for s in cols["docno"]] or [r[:0]])
+        qt = [mapped_codes(s, self.qids) for s in qcols["qid"]]
+        qg = [mapped_codes(s, self.docs) for s in qcols["docno"]]
         rank = np.concatenate([f["rank"].to_numpy().astype(np.int64) for f in frames] or [r[:0]])
         key = t * NG + g
         qkey = np.concatenate([a * NG + b for a, b in zip(qt, qg, strict=True)] or [key[:0]])
@@ -151,8 +142,8 @@ class DenseRuns:
     def locate(self, qid: pd.Series, docno: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """(topic, local doc) of qrels rows; topic −1 for a qid outside the encoding, local doc
         −1 for a document outside the universe."""
-        t = _codes_onto(encode(qid), self.qids)
-        g = _codes_onto(encode(docno), self.docs)
+        t = mapped_codes(encode(qid), self.qids)
+        g = mapped_codes(encode(docno), self.docs)
         ok = (t >= 0) & (g >= 0)
         key = np.where(ok, t * self.NG + g, -1)
         pos = np.searchsorted(self.universe, key)

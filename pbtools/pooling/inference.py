@@ -65,10 +65,9 @@ import pandas as pd
 from pbtools.frames import (
     encode,
     group_starts,
-    is_trec_ordered,
     mapped_codes,
+    ranked,
     require_columns,
-    trec_order,
     used_codes,
 )
 
@@ -183,7 +182,7 @@ class _Flags:
 def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
     require_columns(qrels, ("qid", "docno"), "qrels")
     require_columns(runs, ("name", "qid", "docno", "score"), "runs")
-    runs = runs if is_trec_ordered(runs) else trec_order(runs)
+    runs = ranked(runs)
     judged_topics = used_codes(qrels["qid"])[1]  # topics with rows, not the categories
     rq = encode(runs["qid"])
     on_topic = judged_topics.get_indexer(rq.cat.categories)[rq.cat.codes.to_numpy()] >= 0
