@@ -97,22 +97,25 @@ class SyntheticCollection:
         """The pool depth d."""
         return self.params.depth
 
-    def write(self, path, *, gzip: bool = False) -> Path:
+    def write(self, path, *, gzip: bool = False, sep: str = " ") -> Path:
         """Write the collection in the TRACK layout and return the directory.
 
         ``path/QRels/qrels`` (pooled judgments), ``path/Runs/input.<name>`` (one plain-text TREC
         run per run, ``.gz`` with ``gzip=True``), ``path/desc.xml`` (tag → organization) and
         ``path/truth/qrels`` (complete judgments). Lines: ``qid 0 docno label`` and
-        ``qid Q0 docno rank score name`` (rank 1-based, score with 4 decimals).
+        ``qid Q0 docno rank score name`` (rank 1-based, score with 4 decimals), fields
+        separated by ``sep`` (one space, or ``"\\t"`` for a tab-separated track).
         """
         import gzip as gz
 
         root = Path(path)
         for sub in ("QRels", "Runs", "truth"):
             (root / sub).mkdir(parents=True, exist_ok=True)
-        write_qrels(self.qrels, root / "QRels" / "qrels")
-        write_qrels(self.truth, root / "truth" / "qrels")
-        text, ends = _run_lines(self.runs)  # every line at once, then one slice per run
+        if sep not in (" ", "\t"):
+            raise ValueError(f"sep must be ' ' or '\\t', not {sep!r}")
+        write_qrels(self.qrels, root / "QRels" / "qrels", sep=sep)
+        write_qrels(self.truth, root / "truth" / "qrels", sep=sep)
+        text, ends = _run_lines(self.runs, sep=sep)  # every line at once, then one slice per run
         name_codes = self.runs["name"].cat.codes.to_numpy()
         bounds = np.flatnonzero(np.r_[True, name_codes[1:] != name_codes[:-1], True])
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):  # one file per run
@@ -164,8 +167,8 @@ def join_lines(columns: list, sep: str = " ") -> tuple[bytes, np.ndarray]:
     return data, (offsets[1:] - offsets[0]).astype(np.int64)
 
 
-def write_qrels(qrels: pd.DataFrame, path: Path) -> None:
-    """Write ``qid 0 docno label`` lines in the frame's row order."""
+def write_qrels(qrels: pd.DataFrame, path: Path, sep: str = " ") -> None:
+    """Write ``qid 0 docno label`` lines in the frame's row order, fields separated by ``sep``."""
     if len(qrels) == 0:
         Path(path).write_bytes(b"")
         return
@@ -175,7 +178,8 @@ def write_qrels(qrels: pd.DataFrame, path: Path) -> None:
             pa.scalar("0"),
             string_array(qrels["docno"]),
             string_array(qrels["label"]),
-        ]
+        ],
+        sep,
     )
     Path(path).write_bytes(text)
 
@@ -195,7 +199,7 @@ def write_desc(orgs: pd.DataFrame, path: Path) -> None:
     Path(path).write_text("\n".join(lines) + "\n")
 
 
-def _run_lines(runs: pd.DataFrame) -> tuple[bytes, np.ndarray]:
+def _run_lines(runs: pd.DataFrame, sep: str = " ") -> tuple[bytes, np.ndarray]:
     """TREC run lines ``qid Q0 docno rank score name`` (score: 4 decimals) for every row."""
     if len(runs) == 0:
         return b"", np.zeros(0, dtype=np.int64)
@@ -210,7 +214,8 @@ def _run_lines(runs: pd.DataFrame) -> tuple[bytes, np.ndarray]:
             string_array(runs["rank"]),
             pc.cast(pa.array(score), pa.string()),
             string_array(runs["name"]),
-        ]
+        ],
+        sep,
     )
 
 
