@@ -322,7 +322,9 @@ def _dask(tasks, shared, dask, jobs, bar):
     if own and dask == "local":
         cluster = distributed.LocalCluster(
             n_workers=plan_jobs(jobs, len(tasks))[0],
-            threads_per_worker=1, processes=True, dashboard_address=None
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
         )
         dask = cluster
     client = distributed.Client(dask) if own else dask

@@ -1,0 +1,275 @@
+"""How ``pbtools analyze`` scales with runs and topics, and what ``--jobs 2`` buys (issue 15).
+
+**Scaling.** ``pbtools.synth`` collections at 1×, 3× and 10× the runs (topics fixed) and at 1×,
+3× and 10× the topics (runs fixed), from a base of 12 runs × 15 topics (4 runs per organisation,
+2 unpooled runs, 2,000 documents per topic, 1,000 per run and topic, pool depth 100), each
+analysed as ``pbtools analyze`` does (:func:`pbtools.experiments.analysis.analyze`: both
+leave-out units × both run sets × P@5..P@100, estimators reduced, Webber & Park, Lipani) in a
+fresh process (for its peak RSS). Per point it prints
+
+* the analysis time after parsing, split into the **pairwise** parts — the estimators that
+  compare every evaluated run with every pooled run (Webber & Park, Lipani with the merge
+  r_p ∘ r_u of every pair) — and **the rest** (pool inference, encoding, the reduced pool, the
+  truth, significance); medians of ``--repeat`` analyses of the same frames;
+* time per (run pair × topic) for the pairwise parts (ordered pairs of pooled runs R_p·(R_p−1)
+  × topics) and per (run × topic) for the rest (R × T), in microseconds;
+* the peak RSS of the process and its growth over the RSS after reading.
+
+A verdict line per direction says whether each per-unit time stays flat (within ``--tolerance``,
+default ±35 %: the machine is shared) from 1× to 10×, and how the memory grows (the exponent
+a of RSS growth ∝ factor^a: a ≈ 1 linear, a ≈ 2 runs²).
+
+The pairwise time is measured by wrapping the ``estimate`` method of the registry's estimators
+(:data:`pbtools.corrections.registry.ESTIMATORS`) for the duration of the measurement, which
+needs no hook inside the estimators; the stage times are :attr:`Analysis.timings`.
+
+**--jobs.** ``--jobs-compare SHAPE ...`` (``trec2``, ``synth127`` of ``benchmarks/shapes.py``)
+reads each track once and alternates ``analyze(jobs=1)`` and ``analyze(jobs=2)`` ``--repeat``
+times on the same frames: medians of the analysis time and the ratio.
+
+Usage::
+
+    python benchmarks/scaling.py                     # the scaling table (~10 min on 2 cores)
+    python benchmarks/scaling.py --jobs-compare trec2 synth127 --repeat 3
+
+Generated tracks are cached in ``$PBTOOLS_BENCH_CACHE`` (default ``~/.cache/pbtools-bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from shapes import cache_dir, shape  # noqa: E402
+
+BASE = {"runs": 12, "topics": 15}
+SHAPE = {"docs": 2000, "run_length": 1000, "depth": 100, "unpooled": 2, "seed": 15}
+RUNS_PER_ORG = 3
+PAIRWISE = ("webber", "lipani")
+
+
+def track(runs: int, topics: int) -> Path:
+    """The synthetic track of a point (generated once into the cache)."""
+    from pbtools import synth
+
+    tag = "-".join(f"{k}{v}" for k, v in SHAPE.items())
+    root = cache_dir() / f"scaling-r{runs}-t{topics}-{tag}"
+    if not (root / ".complete").exists():
+        print(f"generating {runs} runs × {topics} topics in {root} ...", file=sys.stderr)
+        orgs = max(1, runs // RUNS_PER_ORG)
+        synth.generate(topics=topics, runs=runs, orgs=orgs, **SHAPE).write(root)
+        (root / ".complete").write_text("ok\n")
+    return root
+
+
+def rss_mib() -> float:
+    """Current resident set size in MiB (Linux /proc), NaN elsewhere."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:  # pragma: no cover - not Linux
+        return math.nan
+
+
+class EstimatorClock:
+    """Seconds spent in each registered estimator's ``estimate`` while active."""
+
+    def __init__(self):
+        from pbtools.corrections.registry import ESTIMATORS
+
+        self.classes = dict(ESTIMATORS)
+        self.seconds = dict.fromkeys(self.classes, 0.0)
+        self.saved = {}
+
+    def __enter__(self):
+        for name, cls in self.classes.items():
+            original = cls.__dict__.get("estimate")
+            self.saved[name] = original
+
+            def timed(est, *a, _name=name, _fn=cls.estimate, **k):
+                t = time.perf_counter()
+                try:
+                    return _fn(est, *a, **k)
+                finally:
+                    self.seconds[_name] += time.perf_counter() - t
+
+            cls.estimate = timed
+        return self
+
+    def __exit__(self, *exc):
+        for name, cls in self.classes.items():
+            if self.saved[name] is None:
+                del cls.estimate
+            else:
+                cls.estimate = self.saved[name]
+
+
+def point(runs: int, topics: int, repeat: int) -> dict:
+    """One point, measured in this process: stage times (medians), units, RSS."""
+    from pbtools import io
+    from pbtools.experiments.analysis import analyze
+
+    path = track(runs, topics)
+    t = time.perf_counter()
+    col = io.load_collection([path])
+    parse = time.perf_counter() - t
+    frames = (col.runs, col.qrels, col.orgs)
+    col.runs.attrs, col.qrels.attrs = {}, {}
+    rss_read = rss_mib()
+    rows = []
+    for _ in range(repeat):
+        with EstimatorClock() as clock:
+            a = analyze(frames, jobs=1, progress=False)
+        pairwise = sum(clock.seconds[n] for n in PAIRWISE)
+        rows.append(
+            {
+                "analysis": a.timings["analysis"],
+                "pairwise": pairwise,
+                "rest": a.timings["analysis"] - pairwise,
+                "leave-outs": a.timings["leave-outs and truth"],
+            }
+        )
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    props = a.properties.iloc[0]
+    r_p, n_runs, n_topics = int(props["R_p"]), int(props["R"]), int(props["T"])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return {
+        "runs": n_runs,
+        "topics": n_topics,
+        "R_p": r_p,
+        "rows": len(frames[0]),
+        "parse": parse,
+        **med,
+        "pair_topics": r_p * (r_p - 1) * n_topics,
+        "run_topics": n_runs * n_topics,
+        "peak_mib": peak,
+        "rss_read_mib": rss_read,
+    }
+
+
+def measure(runs: int, topics: int, repeat: int) -> dict:
+    """:func:`point` in a fresh process (its own peak RSS)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--point", str(runs), str(topics), "--repeat", str(repeat)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def table(points: list[dict]) -> str:
+    head = (
+        "| runs | R_p | topics | rows | parse s | analysis s | pairwise s | rest s "
+        "| µs per pair×topic | µs per run×topic | peak RSS MiB | RSS growth MiB |"
+    )
+    lines = [head, "|" + " --- |" * 12]
+    for p in points:
+        lines.append(
+            f"| {p['runs']} | {p['R_p']} | {p['topics']} | {p['rows']:,} | {p['parse']:.2f} "
+            f"| {p['analysis']:.2f} | {p['pairwise']:.2f} | {p['rest']:.2f} "
+            f"| {1e6 * p['pairwise'] / p['pair_topics']:.2f} "
+            f"| {1e6 * p['rest'] / p['run_topics']:.1f} | {p['peak_mib']:.0f} "
+            f"| {p['peak_mib'] - p['rss_read_mib']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def verdict(direction: str, points: list[dict], tolerance: float) -> str:
+    """Flat or not from the first to the last point, for both per-unit times; memory exponent."""
+    first, last = points[0], points[-1]
+    parts = []
+    for key, unit in (("pairwise", "pair_topics"), ("rest", "run_topics")):
+        ratio = (last[key] / last[unit]) / (first[key] / first[unit])
+        flat = abs(ratio - 1) <= tolerance
+        parts.append(f"{key} per unit ×{ratio:.2f} ({'flat' if flat else 'NOT flat'})")
+    factor = last[direction] / first[direction]
+    grow0 = max(first["peak_mib"] - first["rss_read_mib"], 1.0)
+    grow1 = max(last["peak_mib"] - last["rss_read_mib"], 1.0)
+    a = math.log(grow1 / grow0) / math.log(factor)
+    return (
+        f"{direction} ×{factor:.0f}: {'; '.join(parts)} within ±{tolerance:.0%}; "
+        f"memory growth ∝ {direction}^{a:.2f} (peak {first['peak_mib']:.0f} → "
+        f"{last['peak_mib']:.0f} MiB)"
+    )
+
+
+def jobs_compare(names: list[str], repeat: int) -> None:
+    """``analyze(jobs=1)`` vs ``analyze(jobs=2)`` on the frames of each shape (medians)."""
+    from pbtools import io
+    from pbtools.experiments.analysis import analyze
+
+    for name in names:
+        path = shape(name)
+        with warnings.catch_warnings():  # TREC-2 is dirty: its repairs are expected
+            warnings.simplefilter("ignore")
+            col = io.load_collection([path], lenient=True)
+        col.runs.attrs, col.qrels.attrs = {}, {}
+        frames = (col.runs, col.qrels, col.orgs)
+        times: dict[int, list[float]] = {1: [], 2: []}
+        for _ in range(repeat):
+            for jobs in (1, 2):
+                t = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    analyze(frames, jobs=jobs, progress=False)
+                times[jobs].append(time.perf_counter() - t)
+        m1, m2 = statistics.median(times[1]), statistics.median(times[2])
+        print(
+            f"{name}: {len(col.runs):,} rows; analyze after parsing, medians of {repeat}: "
+            f"--jobs 1 {m1:.2f} s, --jobs 2 {m2:.2f} s (jobs 2 / jobs 1 = {m2 / m1:.2f}×); "
+            f"all: {', '.join(f'{t:.2f}' for t in times[1])} | "
+            f"{', '.join(f'{t:.2f}' for t in times[2])}",
+            flush=True,
+        )
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--factors", type=int, nargs="+", default=[1, 3, 10])
+    ap.add_argument("--base-runs", type=int, default=BASE["runs"])
+    ap.add_argument("--base-topics", type=int, default=BASE["topics"])
+    ap.add_argument("--repeat", type=int, default=3, help="analyses per point (median)")
+    ap.add_argument("--tolerance", type=float, default=0.35, help="flat: within ±this share")
+    ap.add_argument("--jobs-compare", nargs="+", metavar="SHAPE", help="trec2 / synth127")
+    ap.add_argument(
+        "--point", type=int, nargs=2, metavar=("RUNS", "TOPICS"), help=argparse.SUPPRESS
+    )
+    args = ap.parse_args(argv)
+    if args.point:
+        print(json.dumps(point(*args.point, args.repeat)))
+        return 0
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    if args.jobs_compare:
+        jobs_compare(args.jobs_compare, args.repeat)
+        return 0
+    b_r, b_t = args.base_runs, args.base_topics
+    for direction in ("runs", "topics"):
+        pts = []
+        for f in args.factors:
+            r, t = (b_r * f, b_t) if direction == "runs" else (b_r, b_t * f)
+            pts.append(measure(r, t, args.repeat))
+            print(f"  measured {r} runs × {t} topics", file=sys.stderr, flush=True)
+        print(f"\n{direction} × {args.factors} (base {b_r} runs × {b_t} topics):")
+        print(table(pts))
+        print(verdict(direction, pts, args.tolerance), flush=True)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
