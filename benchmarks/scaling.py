@@ -27,9 +27,12 @@ The pairwise time is measured by wrapping the ``estimate`` method of the registr
 needs no hook inside the estimators; the stage times are :attr:`Analysis.timings`.
 
 **--jobs.** ``--jobs-compare SHAPE ...`` (``trec2``, ``synth127`` of ``benchmarks/shapes.py``, or
-``scaling:RUNS:TOPICS`` a track of the scaling table)
-reads each track once and alternates ``analyze(jobs=1)`` and ``analyze(jobs=2)`` ``--repeat``
-times on the same frames: medians of the analysis time and the ratio.
+``scaling:RUNS:TOPICS`` a track of the scaling table, or a track directory) reads each track once
+and alternates ``analyze(jobs=1)`` and ``analyze(jobs=2)`` ``--repeat`` times on the same frames:
+medians of
+the wall time and of the CPU seconds on the critical path (serial: the process; ``--jobs 2``:
+the parent's own work plus the slower worker's), which is what the wall time would be on two
+otherwise idle cores, and does not move with the load of a shared machine.
 
 Usage::
 
@@ -233,35 +236,77 @@ def verdict(direction: str, points: list[dict], tolerance: float) -> str:
     )
 
 
-def jobs_compare(names: list[str], repeat: int) -> None:
-    """``analyze(jobs=1)`` vs ``analyze(jobs=2)`` on the frames of each shape (medians)."""
-    from pbtools import io
-    from pbtools.experiments.analysis import analyze
+_CPU_LOG: Path | None = None
+_GROUP = None
 
+
+def timed_group(group, **shared):
+    """``analysis._config_group`` that also logs its worker's CPU seconds (``--jobs-compare``)."""
+    out = _GROUP(group, **shared)
+    with open(_CPU_LOG, "a") as f:  # the worker's CPU seconds since its fork, start-up included
+        f.write(f"{os.getpid()} {time.process_time()}\n")
+    return out
+
+
+def jobs_compare(names: list[str], repeat: int) -> None:
+    """``analyze(jobs=1)`` vs ``analyze(jobs=2)`` on the frames of each shape (medians).
+
+    Wall times depend on what else the machine runs; CPU seconds do not, so each analysis also
+    reports them: serial, the CPU seconds of the process; ``--jobs 2``, each worker's (their
+    maximum is the wall time of the split on two idle cores, their sum the work done)."""
+    import tempfile
+
+    global _CPU_LOG, _GROUP
+    from pbtools import io
+    from pbtools.experiments import analysis
+
+    _GROUP = analysis._config_group
+    analysis._config_group = timed_group  # pickled by reference as __main__.timed_group
+    _CPU_LOG = Path(tempfile.mkdtemp()) / "cpu.log"
     for name in names:
         if name.startswith("scaling:"):  # scaling:RUNS:TOPICS, a point of the scaling table
             path = track(*map(int, name.split(":")[1:]))
         else:
-            path = shape(name)
+            path = Path(name) if Path(name).is_dir() else shape(name)
         with warnings.catch_warnings():  # TREC-2 is dirty: its repairs are expected
             warnings.simplefilter("ignore")
             col = io.load_collection([path], lenient=True)
         col.runs.attrs, col.qrels.attrs = {}, {}
         frames = (col.runs, col.qrels, col.orgs)
-        times: dict[int, list[float]] = {1: [], 2: []}
+        wall: dict[int, list[float]] = {1: [], 2: []}
+        crit: dict[int, list[float]] = {1: [], 2: []}
+        total: dict[int, list[float]] = {1: [], 2: []}
         for _ in range(repeat):
             for jobs in (1, 2):
-                t = time.perf_counter()
+                _CPU_LOG.write_text("")
+                t, c = time.perf_counter(), time.process_time()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    analyze(frames, jobs=jobs, progress=False)
-                times[jobs].append(time.perf_counter() - t)
-        m1, m2 = statistics.median(times[1]), statistics.median(times[2])
+                    analysis.analyze(frames, jobs=jobs, progress=False)
+                wall[jobs].append(time.perf_counter() - t)
+                own = time.process_time() - c  # this process (serial: everything)
+                per_pid: dict[str, float] = {}
+                for line in _CPU_LOG.read_text().split("\n"):
+                    if line:
+                        pid, cpu = line.split()
+                        per_pid[pid] = max(per_pid.get(pid, 0.0), float(cpu))
+                workers = list(per_pid.values())
+                if jobs == 1 or not workers:
+                    crit[jobs].append(own)
+                    total[jobs].append(own)
+                else:  # the parent's own work (pool inference, significance) + the slower worker
+                    crit[jobs].append(own + max(workers))
+                    total[jobs].append(own + sum(workers))
+        med = {k: {j: statistics.median(v[j]) for j in (1, 2)} for k, v in
+               (("wall", wall), ("crit", crit), ("total", total))}  # fmt: skip
         print(
-            f"{name}: {len(col.runs):,} rows; analyze after parsing, medians of {repeat}: "
-            f"--jobs 1 {m1:.2f} s, --jobs 2 {m2:.2f} s (jobs 2 / jobs 1 = {m2 / m1:.2f}×); "
-            f"all: {', '.join(f'{t:.2f}' for t in times[1])} | "
-            f"{', '.join(f'{t:.2f}' for t in times[2])}",
+            f"{name}: {len(col.runs):,} rows; analyze after parsing, medians of {repeat}:\n"
+            f"  wall  --jobs 1 {med['wall'][1]:.2f} s, --jobs 2 {med['wall'][2]:.2f} s "
+            f"(ratio {med['wall'][2] / med['wall'][1]:.2f}; each: "
+            f"{', '.join(f'{t:.1f}' for t in wall[1])} | {', '.join(f'{t:.1f}' for t in wall[2])})"
+            f"\n  CPU   --jobs 1 {med['crit'][1]:.2f} s; --jobs 2 critical path (parent + slower "
+            f"worker) {med['crit'][2]:.2f} s = {med['crit'][2] / med['crit'][1]:.2f}× serial, "
+            f"total {med['total'][2]:.2f} s",
             flush=True,
         )
 
@@ -274,7 +319,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="analyses per point (median)")
     ap.add_argument("--tolerance", type=float, default=0.35, help="flat: within ±this share")
     ap.add_argument(
-        "--jobs-compare", nargs="+", metavar="SHAPE", help="trec2, synth127, scaling:RUNS:TOPICS"
+        "--jobs-compare",
+        nargs="+",
+        metavar="SHAPE",
+        help="trec2, synth127, scaling:RUNS:TOPICS or a TRACK_DIR",
     )
     ap.add_argument(
         "--force-processes",

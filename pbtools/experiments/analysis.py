@@ -326,9 +326,10 @@ def _configs(
 
 
 #: below this many run rows per worker process, ``analyze(jobs=N)`` runs serially: each worker
-#: redoes the encoding and the merge r_p ∘ r_u, which then costs more than the split work saves
-#: (measured by ``benchmarks/scaling.py --jobs``)
-MIN_ROWS_PER_JOB = 250_000
+#: redoes the encoding and the merge r_p ∘ r_u, and a pool of two processes costs 0.10-0.17 s to
+#: start; on the bundled sample (24,000 rows) and a 180,000-row track the split saved only
+#: 0.2 CPU seconds (``benchmarks/scaling.py --jobs-compare ... --force-processes``)
+MIN_ROWS_PER_JOB = 100_000
 
 
 def plan_configs(configs, jobs, dask, rows: int) -> tuple[int, str | None]:
