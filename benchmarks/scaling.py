@@ -19,8 +19,10 @@ Each per-unit time is also given as a *marginal* time (Δtime / Δunits from the
 from which the fixed cost of a call (imports warmed up, pandas and Tukey HSD set-up: it
 dominates the 1× points) cancels out. A verdict line per direction says whether the marginal
 per-unit time of the last step (3× → 10×) is within ``--tolerance`` (default ±35 %: the machine
-is shared) of the first step's (1× → 3×), and how the memory grows (the exponent a of RSS growth
-∝ factor^a: a ≈ 1 linear, a ≈ 2 runs²).
+is shared) of the first step's (1× → 3×) — flat (linear), falling (sub-linear) or growing
+(super-linear); when the first step barely moves a part (its fixed cost dominates) that ratio
+is noise, and the gross ratios printed beside it say more — and how the memory grows (the
+exponent a of RSS growth ∝ factor^a: a ≈ 1 linear, a ≈ 2 runs²).
 
 The pairwise time is measured by wrapping the ``estimate`` method of the registry's estimators
 (:data:`pbtools.corrections.registry.ESTIMATORS`) for the duration of the measurement, which
@@ -219,10 +221,15 @@ def verdict(direction: str, points: list[dict], tolerance: float) -> str:
     for key, unit in (("pairwise", "pair_topics"), ("rest", "run_topics")):
         gross, marginal = _per_unit(points, key, unit)
         ratio = marginal[-1] / marginal[1]
-        flat = abs(ratio - 1) <= tolerance
+        if abs(ratio - 1) <= tolerance:
+            word = "flat: linear"
+        elif ratio < 1:
+            word = "falls: sub-linear"
+        else:
+            word = "GROWS: super-linear"
         parts.append(
-            f"{key}: marginal per unit ×{ratio:.2f} ({'flat' if flat else 'NOT flat'}; "
-            f"gross ×{gross[-1] / gross[0]:.2f})"
+            f"{key}: marginal per unit ×{ratio:.2f} ({word}); gross per unit "
+            f"×{gross[-1] / gross[0]:.2f} (1× → 10×), ×{gross[-1] / gross[-2]:.2f} (3× → 10×)"
         )
     first, last = points[0], points[-1]
     factor = last[direction] / first[direction]
