@@ -182,7 +182,8 @@ def analyze(
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
     follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
-    configurations in parallel processes, ``dask`` (an address or a ``distributed.Client``) on a
+    configurations in parallel processes, ``dask`` (a scheduler address, a
+    ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) on a
     Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
 
     ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
