@@ -76,8 +76,9 @@ class Problem:
     decimals : int or None
         Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
     merges : callable or None
-        ``merges(u_slots, p_slots) → (pair, t, M)``: precomputed r_p ∘ r_u (an experiment
-        merges every pair of pooled runs once and shares it).
+        ``merges(problem, pa, depth) → (pair, t, values)``: r_p ∘ r_u scored per R_p pair and
+        topic (:class:`pbtools.corrections.lipani.SharedMerges`; an experiment merges every
+        pair of pooled runs once, streamed, for all its problems).
     weights : ndarray or None
         Per-topic weights (T,) of every average over topics (:meth:`topic_means`): a topic
         bootstrap replicate gives each topic its multiplicity in the resample. None: every

@@ -38,7 +38,7 @@ import pandas as pd
 from pbtools.corrections.base import RESULT_COLUMNS
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import run_estimators
-from pbtools.corrections.merge import merge_rows
+from pbtools.corrections.lipani import Lipani, SharedMerges
 from pbtools.corrections.problem import Problem
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
@@ -196,23 +196,26 @@ def experiment_tables(
     blocks_of = {"all": [(ms, slots)]}
     if any(cfg.get("runs", "all") == "top75" for cfg in configs):
         blocks_of["top75"] = _top_blocks(base, slots, ms, fraction)
-    cutoffs = [m.cutoff for m in ms if m.base == "P" and m.cutoff]
     cache = (
-        _MergeCache(enc, float(opts["weight"]), str(opts["tie"]), max(cutoffs))
-        if "lipani" in estimators and cutoffs
-        else None
+        SharedMerges(float(opts["weight"]), str(opts["tie"])) if "lipani" in estimators else None
     )
     from pbtools.progress import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
-    results = []
+    # every block's problem first, so that one streamed pass merges the pairs for all of them
+    built = []
     for cfg in configs:  # a handful of configurations
+        lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
+        blocks = [(bms, _build(base, O, block, lo, cache)) for bms, block in blocks_of[runs]]
+        if cache is not None:
+            for bms, (problem, _ctx) in blocks:
+                cache.request(problem, Lipani.supported(bms))
+        built.append((runs, blocks))
+    results = []
+    for runs, blocks in built:
         if bar is not None:
             bar.update(1)
-        lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
-        parts = [
-            _block(base, O, block, bms, lo, estimators, cache) for bms, block in blocks_of[runs]
-        ]
+        parts = [_finish(base, bms, pc, estimators) for bms, pc in blocks]
         scores = pd.concat([p[0] for p in parts], ignore_index=True)
         scores.insert(3, "runs", runs)
         truth = pd.concat([p[1] for p in parts], ignore_index=True)
@@ -298,8 +301,9 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
     return blocks
 
 
-def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
-    """One run set S (``block``): the units' reduced qrels, every estimator, the truth."""
+def _build(base: _Base, O, block, leave_out, cache):
+    """One run set S (``block``): the units' reduced qrels as a :class:`Problem` and what
+    :func:`_finish` needs besides (the run → unit map, the units)."""
     enc = base.enc
     names = np.asarray(enc.names)
     bnames = names[block]
@@ -345,6 +349,14 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
         len(eval_units),
         cache=cache,
     )
+    return problem, (unit_of, eval_units)
+
+
+def _finish(base: _Base, ms, built, estimators):
+    """Every estimator and the truth on one block's problem (:func:`_build`)."""
+    enc, (problem, (unit_of, eval_units)) = base.enc, built
+    names = np.asarray(enc.names)
+    u_slots = problem.new
     res = run_estimators(problem, ms, estimators, base.opts)
     # the truth, scored once on every topic a run answers or the qrels judge: its mean over the
     # run's topics (``topics``) is ``true``, its rows on every qrels topic the balanced design
@@ -377,29 +389,3 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
     res = res.assign(_m=res["measure"].map(order))
     res = res.sort_values(["_m", "estimator", "name"], kind="stable").drop(columns="_m")
     return res.reset_index(drop=True), truth_frame
-
-
-class _MergeCache:
-    """r_p ∘ r_u for every pair of pooled runs, computed on first use, reused by all blocks."""
-
-    def __init__(self, enc, weight, tie, depth):
-        self.enc, self.weight, self.tie, self.depth = enc, weight, tie, depth
-        self.M = None
-
-    def __call__(self, pu, pp):
-        enc = self.enc
-        if self.M is None:
-            R = enc.R
-            gu, gp = np.meshgrid(np.arange(R), np.arange(R), indexing="ij")
-            keep = gu != gp
-            pair, t, M = merge_rows(
-                enc, gu[keep], gp[keep], weight=self.weight, tie=self.tie, depth=self.depth
-            )
-            self.index = np.full((R, R), -1, dtype=np.int64)
-            self.index[gu[keep], gp[keep]] = np.arange(int(keep.sum()))
-            self.pair, self.t, self.M = pair, t, M
-            self.start = np.searchsorted(pair, np.arange(int(keep.sum()) + 1))
-        gi = self.index[pu, pp]
-        lens = self.start[gi + 1] - self.start[gi]
-        rows = np.repeat(self.start[gi] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-        return np.repeat(np.arange(len(gi)), lens), self.t[rows], self.M[rows]
