@@ -62,18 +62,19 @@ PROBES = (
 class Probes:
     """Exclusive time per stage of the functions in :data:`PROBES` (patched while active)."""
 
-    def __init__(self):
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
         self.times: dict[str, float] = {}
         self.stack: list[list] = []
 
     def wrap(self, name, fn):
         def timed(*a, **k):
             self.stack.append([name, 0.0])
-            t = time.perf_counter()
+            t = self.clock()
             try:
                 return fn(*a, **k)
             finally:
-                dt = time.perf_counter() - t
+                dt = self.clock() - t
                 _, inner = self.stack.pop()
                 self.times[name] = self.times.get(name, 0.0) + dt - inner
                 if self.stack:

@@ -126,6 +126,10 @@ class Problem:
         for k in [k for k in self._cache if isinstance(k, tuple) and k[0] == "own"]:
             del self._cache[k]
 
+    def forget(self) -> None:
+        """Drop every cached score (the problem stays usable; they are recomputed on demand)."""
+        self._cache.clear()
+
     def memo(self, key, compute):
         """``compute()``, kept under ``key`` when :attr:`memoize` is on (the result must not
         depend on :attr:`weights`)."""
@@ -166,8 +170,10 @@ class Problem:
         """Labels of ranked local docs (rows × W) under each row's variant; PAD past the end."""
         T, U = self.lab.shape[1:]
         base = (var.astype(np.int64) * T + t) * U
-        lab = np.take(self.lab.reshape(-1), base[:, None] + np.maximum(docs, 0))
-        return np.where(docs >= 0, lab, K.PAD).astype(np.int64)
+        # a padding cell (docs −1) reads another label (clipped), overwritten with PAD below
+        out = np.take(self.lab.reshape(-1), base[:, None] + docs, mode="clip").astype(np.int64)
+        out[docs < 0] = K.PAD
+        return out
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
         """Scores of rankings of local docs (rows × W) on topic ``t`` under variant ``var``."""
@@ -211,16 +217,22 @@ class Problem:
 
     def per_topic(self, slots: np.ndarray, var: np.ndarray, measures):
         """Per-topic scores of runs ``slots`` under variants ``var`` on the topics they are
-        averaged over: ``(item, t, values)`` with values rows × measures."""
+        averaged over: ``(item, t, values)`` with values rows × measures.
+
+        Kept for the problem's lifetime (weight-free), scored together with the P̄@n of every
+        P@n: Webber's score(p, Q_u) and Lipani's P@n, P̄@n of the same pooled runs read one
+        scoring of those rows."""
         ms = parse_all(measures)
-
-        def compute():
+        key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes())
+        got = self._cache.get(key)
+        if got is None or not set(ms) <= set(got[0]):
+            wide = list(dict.fromkeys([*ms, *(m for p in precision_parts(ms) for m in p[:2])]))
             mask = self.topic_rows(slots, var)
-            item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(ms))
-            return item, t, self.score_docs(docs, var[item], t, ms)
-
-        key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes(), tuple(ms))
-        return self.memo(key, compute)
+            item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(wide))
+            got = (wide, (item, t, self.score_docs(docs, var[item], t, wide)))
+            self._cache[key] = got
+        item, t, values = got[1]
+        return item, t, values[:, [got[0].index(m) for m in ms]]
 
     def run_scores(self, slots: np.ndarray, var: np.ndarray, measures) -> np.ndarray:
         """Run-level scores (items × measures): the mean over the run's topics, rounded."""

@@ -388,4 +388,5 @@ def _finish(base: _Base, ms, built, estimators):
     order = {str(m): i for i, m in enumerate(ms)}
     res = res.assign(_m=res["measure"].map(order))
     res = res.sort_values(["_m", "estimator", "name"], kind="stable").drop(columns="_m")
+    problem.forget()  # its cached per-topic scores: freed before the next block runs
     return res.reset_index(drop=True), truth_frame
