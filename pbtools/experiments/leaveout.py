@@ -242,6 +242,8 @@ class _Base:
     """The encoded pooled runs and original qrels shared by every block of an experiment."""
 
     def __init__(self, enc: DenseRuns, lab0, present0, depth: int, opts: dict):
+        if lab0.size and int(lab0.max()) < 127:  # labels as int8: every block's variants
+            lab0 = lab0.astype(np.int8)  # are built before the shared merge pass
         self.enc, self.lab0, self.present0, self.depth, self.opts = enc, lab0, present0, depth, opts
 
     def problem(self, block, lab, new, new_var, pair_u, pair_p, truth_var, topics=None, cache=None):
@@ -266,7 +268,7 @@ class _Base:
     def truth(self, block) -> np.ndarray:
         """The re-pool of the block at depth d (PROTOCOL item 7): labels T × U."""
         pooled = self.enc.top_counts(block, self.depth) > 0
-        return np.where(pooled, self.lab0, np.int16(-1)).astype(np.int16)
+        return np.where(pooled, self.lab0, -1).astype(self.lab0.dtype)
 
 
 def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
@@ -323,12 +325,12 @@ def _build(base: _Base, O, block, leave_out, cache):
     n_units = (C > 0).sum(axis=0)
     owner = np.where(n_units == 1, np.argmax(C > 0, axis=0), -1)
     pooled = n_units > 0
-    truth = np.where(pooled, base.lab0, np.int16(-1)).astype(np.int16)
+    truth = np.where(pooled, base.lab0, -1).astype(base.lab0.dtype)
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
     ev_code = ulabels.get_indexer(eval_units)
     reduced = np.where(
-        pooled[None] & (owner[None] != ev_code[:, None, None]), base.lab0[None], np.int16(-1)
-    ).astype(np.int16)
+        pooled[None] & (owner[None] != ev_code[:, None, None]), base.lab0[None], -1
+    ).astype(base.lab0.dtype)
     lab = np.concatenate([reduced, truth[None]])
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
