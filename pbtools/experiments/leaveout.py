@@ -321,9 +321,7 @@ def _build(base: _Base, O, block, leave_out, cache):
     ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
     ucode = ulabels.get_indexer(pd.Index(unit_all, dtype="str"))
     # who pooled what in S: per document the number of units and the only one, if one
-    C = enc.top_counts(block, base.depth, groups=ucode, n_groups=len(ulabels))
-    n_units = (C > 0).sum(axis=0)
-    owner = np.where(n_units == 1, np.argmax(C > 0, axis=0), -1)
+    n_units, owner = enc.top_owners(block, base.depth, ucode, len(ulabels))
     pooled = n_units > 0
     truth = np.where(pooled, base.lab0, -1).astype(base.lab0.dtype)
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
