@@ -140,13 +140,13 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
     enc, d = problem.enc, problem.depth
     S, new, pair_u, pair_p = problem.pooled, problem.new, problem.pair_u, problem.pair_p
     # who pooled what: C counts every pooled run, CX[g] the pooled runs outside R_p(u) of group g
-    C = enc.top_counts(S, d).astype(np.int32)
+    C = enc.top_counts(S, d)  # narrow counts (uint8 below 255 runs): gathered values widened
     in_rp = np.zeros((len(new), enc.R), dtype=bool)
     in_rp[pair_u, pair_p] = True
     gX, ginv = np.unique(~in_rp[:, S], axis=0, return_inverse=True)
     ginv = ginv.ravel()
     gi, si = np.nonzero(gX)
-    CX = enc.top_counts(S[si], d, groups=gi, n_groups=len(gX)).astype(np.int32)
+    CX = enc.top_counts(S[si], d, groups=gi, n_groups=len(gX))
     var_u = problem.new_var
     removed = _unpooled_judged(problem, C, CX, ginv, replace)  # new × T × labels
     touched = removed.any(axis=2)  # (run, topic) whose inner pools all lose judged documents
@@ -163,7 +163,7 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
     for sl in row_chunks(len(keys), width):
         kp, kt = keys[sl] // enc.T, keys[sl] % enc.T
         x = enc.D[kp, kt, :width]
-        cnt = np.take(C.reshape(-1), kt[:, None] * enc.U + np.maximum(x, 0))
+        cnt = np.take(C.reshape(-1), kt[:, None] * enc.U + np.maximum(x, 0)).astype(np.int32)
         ci, cj = np.nonzero((x >= 0) & (cnt - (np.arange(width) < d)[None, :] <= n_out))
         cand_k.append(ci + sl.start)
         cand_j.append(cj)
@@ -186,7 +186,9 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
         u = pair_u[pr[er]]
         x = enc.D[pair_p[pr[er]], tt, ej]
         cell = tt * enc.U + x
-        count = C.reshape(-1)[cell] - CX.reshape(-1)[ginv[u] * (enc.T * enc.U) + cell]
+        count = C.reshape(-1)[cell].astype(np.int32) - CX.reshape(-1)[
+            ginv[u] * (enc.T * enc.U) + cell
+        ].astype(np.int32)
         survive = count - (ej < d) > 0
         if replace:
             ur = enc.rank(new[u], tt, x)
@@ -241,7 +243,7 @@ def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray
     width_l = problem.hist.shape[2]
     out = np.zeros((len(problem.new), enc.T, width_l), dtype=np.int64)
     for g in range(len(CX)):  # one pass per distinct R_p (a handful of configurations)
-        nobody = (C - CX[g]) == 0
+        nobody = C == CX[g]  # every pooler of x is outside R_p
         for u in np.flatnonzero(ginv == g):  # runs sharing R_p: vectorised over topics/docs
             lab = problem.lab[problem.new_var[u]]
             lost = (lab >= 0) & nobody

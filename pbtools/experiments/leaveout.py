@@ -326,9 +326,13 @@ def _build(base: _Base, O, block, leave_out, cache):
     truth = np.where(pooled, base.lab0, -1).astype(base.lab0.dtype)
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
     ev_code = ulabels.get_indexer(eval_units)
-    reduced = np.where(
-        pooled[None] & (owner[None] != ev_code[:, None, None]), base.lab0[None], -1
-    ).astype(base.lab0.dtype)
+    # unit v's reduced qrels: the truth without the documents only v pooled (set sparsely)
+    reduced = np.repeat(truth[None], len(eval_units), axis=0)
+    ev_of = np.full(len(ulabels) + 1, -1, dtype=np.int64)
+    ev_of[ev_code] = np.arange(len(ev_code))
+    only = ev_of[owner.ravel()]  # owner −1 (none or several units) reads the spare −1
+    cells = np.flatnonzero(only >= 0)
+    reduced.reshape(len(eval_units), -1)[only[cells], cells] = -1
     lab = np.concatenate([reduced, truth[None]])
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
