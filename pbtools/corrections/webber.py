@@ -210,7 +210,6 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
     b_pos = np.full(int(inv.max()) * enc.T + enc.T if len(inv) else 0, -1, dtype=np.int64)
     b_pos[b_item * enc.T + b_t] = np.arange(len(b_item))
     hist = problem.hist
-    in_top = np.arange(width)[None, :] < d
     lost_at = at[lost_r]  # lost entries in row order
     out_d = np.zeros((len(sel), len(ms)))
     for sl in row_chunks(len(sel), width):
@@ -220,14 +219,14 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
         x = enc.D[pair_p[rr], tt, :width]
         lost = np.zeros(x.shape, dtype=bool)
         a, b = np.searchsorted(lost_at, [sl.start, sl.stop])
-        lost[lost_at[a:b] - sl.start, lost_j[a:b]] = True
+        li, lj = lost_at[a:b] - sl.start, lost_j[a:b]
+        lost[li, lj] = True
         labels = problem.cell_labels(x, var, tt)
         base = hist[var, tt]
-        gone = lost & in_top  # documents below d that are lost are in ``removed`` already
-        gi_, gj = np.nonzero(gone)
+        top = lj < d  # documents below d that are lost are in ``removed`` already
         width_l = base.shape[1]
         gone_hist = np.bincount(
-            gi_ * width_l + labels[gi_, gj], minlength=len(rr) * width_l
+            li[top] * width_l + labels[li[top], lj[top]], minlength=len(rr) * width_l
         ).reshape(len(rr), width_l)
         inner_hist = base - removed[u, tt][:, :width_l] - gone_hist
         after = problem.score_cells(np.where(lost, K.UNJUDGED, labels), inner_hist, ms)
