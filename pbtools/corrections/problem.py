@@ -139,6 +139,10 @@ class Problem:
             self._cache[key] = compute()
         return self._cache[key]
 
+    def forget(self) -> None:
+        """Drop every memoised and cached score (the encoding stays)."""
+        self._cache.clear()
+
     def rounded(self, values: np.ndarray) -> np.ndarray:
         """``values`` rounded half-up to :attr:`decimals` (unchanged when None)."""
         return values if self.decimals is None else round_half_up(values, self.decimals)
