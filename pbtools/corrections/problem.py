@@ -126,10 +126,6 @@ class Problem:
         for k in [k for k in self._cache if isinstance(k, tuple) and k[0] == "own"]:
             del self._cache[k]
 
-    def forget(self) -> None:
-        """Drop every cached score (the problem stays usable; they are recomputed on demand)."""
-        self._cache.clear()
-
     def memo(self, key, compute):
         """``compute()``, kept under ``key`` when :attr:`memoize` is on (the result must not
         depend on :attr:`weights`)."""
