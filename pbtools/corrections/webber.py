@@ -189,12 +189,14 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
         count = C.reshape(-1)[cell].astype(np.int32) - CX.reshape(-1)[
             ginv[u] * (enc.T * enc.U) + cell
         ].astype(np.int32)
-        survive = count - (ej < d) > 0
+        # lost: no other run of R_p pooled it, judged, and (``replace``) not in r_u's top d;
+        # each test only on the entries that passed the previous one
+        k = np.flatnonzero(count - (ej < d) <= 0)
+        k = k[problem.lab.reshape(-1)[var_u[u[k]] * (enc.T * enc.U) + cell[k]] >= 0]
         if replace:
-            ur = enc.rank(new[u], tt, x)
-            survive |= (ur >= 1) & (ur <= d)
-        judged = problem.lab.reshape(-1)[var_u[u] * (enc.T * enc.U) + cell] >= 0
-        gone = ~survive & judged
+            ur = enc.rank(new[u[k]], tt[k], x[k])
+            k = k[(ur < 1) | (ur > d)]
+        gone = k
         lost_r.append(er[gone])
         lost_j.append(ej[gone])
         lossy[er[gone]] = True
