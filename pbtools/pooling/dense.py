@@ -210,7 +210,8 @@ class DenseRuns:
         ok = docs >= 0
         cell = (np.arange(self.T)[None, :, None] * self.U + docs)[ok]
         g = np.broadcast_to(np.asarray(groups, np.int64)[:, None, None], docs.shape)[ok]
-        key = np.unique(cell * max(n_groups, 1) + g)
+        key = np.sort(cell * max(n_groups, 1) + g)  # distinct (cell, group): sort, not a hash
+        key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
         cells, gs = key // max(n_groups, 1), key % max(n_groups, 1)
         count = np.bincount(cells, minlength=self.T * self.U)
         owner = np.full(self.T * self.U, -1, dtype=np.int64)
