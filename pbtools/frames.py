@@ -421,11 +421,14 @@ def judge(
     for c in (*key_codes_q, qqc, qdc):
         usable &= c >= 0
     rows = np.flatnonzero(usable)
+    # documents in a dictionary of the judged ones only (-1: never judged): a small key space
+    dmap = np.zeros(nd + 1, dtype=np.int64)  # slot nd: qrels documents the runs lack (-1)
+    dmap[qdc[rows]] = 1
+    dmap = np.where(dmap > 0, np.cumsum(dmap) - 1, -1)
+    qdc, rdc, nd = dmap[qdc], dmap[rdc], max(int(dmap.max()) + 1, 1)
     qkey = composite_key([c[rows] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
-    rkey = composite_key([*key_codes_r, rqc, rdc], [*key_sizes, nq, nd])
     order = rows[np.argsort(qkey, kind="stable")]
-    qkey = composite_key([c[order] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
-    sq = qkey
+    sq = composite_key([c[order] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
     if len(sq) > 1 and np.any(sq[1:] == sq[:-1]):
         dup = order[1:][sq[1:] == sq[:-1]][0]  # a position in qrels
         row = qrels.iloc[dup]
@@ -433,9 +436,18 @@ def judge(
             f"qrels judge ({', '.join(f'{k}={row[k]}' for k in keys)}"
             f"{', ' if keys else ''}qid={row['qid']}, docno={row['docno']}) more than once"
         )
-    pos = np.searchsorted(sq, rkey)
-    pos_c = np.minimum(pos, max(len(sq) - 1, 0))
-    hit = (pos < len(sq)) & (sq[pos_c] == rkey) if len(sq) else np.zeros(len(rkey), bool)
+    judged = rdc >= 0
+    rkey = composite_key([*key_codes_r, rqc, np.maximum(rdc, 0)], [*key_sizes, nq, nd])
+    space = int(np.prod([*key_sizes, nq, nd], dtype=np.float64))
+    if len(sq) and space <= 2 * len(rkey) + (1 << 22):  # a direct table: no search
+        where = np.full(space, -1, dtype=np.int32 if len(sq) < 2**31 else np.int64)
+        where[sq] = np.arange(len(sq))
+        pos_c = np.where(judged, where[rkey], -1)
+        hit = pos_c >= 0
+    else:
+        pos = np.searchsorted(sq, rkey)
+        pos_c = np.minimum(pos, max(len(sq) - 1, 0))
+        hit = judged & (pos < len(sq)) & (sq[pos_c] == rkey) if len(sq) else judged & False
     labels = qrels["label"].to_numpy()[order]
     lab = np.zeros(len(rkey), dtype=LABEL_DTYPE)
     if len(sq):

@@ -416,7 +416,8 @@ def aggregate(
     grouped = pt.groupby(by, observed=True, sort=False)[cols]
     mean, total = grouped.mean(), grouped.sum()
     meas = mean.index.get_level_values("measure").astype(str)
-    summed = np.array([parse(m).summed for m in meas], dtype=bool)
+    summed_of = {m: parse(m).summed for m in pd.unique(meas)}  # a handful of names
+    summed = np.array([summed_of[m] for m in meas], dtype=bool)
     out = mean.copy()
     out.loc[summed, "value"] = total.loc[summed, "value"]
     out = out.reset_index()

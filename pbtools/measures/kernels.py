@@ -89,9 +89,22 @@ class View:
         return cs - base[self.g]
 
     def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
-        """Per group, the sum of ``x`` over ranks ``<= n`` (every rank when ``n`` is None)."""
+        """Per group, the sum of ``x`` over ranks ``<= n`` (every rank when ``n`` is None).
+
+        A boolean or integer ``x`` is summed exactly as the difference of one running integer
+        sum over all rows (cached per array: the cut-offs of P@n share it); a float ``x`` is
+        summed afresh in every group (:func:`segment_sums`), as trec_eval adds its terms.
+        """
         length = self.length if n is None else np.minimum(self.length, n)
-        return segment_sums(x, self.start, length)
+        x = np.asarray(x)
+        if x.dtype.kind not in "biu":
+            return segment_sums(x, self.start, length)
+        hit = self._cache.get("running")
+        if hit is None or hit[0] is not x:  # one entry: the last array summed, kept alive
+            hit = (x, np.concatenate([[0], np.cumsum(x, dtype=np.int64)]))
+            self._cache["running"] = hit
+        running = hit[1]
+        return (running[self.start + length] - running[self.start]).astype(np.float64)
 
     def count(self, n: int | None) -> np.ndarray:
         """Per group, ``min(n, len)``: the number of retrieved documents within the cut-off."""
