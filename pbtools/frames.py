@@ -220,9 +220,11 @@ def group_starts(*keys: np.ndarray) -> np.ndarray:
 def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     """1-based position of each row inside its group, given the group-start mask (vectorised)."""
     n = len(start)
-    idx = np.arange(n, dtype=np.int64)
+    idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     first = np.maximum.accumulate(np.where(start, idx, 0))
-    return (idx - first + 1).astype(RANK_DTYPE)
+    idx -= first
+    idx += 1
+    return idx.astype(RANK_DTYPE, copy=False)
 
 
 def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarray) -> np.ndarray:
@@ -335,8 +337,9 @@ def ranked(runs: pd.DataFrame) -> pd.DataFrame:
 def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
     """One int64 key from several integer code arrays (mixed radix: ``sizes`` are the ranges)."""
     key = np.zeros(len(parts[0]), dtype=np.int64)
-    for p, size in zip(parts, sizes, strict=True):
-        key = key * np.int64(max(size, 1)) + p.astype(np.int64)
+    for p, size in zip(parts, sizes, strict=True):  # in place: one array of the rows' length
+        key *= np.int64(max(size, 1))
+        np.add(key, p, out=key, casting="unsafe")
     return key
 
 
@@ -424,7 +427,7 @@ def judge(
     # documents in a dictionary of the judged ones only (-1: never judged): a small key space
     dmap = np.zeros(nd + 1, dtype=np.int64)  # slot nd: qrels documents the runs lack (-1)
     dmap[qdc[rows]] = 1
-    dmap = np.where(dmap > 0, np.cumsum(dmap) - 1, -1)
+    dmap = np.where(dmap > 0, np.cumsum(dmap) - 1, -1).astype(np.int32)
     qdc, rdc, nd = dmap[qdc], dmap[rdc], max(int(dmap.max()) + 1, 1)
     qkey = composite_key([c[rows] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
     order = rows[np.argsort(qkey, kind="stable")]

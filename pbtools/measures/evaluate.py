@@ -139,20 +139,21 @@ class _Setup:
         self.sizes, self.nq = sizes, nq
         # judged rows: order by group, trec order inside
         score = judged["score"].to_numpy(dtype=np.float64)
-        doc = codes(judged["docno"]).astype(np.int64)
+        doc = codes(judged["docno"])  # narrow codes: every array here is one per row
         gid = composite_key([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
         perm = (
             None if self._ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
         )
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
-        label = judged["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)
-        label = np.where(label < 0, K.UNJUDGED, label)
+        label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
+        label[label < 0] = K.UNJUDGED
         if perm is not None:
             label = label[perm]
         start = group_starts(gid)
         rank = ranks_from_starts(start)
-        g = np.cumsum(start) - 1
+        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64)
+        g -= 1
         # group table and its qrels topic; groups without qrels topic are not evaluated
         first = np.flatnonzero(start)
         gkeys = [k[first] for k in kj]
@@ -176,7 +177,7 @@ class _Setup:
         self.run_table = pd.DataFrame(
             {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
         ).drop_duplicates()
-        new_index = np.cumsum(ok) - 1
+        new_index = (np.cumsum(ok) - 1).astype(g.dtype)
         keep_rows = ok[g] if len(g) else np.zeros(0, bool)
         self.groups = {
             "keys": [k[ok] for k in gkeys],
