@@ -47,6 +47,7 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     encode_ids,
     id_dtype,
     mapped_codes,
+    positions_in,
     unify,
     used_codes,
 )
@@ -222,8 +223,7 @@ def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     n = len(start)
     idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     first = np.maximum.accumulate(np.where(start, idx, 0))
-    idx -= first
-    idx += 1
+    idx -= first - 1
     return idx.astype(RANK_DTYPE, copy=False)
 
 
@@ -424,8 +424,7 @@ def judge(
     for c in (*key_codes_q, qqc, qdc):
         usable &= c >= 0
     rows = np.flatnonzero(usable)
-    # documents in a dictionary of the judged ones only (-1: never judged): a small key space
-    dmap = np.zeros(nd + 1, dtype=np.int64)  # slot nd: qrels documents the runs lack (-1)
+    dmap = np.zeros(nd + 1, dtype=np.int64)  # documents judged: a small key space (-1: never)
     dmap[qdc[rows]] = 1
     dmap = np.where(dmap > 0, np.cumsum(dmap) - 1, -1).astype(np.int32)
     qdc, rdc, nd = dmap[qdc], dmap[rdc], max(int(dmap.max()) + 1, 1)
@@ -439,18 +438,9 @@ def judge(
             f"qrels judge ({', '.join(f'{k}={row[k]}' for k in keys)}"
             f"{', ' if keys else ''}qid={row['qid']}, docno={row['docno']}) more than once"
         )
-    judged = rdc >= 0
     rkey = composite_key([*key_codes_r, rqc, np.maximum(rdc, 0)], [*key_sizes, nq, nd])
-    space = int(np.prod([*key_sizes, nq, nd], dtype=np.float64))
-    if len(sq) and space <= 2 * len(rkey) + (1 << 22):  # a direct table: no search
-        where = np.full(space, -1, dtype=np.int32 if len(sq) < 2**31 else np.int64)
-        where[sq] = np.arange(len(sq))
-        pos_c = np.where(judged, where[rkey], -1)
-        hit = pos_c >= 0
-    else:
-        pos = np.searchsorted(sq, rkey)
-        pos_c = np.minimum(pos, max(len(sq) - 1, 0))
-        hit = judged & (pos < len(sq)) & (sq[pos_c] == rkey) if len(sq) else judged & False
+    pos_c = positions_in(sq, rkey, int(np.prod([*key_sizes, nq, nd], dtype=np.float64)))
+    hit = (pos_c >= 0) & (rdc >= 0)
     labels = qrels["label"].to_numpy()[order]
     lab = np.zeros(len(rkey), dtype=LABEL_DTYPE)
     if len(sq):

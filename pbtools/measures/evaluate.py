@@ -152,8 +152,7 @@ class _Setup:
             label = label[perm]
         start = group_starts(gid)
         rank = ranks_from_starts(start)
-        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64)
-        g -= 1
+        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
         # group table and its qrels topic; groups without qrels topic are not evaluated
         first = np.flatnonzero(start)
         gkeys = [k[first] for k in kj]
@@ -417,8 +416,7 @@ def aggregate(
     grouped = pt.groupby(by, observed=True, sort=False)[cols]
     mean, total = grouped.mean(), grouped.sum()
     meas = mean.index.get_level_values("measure").astype(str)
-    summed_of = {m: parse(m).summed for m in pd.unique(meas)}  # a handful of names
-    summed = np.array([summed_of[m] for m in meas], dtype=bool)
+    summed = meas.map({m: parse(m).summed for m in pd.unique(meas)}).to_numpy(dtype=bool)
     out = mean.copy()
     out.loc[summed, "value"] = total.loc[summed, "value"]
     out = out.reset_index()
