@@ -9,7 +9,6 @@ collection in one call, with bootstrap confidence intervals. See README.md.
 """
 
 from pbtools import accessor as _accessor  # noqa: F401  (registers DataFrame.pb)
-from pbtools.experiments.oneline import correct
 from pbtools.frames import TrecFormatError, TrecFormatWarning, judge, trec_order
 
 __version__ = "0.1.0"
@@ -25,9 +24,14 @@ __all__ = [
     "__version__",
 ]
 
-#: names imported on first use (:pep:`562`): ``pbtools.compare`` needs scipy, which the command
-#: line and the readers do not, so ``import pbtools`` stays cheap
-_LAZY = {"Comparison": "pbtools.stats.comparison", "compare": "pbtools.stats.comparison"}
+#: names imported on first use (:pep:`562`): ``pbtools.compare`` and ``pbtools.correct`` need
+#: scipy and the experiments, which the command line and the readers do not, so ``import
+#: pbtools`` (and ``pbtools evaluate``) stays cheap
+_LAZY = {
+    "Comparison": "pbtools.stats.comparison",
+    "compare": "pbtools.stats.comparison",
+    "correct": "pbtools.experiments.oneline",
+}
 
 
 def __getattr__(name: str):
