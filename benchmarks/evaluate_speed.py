@@ -1,44 +1,221 @@
-"""Evaluation speed: pbtools vs pytrec_eval-terrier vs the parse floor, on every TREC-2 run.
+"""Evaluation speed: ``pbtools evaluate`` vs pytrec_eval-terrier, whole process and in process.
 
-Measures P@5..P@100, AP, nDCG and Bpref for the 38 TREC-2 ad hoc runs and prints, measured in this
-one process run:
+Fourteen measures that both tools compute identically (trec_eval names in brackets): P@5, P@10,
+P@15, P@20, P@30, P@100, P@200, P@500, P@1000 (``P``), AP (``map``), nDCG (``ndcg``), Bpref
+(``bpref``), Rprec (``Rprec``), RR (``recip_rank``). Two track shapes (``benchmarks/shapes.py``):
+``trec2`` (TREC-2 ad hoc, 38 gzipped runs, 1.82 M lines, dirty: ``--lenient``) and ``synth127``
+(127 runs × 34 topics × 1,000 documents, tab-separated, clean). For each shape it prints:
 
-* the parse floor: reading all run files into one Arrow table with pyarrow's CSV reader
-  (``benchmarks/parse_floor.py``), the least any tool must spend to see the data;
-* pbtools end to end: ``io.read_runs`` + ``io.read_qrels`` + ``measures.evaluate``, and the
-  evaluation alone (after parsing);
-* pytrec_eval-terrier end to end: its own parsers (``pytrec_eval.parse_run``/``parse_qrel``,
-  Python dicts) + ``RelevanceEvaluator.evaluate`` per run; and its evaluation alone.
+* **whole process** (issue 15, items 2 and 5): ``python -m pbtools evaluate QRELS RUNS_DIR -m …``
+  (``--lenient`` on TREC-2) against the C baseline, pytrec_eval-terrier as a whole process with
+  its own loader — ``pytrec_eval.parse_qrel``, ``pytrec_eval.parse_run`` per file (a file it
+  refuses, i.e. a dirty TREC-2 file, is re-read with the lenient rule of ``--lenient``: first six
+  fields, lines with fewer dropped, a repeated document keeps its highest score), one
+  ``RelevanceEvaluator`` and ``evaluate`` per run, each run's means written to standard output.
+  Both write to ``/dev/null``. Wall time is the median of ``--repeat`` alternating runs after one
+  warm-up of each. Target: pbtools / pytrec_eval ≤ 0.5.
+* **peak memory**: the child's peak resident set (``ru_maxrss`` from ``os.wait4``) against the
+  *Arrow in-memory size of the runs*, defined as ``Table.nbytes`` of the parse-floor table
+  (``benchmarks/parse_floor.py``: every run line's six fields, ids and rank as Arrow strings,
+  score as float64, one table, no dictionary encoding). Target: ≤ 3×.
+* **in-process breakdown** of ``pbtools evaluate`` (a fresh child process per repeat, medians):
+  import of the command line, parse (``io.read_qrels`` + ``io.read_runs``), evaluate
+  (``measures.evaluate``: judge, order, score), aggregate (``measures.aggregate``), write (the
+  averages table as text), and the rest of that child's wall time: interpreter start-up and exit.
+* the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
+  pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
-Ratios are printed against the parse floor and against pytrec_eval. Targets (issue 2): pbtools
-faster than pytrec_eval end to end, and evaluation after parsing ≤ 1× the parse time.
-
-Usage: ``python benchmarks/evaluate_speed.py [--track ../shared/data/trec/TREC-2/Adhoc]
-[--repeat 3]``. Each figure is the best of ``--repeat`` runs.
+Usage: ``python benchmarks/evaluate_speed.py [--shape trec2|synth127|both] [--repeat 5]``
+(``--track DIR`` evaluates another track directory with the in-process figures only).
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import json
+import os
+import statistics
+import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(ROOT))
 
-from parse_floor import parse_floor  # noqa: E402
+CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+PB_MEASURES = [f"P@{n}" for n in CUTOFFS] + ["AP", "nDCG", "Bpref", "Rprec", "RR"]
+TE_MEASURES = {"P", "map", "ndcg", "bpref", "Rprec", "recip_rank"}
+TE_KEYS = [f"P_{n}" for n in CUTOFFS] + ["map", "ndcg", "bpref", "Rprec", "recip_rank"]
+LENIENT = {"trec2": True, "synth127": False}
 
-from pbtools import io, measures  # noqa: E402
-from pbtools.frames import TrecFormatWarning  # noqa: E402
 
-CUTOFFS = (5, 10, 15, 20, 30, 100)
-PB_MEASURES = [f"P@{n}" for n in CUTOFFS] + ["AP", "nDCG", "Bpref"]
-TE_MEASURES = {"P", "map", "ndcg", "bpref"}
-DEFAULT_TRACK = HERE.parent.parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
+# --------------------------------------------------------------------------------------------
+# the pytrec_eval baseline (also run as a child process: --pytrec-child)
+# --------------------------------------------------------------------------------------------
+
+
+def _open(path):
+    return gzip.open(path, "rt") if str(path).endswith(".gz") else open(path)
+
+
+def lenient_run(lines) -> dict:
+    """pytrec_eval's run dictionary from dirty lines: first six fields, shorter lines dropped,
+    a repeated (qid, docno) keeps its highest score (the rule of ``--lenient``)."""
+    run: dict = {}
+    for ln in lines:
+        f = ln.split()
+        if len(f) < 6:
+            continue
+        d = run.setdefault(f[0], {})
+        s = float(f[4])
+        if f[2] not in d or s > d[f[2]]:
+            d[f[2]] = s
+    return run
+
+
+def load_run(path) -> dict:
+    """A run file with pytrec_eval's own ``parse_run``; a file it refuses: :func:`lenient_run`."""
+    import pytrec_eval
+
+    with _open(path) as fh:
+        try:
+            return pytrec_eval.parse_run(fh)
+        except (AssertionError, ValueError):
+            pass
+    with _open(path) as fh:
+        return lenient_run(fh)
+
+
+def load_qrels(path) -> dict:
+    import pytrec_eval
+
+    with _open(path) as fh:
+        return pytrec_eval.parse_qrel(fh)
+
+
+def pytrec_child(qrels_file: str, run_files: list[str]) -> None:
+    """The whole-process baseline: load, evaluate and print each run's means (like trec_eval)."""
+    import pytrec_eval
+
+    ev = pytrec_eval.RelevanceEvaluator(load_qrels(qrels_file), TE_MEASURES)
+    out = sys.stdout
+    for f in run_files:
+        res = ev.evaluate(load_run(f))
+        n = max(len(res), 1)
+        means = (sum(r[k] for r in res.values()) / n for k in TE_KEYS)
+        out.write(Path(f).name + "\t" + "\t".join(f"{v:.4f}" for v in means) + "\n")
+
+
+def pytrec_parse(run_files, qrels_file):
+    return load_qrels(qrels_file), {f: load_run(f) for f in run_files}
+
+
+def pytrec_evaluate(qrel, runs):
+    import pytrec_eval
+
+    ev = pytrec_eval.RelevanceEvaluator(qrel, TE_MEASURES)
+    return {name: ev.evaluate(run) for name, run in runs.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# pbtools evaluate, stage by stage (run as a child process: --breakdown-child)
+# --------------------------------------------------------------------------------------------
+
+
+def breakdown_child(track: str, lenient: bool) -> None:
+    """The steps of ``pbtools evaluate`` (``pbtools/cli/evaluate.py``) timed one by one; prints
+    a JSON object of seconds."""
+    t0 = time.perf_counter()
+    import pbtools.cli  # noqa: F401  (what `python -m pbtools` imports)
+    from pbtools import io
+    from pbtools import measures as m
+    from pbtools.cli.common import emit
+
+    t1 = time.perf_counter()
+    warnings.simplefilter("ignore")
+    qrels_file, run_dir = track_files(Path(track))
+    qrels = io.read_qrels(qrels_file, lenient=lenient)
+    runs = io.read_runs(run_dir, lenient=lenient)
+    t2 = time.perf_counter()
+    per = m.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
+    t3 = time.perf_counter()
+    avg = m.aggregate(per, qrels=qrels)
+    t4 = time.perf_counter()
+    with open(os.devnull, "w") as null:
+        stdout, sys.stdout = sys.stdout, null
+        try:
+            emit(avg.pb.wide(), "table", None)
+        finally:
+            sys.stdout = stdout
+    t5 = time.perf_counter()
+    print(
+        json.dumps(
+            {
+                "import": t1 - t0,
+                "parse": t2 - t1,
+                "evaluate": t3 - t2,
+                "aggregate": t4 - t3,
+                "write": t5 - t4,
+            }
+        )
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# measuring
+# --------------------------------------------------------------------------------------------
+
+
+def track_files(track: Path) -> tuple[Path, Path]:
+    """(qrels file, runs directory) of a track directory."""
+    return next(p for p in sorted((track / "QRels").iterdir()) if p.is_file()), track / "Runs"
+
+
+def child(cmd: list[str]) -> tuple[float, float, str]:
+    """Run ``cmd``; (wall seconds, its peak RSS in MiB, its standard output)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} … failed with exit status {p.returncode}")
+    return wall, usage.ru_maxrss / 1024, out.decode()
+
+
+def whole_process(shape: str, track: Path, repeat: int) -> dict:
+    """Medians of alternating whole-process runs of both tools, the breakdown, peak RSS."""
+    qrels_file, run_dir = track_files(track)
+    run_files = [str(p) for p in sorted(run_dir.iterdir()) if p.name.startswith("input.")]
+    ms = [a for name in PB_MEASURES for a in ("-m", name)]
+    pb = [sys.executable, "-m", "pbtools", "evaluate", str(qrels_file), str(run_dir), *ms]
+    pb += ["--lenient"] if LENIENT[shape] else []
+    te = [sys.executable, __file__, "--pytrec-child", str(qrels_file), *run_files]
+    bd = [sys.executable, __file__, "--breakdown-child", str(track), str(int(LENIENT[shape]))]
+    for cmd in (pb, te, bd):  # warm-up (page cache, .pyc files)
+        child(cmd)
+    rec: dict = {"pb": [], "te": [], "pb_rss": [], "te_rss": [], "stages": []}
+    for _ in range(repeat):
+        for key, cmd in (("pb", pb), ("te", te)):
+            wall, rss, _ = child(cmd)
+            rec[key].append(wall)
+            rec[f"{key}_rss"].append(rss)
+        wall, _, out = child(bd)
+        stages = json.loads(out)
+        stages["start-up and exit"] = max(wall - sum(stages.values()), 0.0)
+        rec["stages"].append(stages)
+    med = {k: statistics.median(v) for k, v in rec.items() if k != "stages"}
+    med["stages"] = {
+        k: statistics.median(s[k] for s in rec["stages"]) for k in rec["stages"][0].keys()
+    }
+    return med
 
 
 def best_of(repeat: int, fn):
@@ -51,79 +228,46 @@ def best_of(repeat: int, fn):
     return best, result
 
 
-def pbtools_end_to_end(run_files, qrels_file):
-    runs = io.read_runs(run_files, lenient=True, run_id="file")
-    qrels = io.read_qrels(qrels_file)
-    return measures.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
+def in_process(track: Path, lenient: bool, repeat: int, label: str) -> None:
+    """The in-process figures (parse floor, read_runs, both tools end to end and after parsing)."""
+    from parse_floor import parse_floor
 
+    from pbtools import io, measures
 
-def pytrec_parse(run_files, qrels_file):
-    import pytrec_eval
+    qrels_file, run_dir = track_files(track)
+    run_files = sorted(p for p in run_dir.iterdir() if p.name.startswith("input."))
 
-    with open(qrels_file) as fh:
-        qrel = pytrec_eval.parse_qrel(fh)
-    runs = {}
-    for f in run_files:
-        opener = gzip.open if str(f).endswith(".gz") else open
-        with opener(f, "rt") as fh:
-            # pytrec_eval's parser needs exactly 6 fields: apply the same lenient cleaning rule
-            lines = [ln.split()[:6] for ln in fh if len(ln.split()) >= 6]
-        run: dict = {}
-        for qid, _, doc, _, score, _ in lines:
-            d = run.setdefault(qid, {})
-            s = float(score)
-            if doc not in d or s > d[doc]:
-                d[doc] = s
-        runs[f] = run
-    return qrel, runs
+    def pb_end_to_end():
+        runs = io.read_runs(run_files, lenient=lenient, run_id="file")
+        qrels = io.read_qrels(qrels_file, lenient=lenient)
+        return measures.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
 
-
-def pytrec_evaluate(qrel, runs):
-    import pytrec_eval
-
-    ev = pytrec_eval.RelevanceEvaluator(qrel, TE_MEASURES)
-    return {name: ev.evaluate(run) for name, run in runs.items()}
-
-
-def main(argv=None) -> int:
-    warnings.simplefilter("ignore", TrecFormatWarning)  # the lenient repairs are known
-    warnings.simplefilter("ignore", measures.CoverageWarning)  # rutcomb1/rutfmed: 25/24 topics
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--track", type=Path, default=DEFAULT_TRACK)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args(argv)
-    if not args.track.is_dir():
-        print(f"track {args.track} not found (../shared absent?)", file=sys.stderr)
-        return 1
-    run_files = sorted((args.track / "Runs").glob("input.*"))
-    qrels_file = next((args.track / "QRels").iterdir())
-
-    t_floor, _ = best_of(args.repeat, lambda: parse_floor(run_files))
-    t_pb, per = best_of(args.repeat, lambda: pbtools_end_to_end(run_files, qrels_file))
-    runs = io.read_runs(run_files, lenient=True, run_id="file")
-    qrels = io.read_qrels(qrels_file)
+    t_floor, _ = best_of(repeat, lambda: parse_floor(run_files))
+    t_pb, per = best_of(repeat, pb_end_to_end)
+    runs = io.read_runs(run_files, lenient=lenient, run_id="file")
+    qrels = io.read_qrels(qrels_file, lenient=lenient)
     t_pb_eval, _ = best_of(
-        args.repeat, lambda: measures.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
+        repeat, lambda: measures.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
     )
-    t_read, _ = best_of(args.repeat, lambda: io.read_runs(run_files, lenient=True, run_id="file"))
+    t_read, _ = best_of(repeat, lambda: io.read_runs(run_files, lenient=lenient, run_id="file"))
     try:
         import pytrec_eval  # noqa: F401
     except ImportError:
         te = None
     else:
         t_te_parse, (qrel, te_runs) = best_of(1, lambda: pytrec_parse(run_files, qrels_file))
-        t_te_eval, _ = best_of(args.repeat, lambda: pytrec_evaluate(qrel, te_runs))
+        t_te_eval, _ = best_of(repeat, lambda: pytrec_evaluate(qrel, te_runs))
         te = (t_te_parse + t_te_eval, t_te_parse, t_te_eval)
 
-    rows = len(runs)
+    mode = "lenient" if lenient else "strict"
     print(
-        f"TREC-2: {len(run_files)} run files, {rows:,} rows, {per['measure'].nunique()} "
-        f"measures, {len(per):,} per-topic values; best of {args.repeat}"
+        f"{label}: {len(run_files)} run files, {len(runs):,} rows, {per['measure'].nunique()} "
+        f"measures, {len(per):,} per-topic values; in process, best of {repeat}"
     )
     print(f"{'':38s}{'seconds':>9s}{'× parse floor':>15s}")
     line = "{:38s}{:9.3f}{:15.2f}"
     print(line.format("parse floor (pyarrow, one table)", t_floor, 1.0))
-    print(line.format("pbtools read_runs (lenient, ordered)", t_read, t_read / t_floor))
+    print(line.format(f"pbtools read_runs ({mode}, ordered)", t_read, t_read / t_floor))
     print(line.format("pbtools evaluate (after parsing)", t_pb_eval, t_pb_eval / t_floor))
     print(line.format("pbtools end to end", t_pb, t_pb / t_floor))
     if te:
@@ -136,6 +280,74 @@ def main(argv=None) -> int:
         )
     else:
         print("pytrec_eval-terrier not installed: pip install pytrec-eval-terrier")
+
+
+def report_whole(shape: str, track: Path, repeat: int) -> None:
+    from parse_floor import parse_floor
+
+    _, table = parse_floor(sorted(track_files(track)[1].glob("input.*")))
+    arrow = table.nbytes / 2**20
+    rows = table.num_rows
+    del table
+    med = whole_process(shape, track, repeat)
+    st = med["stages"]
+    ratio = med["pb"] / med["te"]
+    mem = med["pb_rss"] / arrow
+    print(
+        f"{shape}: {rows:,} run lines, Arrow size of the runs {arrow:.1f} MiB; whole process, "
+        f"medians of {repeat} alternating runs after a warm-up; load average {_load()}"
+    )
+    print(f"  pbtools evaluate  {med['pb']:7.3f} s  peak RSS {med['pb_rss']:6.0f} MiB")
+    print(f"  pytrec_eval       {med['te']:7.3f} s  peak RSS {med['te_rss']:6.0f} MiB")
+    print(f"  pbtools / pytrec_eval whole process: {ratio:.2f}  (target ≤ 0.5)")
+    print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
+    parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
+    share = st["parse"] / sum(st.values())
+    print(f"  pbtools stages (s, medians): {parts}; parse is {share:.0%} of the process")
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover
+        return "n.a."
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--pytrec-child"]:
+        pytrec_child(argv[1], argv[2:])
+        return 0
+    if argv[:1] == ["--breakdown-child"]:
+        breakdown_child(argv[1], argv[2] == "1")
+        return 0
+    from pbtools import measures
+    from pbtools.frames import TrecFormatWarning
+
+    warnings.simplefilter("ignore", TrecFormatWarning)  # the lenient repairs are known
+    warnings.simplefilter("ignore", measures.CoverageWarning)  # rutcomb1/rutfmed: 25/24 topics
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", choices=("trec2", "synth127", "both"), default="both")
+    ap.add_argument("--track", type=Path, help="another track directory (in-process figures)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument(
+        "--whole-only", action="store_true", help="skip the in-process figures (faster)"
+    )
+    args = ap.parse_args(argv)
+    if args.track is not None:
+        if not (args.track / "Runs").is_dir():
+            print(f"track {args.track} not found", file=sys.stderr)
+            return 1
+        in_process(args.track, True, args.repeat, str(args.track))
+        return 0
+    from shapes import shape as shape_dir
+
+    for name in ("trec2", "synth127") if args.shape == "both" else (args.shape,):
+        track = shape_dir(name)
+        report_whole(name, track, args.repeat)
+        if not args.whole_only:
+            in_process(track, LENIENT[name], args.repeat, name)
+        print()
     return 0
 
 

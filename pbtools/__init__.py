@@ -9,9 +9,7 @@ collection in one call, with bootstrap confidence intervals. See README.md.
 """
 
 from pbtools import accessor as _accessor  # noqa: F401  (registers DataFrame.pb)
-from pbtools.experiments.oneline import correct
 from pbtools.frames import TrecFormatError, TrecFormatWarning, judge, trec_order
-from pbtools.stats.comparison import Comparison, compare
 
 __version__ = "0.1.0"
 
@@ -25,3 +23,26 @@ __all__ = [
     "trec_order",
     "__version__",
 ]
+
+#: names imported on first use (:pep:`562`): ``pbtools.compare`` and ``pbtools.correct`` need
+#: scipy and the experiments, which the command line and the readers do not, so ``import
+#: pbtools`` (and ``pbtools evaluate``) stays cheap
+_LAZY = {
+    "Comparison": "pbtools.stats.comparison",
+    "compare": "pbtools.stats.comparison",
+    "correct": "pbtools.experiments.oneline",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pbtools' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -47,6 +47,7 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     encode_ids,
     id_dtype,
     mapped_codes,
+    positions_in,
     unify,
     used_codes,
 )
@@ -220,9 +221,10 @@ def group_starts(*keys: np.ndarray) -> np.ndarray:
 def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     """1-based position of each row inside its group, given the group-start mask (vectorised)."""
     n = len(start)
-    idx = np.arange(n, dtype=np.int64)
+    idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     first = np.maximum.accumulate(np.where(start, idx, 0))
-    return (idx - first + 1).astype(RANK_DTYPE)
+    idx -= first - 1
+    return idx.astype(RANK_DTYPE, copy=False)
 
 
 def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarray) -> np.ndarray:
@@ -335,8 +337,9 @@ def ranked(runs: pd.DataFrame) -> pd.DataFrame:
 def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
     """One int64 key from several integer code arrays (mixed radix: ``sizes`` are the ranges)."""
     key = np.zeros(len(parts[0]), dtype=np.int64)
-    for p, size in zip(parts, sizes, strict=True):
-        key = key * np.int64(max(size, 1)) + p.astype(np.int64)
+    for p, size in zip(parts, sizes, strict=True):  # in place: one array of the rows' length
+        key *= np.int64(max(size, 1))
+        np.add(key, p, out=key, casting="unsafe")
     return key
 
 
@@ -421,11 +424,13 @@ def judge(
     for c in (*key_codes_q, qqc, qdc):
         usable &= c >= 0
     rows = np.flatnonzero(usable)
+    dmap = np.zeros(nd + 1, dtype=np.int64)  # documents judged: a small key space (-1: never)
+    dmap[qdc[rows]] = 1
+    dmap = np.where(dmap > 0, np.cumsum(dmap) - 1, -1).astype(np.int32)
+    qdc, rdc, nd = dmap[qdc], dmap[rdc], max(int(dmap.max()) + 1, 1)
     qkey = composite_key([c[rows] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
-    rkey = composite_key([*key_codes_r, rqc, rdc], [*key_sizes, nq, nd])
     order = rows[np.argsort(qkey, kind="stable")]
-    qkey = composite_key([c[order] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
-    sq = qkey
+    sq = composite_key([c[order] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
     if len(sq) > 1 and np.any(sq[1:] == sq[:-1]):
         dup = order[1:][sq[1:] == sq[:-1]][0]  # a position in qrels
         row = qrels.iloc[dup]
@@ -433,9 +438,9 @@ def judge(
             f"qrels judge ({', '.join(f'{k}={row[k]}' for k in keys)}"
             f"{', ' if keys else ''}qid={row['qid']}, docno={row['docno']}) more than once"
         )
-    pos = np.searchsorted(sq, rkey)
-    pos_c = np.minimum(pos, max(len(sq) - 1, 0))
-    hit = (pos < len(sq)) & (sq[pos_c] == rkey) if len(sq) else np.zeros(len(rkey), bool)
+    rkey = composite_key([*key_codes_r, rqc, np.maximum(rdc, 0)], [*key_sizes, nq, nd])
+    pos_c = positions_in(sq, rkey, int(np.prod([*key_sizes, nq, nd], dtype=np.float64)))
+    hit = (pos_c >= 0) & (rdc >= 0)
     labels = qrels["label"].to_numpy()[order]
     lab = np.zeros(len(rkey), dtype=LABEL_DTYPE)
     if len(sq):

@@ -26,6 +26,7 @@ __all__ = [
     "codes",
     "used_codes",
     "mapped_codes",
+    "positions_in",
 ]
 
 #: columns that hold identifiers and are dictionary-encoded
@@ -182,3 +183,25 @@ def mapped_codes(col: pd.Series, cats: pd.Index) -> np.ndarray:
         return col.cat.codes.to_numpy().astype(np.int64)
     remap = cats.get_indexer(col.cat.categories).astype(np.int64)
     return remap[col.cat.codes.to_numpy()] if len(remap) else np.zeros(len(col), np.int64)
+
+
+def positions_in(sorted_keys: np.ndarray, keys: np.ndarray, space: int) -> np.ndarray:
+    """Position of each of ``keys`` in the sorted, distinct ``sorted_keys`` (-1 where absent),
+    every key in ``[0, space)``: one direct table when ``space`` is small against the number
+    of keys (no search), else a binary search.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> positions_in(np.array([2, 5, 7]), np.array([5, 3, 7, 2]), 8).tolist()
+    [1, -1, 2, 0]
+    """
+    keys = np.asarray(keys)
+    if len(sorted_keys) == 0:
+        return np.full(len(keys), -1, dtype=np.int64)
+    if space <= 2 * len(keys) + (1 << 22):
+        table = np.full(space, -1, dtype=np.int32 if len(sorted_keys) < 2**31 else np.int64)
+        table[sorted_keys] = np.arange(len(sorted_keys))
+        return table[keys]
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == keys, pos, -1)

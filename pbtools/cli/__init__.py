@@ -46,8 +46,9 @@ CLI_WORDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``pbtools`` command (one sub-parser per command)."""
+def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
+    """The argument parser of the ``pbtools`` command (one sub-parser per module of
+    ``commands``, default every command)."""
     parser = argparse.ArgumentParser(
         prog="pbtools", description="Pool-bias tools for IR test collections."
     )
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
+    for command in commands:
         command.register(sub)
     for sp in sub.choices.values():
         sp.add_argument(
@@ -66,6 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
             help="show tracebacks of errors",
         )
     return parser
+
+
+def commands_of(argv: list[str]) -> tuple:
+    """The command modules the parser needs for ``argv``: only the one named (registering a
+    command may import what only that command uses, e.g. the pool policies for ``pool``, so
+    ``pbtools evaluate`` starts without them), or all of them when no known command is named
+    (``pbtools --help``, a typo: argparse lists every choice).
+
+    Examples
+    --------
+    >>> [c.__name__ for c in commands_of(["--debug", "evaluate", "q", "r"])]
+    ['pbtools.cli.evaluate']
+    >>> len(commands_of(["--help"])) == len(COMMANDS)
+    True
+    """
+    word = next((a for a in argv if not a.startswith("-")), None)
+    named = [c for c in COMMANDS if c.__name__.rsplit(".", 1)[-1] == word]
+    return tuple(named) or COMMANDS
 
 
 def cli_words(text: str) -> str:
@@ -85,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pbtools`` console script; returns the exit status."""
     import pbtools.accessor  # noqa: F401  (registers .pb)
 
-    parser = build_parser()
+    parser = build_parser(commands_of(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed

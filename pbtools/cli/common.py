@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "EmptyResult",
     "emit",
     "trec_lines",
+    "trec_line_array",
     "dumps",
     "add_io_options",
     "add_collection_args",
@@ -81,21 +83,43 @@ def trec_lines(results: pd.DataFrame) -> str:
 
     Counting measures (``num_ret``, ``num_rel``, ``num_rel_ret``) print as integers, as in
     trec_eval. With several runs the run name is prefixed as a first column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"name": "a", "qid": ["1", "1"], "measure": ["P@5", "NumRet"],
+    ...                   "value": [0.4, 5.0]})
+    >>> print(trec_lines(r).replace("\\t", "|"), end="")  # tabs shown as |
+    P_5                   |1|0.4000
+    num_ret               |1|5
     """
+    lines = trec_line_array(results, with_name=results["name"].nunique() > 1)
+    return "\n".join(lines.tolist()) + "\n"
+
+
+def trec_line_array(results: pd.DataFrame, *, with_name: bool = False) -> np.ndarray:
+    """The lines of :func:`trec_lines` (no newline), one per row of ``results``, as an object
+    array; ``with_name`` prefixes the run name. Vectorised over rows: each distinct measure is
+    parsed once and each distinct value formatted once."""
     from pbtools import measures as m
 
-    many = results["name"].nunique() > 1
-    out = []
-    has_qid = "qid" in results.columns
-    for row in results.itertuples(index=False):
-        meas = m.parse(str(row.measure))
-        value = row.value
-        text = f"{int(round(value))}" if meas.summed else f"{value:.4f}"
-        tname = meas.trec_name
-        qid = str(row.qid) if has_qid else "all"
-        line = f"{tname:<22s}\t{qid}\t{text}"
-        out.append(f"{row.name}\t{line}" if many else line)
-    return "\n".join(out) + "\n"
+    codes, uniq = pd.factorize(results["measure"].astype(str))
+    parsed = [m.parse(u) for u in uniq]
+    tname = np.array([f"{p.trec_name:<22s}\t" for p in parsed], dtype=object)[codes]
+    summed = np.array([p.summed for p in parsed], dtype=bool)[codes]
+    value = results["value"].to_numpy(dtype=np.float64)
+    text = np.empty(len(value), dtype=object)
+    for mask, fmt in ((summed, "{:.0f}"), (~summed, "{:.4f}")):
+        if mask.any():
+            u, inv = np.unique(
+                np.round(value[mask]) if fmt == "{:.0f}" else value[mask], return_inverse=True
+            )
+            text[mask] = np.array([fmt.format(v) for v in u.tolist()], dtype=object)[inv.ravel()]
+    qid = results["qid"].astype(str).to_numpy(dtype=object) if "qid" in results.columns else "all"
+    lines = tname + qid + "\t" + text
+    if with_name:
+        lines = results["name"].astype(str).to_numpy(dtype=object) + "\t" + lines
+    return lines
 
 
 def _json_default(o):

@@ -18,7 +18,7 @@ from pbtools.cli.common import (
     check_measures,
     check_output,
     emit,
-    trec_lines,
+    trec_line_array,
 )
 
 #: measures of ``pbtools evaluate`` without ``-m``
@@ -95,15 +95,33 @@ def with_all_rows(per, avg):
 
 def trec_text(per, avg, per_topic: bool) -> str:
     """trec_eval's output, one block per run: per-topic lines (``per_topic``), then ``runid``,
-    ``num_q`` (the topics averaged) and the ``all`` lines."""
-    blocks = []
-    for name in pd.unique(avg["name"].astype("str")):
-        p = per[per["name"].astype("str") == name]
-        text = trec_lines(p) if per_topic and len(p) else ""
-        text += f"{'runid':<22s}\tall\t{name}\n"
-        text += f"{'num_q':<22s}\tall\t{p['qid'].nunique()}\n"
-        blocks.append(text + trec_lines(avg[avg["name"].astype("str") == name]))
-    return "".join(blocks)
+    ``num_q`` (the topics averaged) and the ``all`` lines.
+
+    The lines of all runs are formatted at once (:func:`trec_line_array`); the loop over runs
+    only joins each run's contiguous slice of them.
+    """
+    names = pd.unique(avg["name"].astype("str"))
+    order = {n: i for i, n in enumerate(names)}
+    blocks = [[] for _ in names]
+    for frame, is_avg in ((per, False), (avg, True)):
+        if not is_avg and not per_topic:
+            continue
+        run = frame["name"].astype("str").map(order).to_numpy()
+        keep = ~pd.isna(run)
+        run = run[keep].astype(np.int64)
+        sort = np.argsort(run, kind="stable")
+        lines = trec_line_array(frame[keep].iloc[sort])
+        bounds = np.searchsorted(run[sort], np.arange(len(names) + 1))
+        for i in range(len(names)):  # one slice per run
+            chunk = lines[bounds[i] : bounds[i + 1]].tolist()
+            blocks[i].append("\n".join(chunk) + "\n" if chunk else "")
+    per_name = per["name"].astype("str")
+    num_q = per["qid"].astype("str").groupby(per_name.to_numpy(), sort=False).nunique()
+    text = []
+    for i, name in enumerate(names):
+        head = f"{'runid':<22s}\tall\t{name}\n{'num_q':<22s}\tall\t{int(num_q.get(name, 0))}\n"
+        text.append((blocks[i][0] if per_topic else "") + head + blocks[i][-1])
+    return "".join(text)
 
 
 def run(args: argparse.Namespace) -> int:

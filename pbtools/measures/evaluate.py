@@ -139,20 +139,20 @@ class _Setup:
         self.sizes, self.nq = sizes, nq
         # judged rows: order by group, trec order inside
         score = judged["score"].to_numpy(dtype=np.float64)
-        doc = codes(judged["docno"]).astype(np.int64)
+        doc = codes(judged["docno"])  # narrow codes: every array here is one per row
         gid = composite_key([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
         perm = (
             None if self._ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
         )
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
-        label = judged["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)
-        label = np.where(label < 0, K.UNJUDGED, label)
+        label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
+        label[label < 0] = K.UNJUDGED
         if perm is not None:
             label = label[perm]
         start = group_starts(gid)
         rank = ranks_from_starts(start)
-        g = np.cumsum(start) - 1
+        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
         # group table and its qrels topic; groups without qrels topic are not evaluated
         first = np.flatnonzero(start)
         gkeys = [k[first] for k in kj]
@@ -176,7 +176,7 @@ class _Setup:
         self.run_table = pd.DataFrame(
             {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
         ).drop_duplicates()
-        new_index = np.cumsum(ok) - 1
+        new_index = (np.cumsum(ok) - 1).astype(g.dtype)
         keep_rows = ok[g] if len(g) else np.zeros(0, bool)
         self.groups = {
             "keys": [k[ok] for k in gkeys],
@@ -416,7 +416,7 @@ def aggregate(
     grouped = pt.groupby(by, observed=True, sort=False)[cols]
     mean, total = grouped.mean(), grouped.sum()
     meas = mean.index.get_level_values("measure").astype(str)
-    summed = np.array([parse(m).summed for m in meas], dtype=bool)
+    summed = meas.map({m: parse(m).summed for m in pd.unique(meas)}).to_numpy(dtype=bool)
     out = mean.copy()
     out.loc[summed, "value"] = total.loc[summed, "value"]
     out = out.reset_index()

@@ -58,8 +58,8 @@ def _judged(v: View, topics: Topics, gt, m):
 
 
 def _average_precision(v: View, topics: Topics, gt, m):
-    rel = v.rel(m.rel)
-    w = np.where(rel, v.rel_so_far(m.rel) / v.r, 0.0)
+    w = v.rel_so_far(m.rel) / v.r
+    w[~v.rel(m.rel)] = 0.0
     return safe_div(v.upto(w, m.cutoff), topics.num_rel(m.rel)[gt]), None
 
 
@@ -83,7 +83,7 @@ def _bpref(v: View, topics: Topics, gt, m):
     R = topics.num_rel(m.rel)[gt]
     N = topics.num_nonrel(m.rel)[gt]
     rel = v.rel(m.rel)
-    above = v.cum(v.nonrel(m.rel).astype(np.int64))[rel].astype(np.float64)
+    above = v.cum(v.nonrel(m.rel))[rel].astype(np.float64)
     gm = v.g[rel]
     denom = np.minimum(N, R)[gm]
     frac = np.where(above > 0, 1.0 - safe_div(np.minimum(above, R[gm]), denom), 1.0)
@@ -93,7 +93,8 @@ def _bpref(v: View, topics: Topics, gt, m):
 
 
 def _ndcg(v: View, topics: Topics, gt, m):
-    w = v.gain(m.rel) / np.log2(v.r + 1.0)
+    w = np.log2(v.r + 1.0)
+    np.divide(v.gain(m.rel), w, out=w)
     return safe_div(v.upto(w, m.cutoff), topics.ideal_dcg(m.rel, m.cutoff)[gt]), None
 
 

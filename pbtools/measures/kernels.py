@@ -31,8 +31,10 @@ def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.nda
     idx = np.empty(2 * len(s), dtype=np.int64)
     idx[0::2] = s
     idx[1::2] = s + length[ne]
-    ext = np.concatenate([np.asarray(x, dtype=np.float64), [0.0]])
-    out[ne] = np.add.reduceat(ext, idx)[0::2]
+    x = np.asarray(x, dtype=np.float64)
+    if idx[-1] == len(x):  # only the last segment can end there: reduceat sums it to the end
+        idx = idx[:-1]
+    out[ne] = np.add.reduceat(x, idx)[0::2]
     return out
 
 
@@ -46,12 +48,14 @@ def starts_of(g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
 class View:
     """Rows of judged rankings: group id ``g`` (sorted), 1-based rank ``r``, ``label``.
 
-    ``label`` is an int64 array with :data:`UNJUDGED` (-1) for unjudged rows. Derived arrays
+    ``label`` is an integer array with :data:`UNJUDGED` (-1) for unjudged rows. Derived arrays
     (relevance masks, running counts) are cached per relevance threshold.
     """
 
     def __init__(self, g: np.ndarray, r: np.ndarray, label: np.ndarray, n_groups: int):
-        self.g, self.r, self.label, self.G = g, r.astype(np.int64), label, n_groups
+        r = np.asarray(r)
+        self.g, self.label, self.G = g, label, n_groups
+        self.r = r if r.dtype.kind in "iu" else r.astype(np.int64)  # integer ranks kept narrow
         self.start, self.length = starts_of(g, n_groups)
         self._cache: dict = {}
 
@@ -86,12 +90,28 @@ class View:
         base = np.zeros(self.G, dtype=np.int64)
         ne = self.length > 0
         base[ne] = cs[self.start[ne]] - x[self.start[ne]]
-        return cs - base[self.g]
+        cs -= base[self.g]
+        return cs
 
     def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
-        """Per group, the sum of ``x`` over ranks ``<= n`` (every rank when ``n`` is None)."""
+        """Per group, the sum of ``x`` over ranks ``<= n`` (every rank when ``n`` is None).
+
+        A boolean or integer ``x`` is summed exactly as the difference of one running integer
+        sum over all rows (cached per array: the cut-offs of P@n share it); a float ``x`` is
+        summed afresh in every group (:func:`segment_sums`), as trec_eval adds its terms.
+        """
         length = self.length if n is None else np.minimum(self.length, n)
-        return segment_sums(x, self.start, length)
+        x = np.asarray(x)
+        if x.dtype.kind not in "biu":
+            return segment_sums(x, self.start, length)
+        hit = self._cache.get("running")
+        if hit is None or hit[0] is not x:  # one entry: the last array summed, kept alive
+            running = np.zeros(len(x) + 1, dtype=np.int64)
+            np.cumsum(x, dtype=np.int64, out=running[1:])
+            hit = (x, running)
+            self._cache["running"] = hit
+        running = hit[1]
+        return (running[self.start + length] - running[self.start]).astype(np.float64)
 
     def count(self, n: int | None) -> np.ndarray:
         """Per group, ``min(n, len)``: the number of retrieved documents within the cut-off."""
@@ -115,13 +135,14 @@ class View:
         """Gain of each row: its label when relevant (label >= rel), else 0 (trec_eval ndcg)."""
         key = ("gain", rel)
         if key not in self._cache:
-            self._cache[key] = np.where(self.rel(rel), self.label, 0).astype(np.int64)
+            self._cache[key] = np.where(self.rel(rel), self.label, 0)
         return self._cache[key]
 
     def rel_so_far(self, rel: int) -> np.ndarray:
         key = ("crel", rel)
         if key not in self._cache:
-            self._cache[key] = self.cum(self.rel(rel).astype(np.int64))
+            crel = self.cum(self.rel(rel))  # counts within a ranking: int32 is enough
+            self._cache[key] = crel.astype(np.int32) if len(crel) < 2**31 else crel
         return self._cache[key]
 
     def first_rel_rank(self, rel: int) -> np.ndarray:

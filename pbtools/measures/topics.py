@@ -154,13 +154,11 @@ def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     cats = rq.cat.categories
     nq = len(cats)
     name = encode(runs["name"])
-    pair = np.unique(name.cat.codes.to_numpy().astype(np.int64) * nq + rq.cat.codes.to_numpy())
-    has = np.zeros((len(name.cat.categories), nq), dtype=bool)
-    has[pair // nq, pair % nq] = True
+    has = np.zeros((len(name.cat.categories), nq), dtype=bool)  # runs × topics: no sort
+    has[name.cat.codes.to_numpy(), rq.cat.codes.to_numpy()] = True
     judged = np.zeros(nq, dtype=bool)
-    judged[np.unique(qq.cat.codes.to_numpy())] = True
-    present = np.zeros(len(name.cat.categories), dtype=bool)
-    present[pair // nq] = True
+    judged[qq.cat.codes.to_numpy()] = True
+    present = has.any(axis=1)
     missing, unjudged = judged[None, :] & ~has, has & ~judged[None, :]
     rows = []
     for i in np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1))):
