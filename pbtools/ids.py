@@ -93,8 +93,22 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
     sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects.
 
     ``arrays``: a ``pa.Array``, a ``pa.ChunkedArray`` or a sequence of string arrays (one hash
-    pass over their concatenation — faster than encoding chunks and unifying dictionaries).
+    pass over their concatenation — faster than encoding chunks and unifying dictionaries), or
+    a sequence of dictionary arrays (``pc.dictionary_encode`` of each chunk, made where the
+    chunks are, in parallel: only their dictionaries are hashed again here).
+
+    Examples
+    --------
+    >>> chunks = [pa.array(["b", "a", "b"]), pa.array(["c", "a"])]
+    >>> categorical_from_arrow(chunks).codes.tolist()
+    [1, 0, 1, 2, 0]
+    >>> categorical_from_arrow([pc.dictionary_encode(c) for c in chunks]).codes.tolist()
+    [1, 0, 1, 2, 0]
     """
+    if not isinstance(arrays, pa.Array | pa.ChunkedArray):
+        arrays = list(arrays)
+        if arrays and all(isinstance(a, pa.DictionaryArray) for a in arrays):
+            return _from_dictionaries(arrays)
     if isinstance(arrays, pa.ChunkedArray):
         arr = arrays.combine_chunks()
     elif isinstance(arrays, pa.Array):
@@ -108,6 +122,24 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
     remap[order] = np.arange(len(dic), dtype=np.int32)
     cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
     return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats), validate=False)
+
+
+def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
+    """:func:`categorical_from_arrow` of dictionary-encoded chunks: one hash pass over their
+    dictionaries, then each chunk's indices mapped into the sorted union."""
+    dicts = [a.dictionary for a in arrays]
+    enc = pc.dictionary_encode(pa.chunked_array(dicts, type=pa.string()).combine_chunks())
+    dic, idx = enc.dictionary, np.asarray(enc.indices)
+    order = np.asarray(pc.array_sort_indices(dic))
+    remap = np.empty(len(dic), dtype=np.int32)
+    remap[order] = np.arange(len(dic), dtype=np.int32)
+    code_of = remap[idx]  # the sorted code of every chunk's dictionary entry, chunk after chunk
+    bounds = np.cumsum([0] + [len(d) for d in dicts])
+    codes = np.concatenate(
+        [code_of[bounds[i] : bounds[i + 1]][np.asarray(a.indices)] for i, a in enumerate(arrays)]
+    )
+    cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats), validate=False)
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:

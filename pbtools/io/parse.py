@@ -22,15 +22,18 @@ import pyarrow.compute as pc
 
 from pbtools.frames import (
     LABEL_DTYPE,
-    RANK_DTYPE,
     SCORE_DTYPE,
     TrecFormatError,
     categorical_from_arrow,
     composite_key,
     encode,
-    trec_order,
+    group_starts,
+    ranks_from_starts,
+    trec_sort_order,
 )
+from pbtools.io.direct import read_direct
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
+from pbtools.io.files import BOM, clean_bytes, read_bytes
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 
 # --------------------------------------------------------------------------------------------
@@ -77,16 +80,60 @@ def file_run_name(path) -> str:
 class RunPart:
     path: str
     name: str
-    lines: np.ndarray  # 1-based line of each row
-    qid: pa.Array
+    lines: np.ndarray | None  # 1-based line of each row (None: the lines 1..n, nothing skipped)
+    qid: pa.Array  # dictionary-encoded once parsed (parse_run_file)
     docno: pa.Array
     score: np.ndarray
     repairs: Repairs
     tags: list[str] = field(default_factory=list)
+    unique: bool = False  # no (qid, docno) twice in the file
+
+    def line_numbers(self) -> np.ndarray:
+        return np.arange(1, len(self.score) + 1) if self.lines is None else self.lines
 
 
 def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False) -> RunPart:
-    f = split_fields(path, 6, (0, 2, 3, 4, 5), lenient=lenient, what="run")
+    """One run file: the direct typed read when the file needs no repair
+    (:func:`pbtools.io.direct.read_direct`), else the general whitespace split with its exact
+    refusals and repairs; the ids dictionary-encoded and the file's repeats detected here, in
+    the worker thread."""
+    path = str(path)
+    raw = read_bytes(path)
+    checked = None
+    data = raw
+    if raw.startswith(BOM) or b"\r" in raw:  # the byte-level rules first (CRLF is fine)
+        checked = clean_bytes(raw, path, lenient=lenient)
+        data = None if len(checked[1]) or len(checked[2]) else checked[0]
+    direct = None if data is None else read_direct(data, float32=float32)
+    if direct is None:
+        if checked is None:
+            checked = clean_bytes(raw, path, lenient=lenient)
+        part = parse_general(path, lenient, run_id, float32, checked)
+    else:
+        qid, docno, score, tag = direct
+        name = tag if run_id == "tag" else file_run_name(path)
+        part = RunPart(path, name, None, qid, docno, score, Repairs(), [tag])
+    part.qid = pc.dictionary_encode(part.qid)
+    part.docno = pc.dictionary_encode(part.docno)
+    part.unique = no_repeats(part.qid, part.docno)
+    return part
+
+
+def no_repeats(qid: pa.DictionaryArray, docno: pa.DictionaryArray) -> bool:
+    """True when no (qid, docno) pair occurs twice: a bitmap over the file's own dictionaries
+    when it is small (the usual case), else a sort."""
+    n, nd = len(qid), len(docno.dictionary)
+    key = np.asarray(qid.indices).astype(np.int64) * nd + np.asarray(docno.indices)
+    space = len(qid.dictionary) * nd
+    if space <= 64 * n + (1 << 20):
+        seen = np.zeros(space, dtype=bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen)) == n
+    return len(np.unique(key)) == n
+
+
+def parse_general(path: str, lenient: bool, run_id: str, float32: bool, checked) -> RunPart:
+    f = split_fields(path, 6, (0, 2, 3, 4, 5), lenient=lenient, what="run", checked=checked)
     qid, docno, rank, score, tag = f.cols
     scores = to_scores(score, f, lenient=lenient, float32=float32)
     check_ranks(rank, f, lenient=lenient)
@@ -169,18 +216,76 @@ def assemble_runs(
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
     part_idx = np.repeat(np.arange(len(parts)), sizes)
     names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
-    name_codes = names.codes[part_idx]
     qid = categorical_from_arrow([p.qid for p in parts])
     docno = categorical_from_arrow([p.docno for p in parts])
     score = np.concatenate([p.score for p in parts]) if parts else np.zeros(0)
-    line = np.concatenate([p.lines for p in parts]) if parts else np.zeros(0, np.int64)
+    ranked = score  # the values trec order sorts: float32-rounded after the duplicate rule
+    if float32:
+        with np.errstate(over="ignore"):  # overflows were reported by to_scores
+            ranked = score.astype(np.float32).astype(SCORE_DTYPE)
+    q, d = qid.codes, docno.codes
+    slow = slow_parts(parts, names.codes, q, ranked, d, sizes)
+    if slow.any():
+        order = sort_slow_rows(
+            parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs
+        )
+    else:
+        order = None  # every file is in trec order and free of repeats
+    blocks = np.argsort(names.codes, kind="stable")  # runs in name order, each one block
+    if order is None and np.all(blocks == np.arange(len(parts))):
+        take = None  # the files came in name order: nothing moves
+    else:
+        take = order_blocks(blocks, slow, sizes, names.codes, part_idx, order)
+    name_codes = names.codes[part_idx]
+    if take is not None:
+        name_codes, q, d, ranked = name_codes[take], q[take], d[take], ranked[take]
+    df = pd.DataFrame(
+        {
+            "name": pd.Categorical.from_codes(
+                name_codes, dtype=pd.CategoricalDtype(names.categories), validate=False
+            ),
+            "qid": pd.Categorical.from_codes(q, dtype=qid.dtype, validate=False),
+            "docno": pd.Categorical.from_codes(d, dtype=docno.dtype, validate=False),
+            "score": ranked,
+            "rank": ranks_from_starts(group_starts(name_codes, q)),
+        }
+    )
+    return df, files
+
+
+def slow_parts(parts, name_of_part, q, score, d, sizes) -> np.ndarray:
+    """Which files need the general duplicate rule and a sort: a file whose run is also
+    carried by another file, holds a (qid, docno) twice, or is not in trec order (qid, score
+    descending, docno descending; a NaN score is never in order here)."""
+    n = len(q)
+    ok = np.ones(max(n - 1, 0), dtype=bool)
+    if n > 1:
+        same_q = q[1:] == q[:-1]
+        ok = (q[1:] > q[:-1]) | (
+            same_q & ((score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (d[1:] < d[:-1])))
+        )
+        ends = np.cumsum(sizes)[:-1] - 1  # a file's last row: the next row is another file's
+        ok[ends[ends >= 0]] = True
+    bad = np.zeros(len(parts), dtype=bool)
+    bad[np.repeat(np.arange(len(parts)), sizes)[np.flatnonzero(~ok) + 1]] = True
+    shared = np.bincount(name_of_part, minlength=len(parts))[name_of_part] > 1
+    return bad | shared | ~np.array([p.unique for p in parts], dtype=bool)
+
+
+def sort_slow_rows(parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs):
+    """The rows of the slow files (:func:`slow_parts`): the duplicate rule (strict: refused at
+    the first repeat; lenient: :func:`dedup`), then trec order. Returns their row positions in
+    trec order."""
+    rows = np.flatnonzero(slow[part_idx])
+    name_codes = names.codes[part_idx]
     key = composite_key(
-        [name_codes, qid.codes, docno.codes],
+        [name_codes[rows], qid.codes[rows], docno.codes[rows]],
         [len(names.categories), len(qid.categories), len(docno.categories)],
     )
     rep, first = duplicates(key)
-    keep = None
     if len(rep):
+        line = np.concatenate([p.line_numbers() for p in parts])
+        rep, first = rows[rep], rows[first]
         if not lenient:
             i, j = int(rep[0]), int(first[0])
             same = part_idx[i] == part_idx[j]
@@ -191,23 +296,32 @@ def assemble_runs(
                 parts[part_idx[i]].path,
                 int(line[i]),
             )
-        keep = dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs)
-    cat_dtype = pd.CategoricalDtype(names.categories)
-    if float32:
-        with np.errstate(over="ignore"):  # overflows were reported by to_scores
-            score = score.astype(np.float32).astype(SCORE_DTYPE)
-    df = pd.DataFrame(
-        {
-            "name": pd.Categorical.from_codes(name_codes, dtype=cat_dtype),
-            "qid": qid,
-            "docno": docno,
-            "score": score,
-            "rank": np.zeros(len(score), dtype=RANK_DTYPE),
-        }
-    )
-    if keep is not None:
-        df = df.iloc[keep]
-    return trec_order(df), files
+        full = np.zeros(len(part_idx), dtype=np.int64)
+        full[rows] = key
+        kept = dedup(full, score, rep, first, part_idx, line, parts, qid, docno, repairs)
+        keep = np.zeros(len(part_idx), dtype=bool)
+        keep[kept] = True
+        rows = rows[keep[rows]]
+    o = trec_sort_order([name_codes[rows], qid.codes[rows]], ranked[rows], docno.codes[rows])
+    return rows[o]
+
+
+def order_blocks(blocks, slow, sizes, name_of_part, part_idx, order) -> np.ndarray:
+    """Row positions of the whole frame in trec order: the runs in name order, each run
+    either its one ordered file (a block of rows, as read) or its sorted slow rows."""
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    if order is not None:
+        slow_names = name_of_part[part_idx[order]]
+        bounds = np.searchsorted(slow_names, np.arange(len(sizes) + 1))
+    pieces, done = [], set()
+    for i in blocks:
+        c = int(name_of_part[i])
+        if not slow[i]:
+            pieces.append(np.arange(starts[i], starts[i + 1]))
+        elif c not in done:
+            done.add(c)
+            pieces.append(order[bounds[c] : bounds[c + 1]])
+    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
 
 
 def dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs) -> np.ndarray:
