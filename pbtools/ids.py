@@ -9,7 +9,9 @@ Parquet keeps it. :mod:`pbtools.frames` re-exports every name here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -128,8 +130,7 @@ def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
     """:func:`categorical_from_arrow` of dictionary-encoded chunks: one hash pass over their
     dictionaries, then each chunk's indices mapped into the sorted union."""
     dicts = [a.dictionary for a in arrays]
-    enc = pc.dictionary_encode(pa.chunked_array(dicts, type=pa.string()).combine_chunks())
-    dic, idx = enc.dictionary, np.asarray(enc.indices)
+    dic, idx = _union(dicts)
     order = np.asarray(pc.array_sort_indices(dic))
     remap = np.empty(len(dic), dtype=np.int32)
     remap[order] = np.arange(len(dic), dtype=np.int32)
@@ -140,6 +141,30 @@ def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
     )
     cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats), validate=False)
+
+
+def _encode_strings(arrays: list[pa.Array]) -> pa.DictionaryArray:
+    return pc.dictionary_encode(pa.chunked_array(arrays, type=pa.string()).combine_chunks())
+
+
+def _union(dicts: list[pa.Array]) -> tuple[pa.Array, np.ndarray]:
+    """The distinct strings of several dictionaries (unsorted) and, for every entry of every
+    dictionary in turn, its position there. Large inputs are hashed in one thread per core
+    (Arrow releases the GIL), then the per-thread uniques once more."""
+    workers = min(os.cpu_count() or 1, len(dicts))
+    if workers < 2 or sum(len(d) for d in dicts) < (1 << 18):
+        enc = _encode_strings(dicts)
+        return enc.dictionary, np.asarray(enc.indices)
+    groups = np.array_split(np.arange(len(dicts)), workers)
+    with ThreadPoolExecutor(workers) as ex:
+        encs = list(ex.map(lambda g: _encode_strings([dicts[i] for i in g]), groups))
+    final = _encode_strings([e.dictionary for e in encs])
+    at = np.asarray(final.indices)
+    offsets = np.cumsum([0] + [len(e.dictionary) for e in encs])
+    idx = np.concatenate(
+        [at[offsets[k] : offsets[k + 1]][np.asarray(e.indices)] for k, e in enumerate(encs)]
+    )
+    return final.dictionary, idx
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:

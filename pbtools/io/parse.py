@@ -87,6 +87,7 @@ class RunPart:
     repairs: Repairs
     tags: list[str] = field(default_factory=list)
     unique: bool = False  # no (qid, docno) twice in the file
+    order: np.ndarray | None = None  # its rows in trec order (None: as read), when not slow
 
     def line_numbers(self) -> np.ndarray:
         return np.arange(1, len(self.score) + 1) if self.lines is None else self.lines
@@ -117,6 +118,21 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
     part.docno = pc.dictionary_encode(part.docno)
     part.unique = no_repeats(part.qid, part.docno)
     return part
+
+
+def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:
+    """The permutation that puts one run file's rows (merged-dictionary codes) into trec order
+    (:func:`pbtools.frames.trec_sort_order`), or None when they already are in it (qid, score
+    descending, docno descending; a NaN score is never taken to be in order)."""
+    if len(q) < 2:
+        return None
+    same_q = q[1:] == q[:-1]
+    ok = (q[1:] > q[:-1]) | (
+        same_q & ((score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (d[1:] < d[:-1])))
+    )
+    if ok.all():
+        return None
+    return trec_sort_order([q], score, d)
 
 
 def no_repeats(qid: pa.DictionaryArray, docno: pa.DictionaryArray) -> bool:
@@ -224,18 +240,29 @@ def assemble_runs(
         with np.errstate(over="ignore"):  # overflows were reported by to_scores
             ranked = score.astype(np.float32).astype(SCORE_DTYPE)
     q, d = qid.codes, docno.codes
-    slow = slow_parts(parts, names.codes, q, ranked, d, sizes)
+    slow = slow_parts(parts, names.codes)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    fast = [i for i in range(len(parts)) if not slow[i]]
+    orders = parse_many(  # each file of its own run into trec order, in the thread pool
+        [(bounds[i], bounds[i + 1]) for i in fast],
+        lambda ab: file_order(q[ab[0] : ab[1]], ranked[ab[0] : ab[1]], d[ab[0] : ab[1]]),
+    )
+    for i, o in zip(fast, orders, strict=True):
+        parts[i].order = o
+    order = None
     if slow.any():
         order = sort_slow_rows(
             parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs
         )
-    else:
-        order = None  # every file is in trec order and free of repeats
     blocks = np.argsort(names.codes, kind="stable")  # runs in name order, each one block
-    if order is None and np.all(blocks == np.arange(len(parts))):
-        take = None  # the files came in name order: nothing moves
+    if (
+        order is None
+        and all(p.order is None for p in parts)
+        and np.all(blocks == np.arange(len(parts)))
+    ):
+        take = None  # every file in trec order, the files in name order: nothing moves
     else:
-        take = order_blocks(blocks, slow, sizes, names.codes, part_idx, order)
+        take = order_blocks(blocks, slow, parts, names.codes, part_idx, order)
     name_codes = names.codes[part_idx]
     if take is not None:
         name_codes, q, d, ranked = name_codes[take], q[take], d[take], ranked[take]
@@ -253,23 +280,12 @@ def assemble_runs(
     return df, files
 
 
-def slow_parts(parts, name_of_part, q, score, d, sizes) -> np.ndarray:
-    """Which files need the general duplicate rule and a sort: a file whose run is also
-    carried by another file, holds a (qid, docno) twice, or is not in trec order (qid, score
-    descending, docno descending; a NaN score is never in order here)."""
-    n = len(q)
-    ok = np.ones(max(n - 1, 0), dtype=bool)
-    if n > 1:
-        same_q = q[1:] == q[:-1]
-        ok = (q[1:] > q[:-1]) | (
-            same_q & ((score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (d[1:] < d[:-1])))
-        )
-        ends = np.cumsum(sizes)[:-1] - 1  # a file's last row: the next row is another file's
-        ok[ends[ends >= 0]] = True
-    bad = np.zeros(len(parts), dtype=bool)
-    bad[np.repeat(np.arange(len(parts)), sizes)[np.flatnonzero(~ok) + 1]] = True
+def slow_parts(parts, name_of_part) -> np.ndarray:
+    """Which files need the general duplicate rule and a sort of their rows together: a file
+    whose run is also carried by another file, or that holds a (qid, docno) twice. Every other
+    file is one run, put in trec order on its own (:func:`file_order`)."""
     shared = np.bincount(name_of_part, minlength=len(parts))[name_of_part] > 1
-    return bad | shared | ~np.array([p.unique for p in parts], dtype=bool)
+    return shared | ~np.array([p.unique for p in parts], dtype=bool)
 
 
 def sort_slow_rows(parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs):
@@ -306,10 +322,12 @@ def sort_slow_rows(parts, slow, part_idx, names, qid, docno, score, ranked, leni
     return rows[o]
 
 
-def order_blocks(blocks, slow, sizes, name_of_part, part_idx, order) -> np.ndarray:
+def order_blocks(blocks, slow, parts, name_of_part, part_idx, order) -> np.ndarray:
     """Row positions of the whole frame in trec order: the runs in name order, each run
-    either its one ordered file (a block of rows, as read) or its sorted slow rows."""
-    starts = np.concatenate([[0], np.cumsum(sizes)])
+    either its one file (its rows as read, or in its :attr:`RunPart.order`) or its sorted slow
+    rows."""
+    sizes = [len(p.score) for p in parts]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     if order is not None:
         slow_names = name_of_part[part_idx[order]]
         bounds = np.searchsorted(slow_names, np.arange(len(sizes) + 1))
@@ -317,7 +335,8 @@ def order_blocks(blocks, slow, sizes, name_of_part, part_idx, order) -> np.ndarr
     for i in blocks:
         c = int(name_of_part[i])
         if not slow[i]:
-            pieces.append(np.arange(starts[i], starts[i + 1]))
+            o = parts[i].order
+            pieces.append(starts[i] + (np.arange(sizes[i]) if o is None else o))
         elif c not in done:
             done.add(c)
             pieces.append(order[bounds[c] : bounds[c + 1]])
