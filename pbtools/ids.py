@@ -136,9 +136,20 @@ def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
     remap[order] = np.arange(len(dic), dtype=np.int32)
     code_of = remap[idx]  # the sorted code of every chunk's dictionary entry, chunk after chunk
     bounds = np.cumsum([0] + [len(d) for d in dicts])
-    codes = np.concatenate(
-        [code_of[bounds[i] : bounds[i + 1]][np.asarray(a.indices)] for i, a in enumerate(arrays)]
-    )
+    starts = np.cumsum([0] + [len(a) for a in arrays])
+    codes = np.empty(starts[-1], dtype=np.int32)
+
+    def chunk(i: int) -> None:
+        lookup = code_of[bounds[i] : bounds[i + 1]]
+        np.take(lookup, np.asarray(arrays[i].indices), out=codes[starts[i] : starts[i + 1]])
+
+    workers = min(os.cpu_count() or 1, len(arrays))
+    if workers > 1 and starts[-1] >= (1 << 20):
+        with ThreadPoolExecutor(workers) as ex:
+            list(ex.map(chunk, range(len(arrays))))
+    else:
+        for i in range(len(arrays)):
+            chunk(i)
     cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats), validate=False)
 

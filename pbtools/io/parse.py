@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from pbtools.frames import (
     LABEL_DTYPE,
+    RANK_DTYPE,
     SCORE_DTYPE,
     TrecFormatError,
     categorical_from_arrow,
@@ -87,7 +88,6 @@ class RunPart:
     repairs: Repairs
     tags: list[str] = field(default_factory=list)
     unique: bool = False  # no (qid, docno) twice in the file
-    order: np.ndarray | None = None  # its rows in trec order (None: as read), when not slow
 
     def line_numbers(self) -> np.ndarray:
         return np.arange(1, len(self.score) + 1) if self.lines is None else self.lines
@@ -230,7 +230,6 @@ def assemble_runs(
         }
     )
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
-    part_idx = np.repeat(np.arange(len(parts)), sizes)
     names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
     qid = categorical_from_arrow([p.qid for p in parts])
     docno = categorical_from_arrow([p.docno for p in parts])
@@ -240,32 +239,48 @@ def assemble_runs(
         with np.errstate(over="ignore"):  # overflows were reported by to_scores
             ranked = score.astype(np.float32).astype(SCORE_DTYPE)
     q, d = qid.codes, docno.codes
-    slow = slow_parts(parts, names.codes)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
+    slow = slow_parts(parts, names.codes)
+
+    def one_file(i: int) -> tuple[np.ndarray | None, np.ndarray]:
+        a, b = bounds[i], bounds[i + 1]
+        o = file_order(q[a:b], ranked[a:b], d[a:b])
+        return o, ranks_from_starts(group_starts(q[a:b] if o is None else q[a:b][o]))
+
     fast = [i for i in range(len(parts)) if not slow[i]]
-    orders = parse_many(  # each file of its own run into trec order, in the thread pool
-        [(bounds[i], bounds[i + 1]) for i in fast],
-        lambda ab: file_order(q[ab[0] : ab[1]], ranked[ab[0] : ab[1]], d[ab[0] : ab[1]]),
-    )
-    for i, o in zip(fast, orders, strict=True):
-        parts[i].order = o
-    order = None
+    done = dict(zip(fast, parse_many(fast, one_file), strict=True))  # in the thread pool
+    slow_rows = slow_rank = None
     if slow.any():
-        order = sort_slow_rows(
+        part_idx = np.repeat(np.arange(len(parts)), sizes)
+        slow_rows = sort_slow_rows(
             parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs
         )
-    blocks = np.argsort(names.codes, kind="stable")  # runs in name order, each one block
-    if (
-        order is None
-        and all(p.order is None for p in parts)
-        and np.all(blocks == np.arange(len(parts)))
-    ):
+        slow_names = names.codes[part_idx[slow_rows]]
+        slow_rank = ranks_from_starts(group_starts(slow_names, q[slow_rows]))
+        name_bounds = np.searchsorted(slow_names, np.arange(len(names.categories) + 1))
+    # the runs in name order: each one file (its rows as read or in its order) or the sorted
+    # rows of its slow files
+    take, rank, run_code, run_size = [], [], [], []
+    for i in np.argsort(names.codes, kind="stable"):
+        c = int(names.codes[i])
+        if not slow[i]:
+            o, r = done[i]
+            take.append(np.arange(bounds[i], bounds[i + 1]) if o is None else bounds[i] + o)
+        elif c in run_code:
+            continue
+        else:
+            a, b = name_bounds[c], name_bounds[c + 1]
+            take.append(slow_rows[a:b])
+            r = slow_rank[a:b]
+        rank.append(r)
+        run_code.append(c)
+        run_size.append(len(r))
+    if slow_rows is None and all(done[i][0] is None for i in fast) and run_code == sorted(run_code):
         take = None  # every file in trec order, the files in name order: nothing moves
     else:
-        take = order_blocks(blocks, slow, parts, names.codes, part_idx, order)
-    name_codes = names.codes[part_idx]
-    if take is not None:
-        name_codes, q, d, ranked = name_codes[take], q[take], d[take], ranked[take]
+        take = np.concatenate(take) if take else np.zeros(0, dtype=np.int64)
+        q, d, ranked = q[take], d[take], ranked[take]
+    name_codes = np.repeat(np.asarray(run_code, dtype=names.codes.dtype), run_size)
     df = pd.DataFrame(
         {
             "name": pd.Categorical.from_codes(
@@ -274,7 +289,7 @@ def assemble_runs(
             "qid": pd.Categorical.from_codes(q, dtype=qid.dtype, validate=False),
             "docno": pd.Categorical.from_codes(d, dtype=docno.dtype, validate=False),
             "score": ranked,
-            "rank": ranks_from_starts(group_starts(name_codes, q)),
+            "rank": np.concatenate(rank) if rank else np.zeros(0, dtype=RANK_DTYPE),
         }
     )
     return df, files
@@ -320,27 +335,6 @@ def sort_slow_rows(parts, slow, part_idx, names, qid, docno, score, ranked, leni
         rows = rows[keep[rows]]
     o = trec_sort_order([name_codes[rows], qid.codes[rows]], ranked[rows], docno.codes[rows])
     return rows[o]
-
-
-def order_blocks(blocks, slow, parts, name_of_part, part_idx, order) -> np.ndarray:
-    """Row positions of the whole frame in trec order: the runs in name order, each run
-    either its one file (its rows as read, or in its :attr:`RunPart.order`) or its sorted slow
-    rows."""
-    sizes = [len(p.score) for p in parts]
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    if order is not None:
-        slow_names = name_of_part[part_idx[order]]
-        bounds = np.searchsorted(slow_names, np.arange(len(sizes) + 1))
-    pieces, done = [], set()
-    for i in blocks:
-        c = int(name_of_part[i])
-        if not slow[i]:
-            o = parts[i].order
-            pieces.append(starts[i] + (np.arange(sizes[i]) if o is None else o))
-        elif c not in done:
-            done.add(c)
-            pieces.append(order[bounds[c] : bounds[c + 1]])
-    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
 
 
 def dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs) -> np.ndarray:
