@@ -160,22 +160,9 @@ def _encode_strings(arrays: list[pa.Array]) -> pa.DictionaryArray:
 
 def _union(dicts: list[pa.Array]) -> tuple[pa.Array, np.ndarray]:
     """The distinct strings of several dictionaries (unsorted) and, for every entry of every
-    dictionary in turn, its position there. Large inputs are hashed in one thread per core
-    (Arrow releases the GIL), then the per-thread uniques once more."""
-    workers = min(os.cpu_count() or 1, len(dicts))
-    if workers < 2 or sum(len(d) for d in dicts) < (1 << 18):
-        enc = _encode_strings(dicts)
-        return enc.dictionary, np.asarray(enc.indices)
-    groups = np.array_split(np.arange(len(dicts)), workers)
-    with ThreadPoolExecutor(workers) as ex:
-        encs = list(ex.map(lambda g: _encode_strings([dicts[i] for i in g]), groups))
-    final = _encode_strings([e.dictionary for e in encs])
-    at = np.asarray(final.indices)
-    offsets = np.cumsum([0] + [len(e.dictionary) for e in encs])
-    idx = np.concatenate(
-        [at[offsets[k] : offsets[k + 1]][np.asarray(e.indices)] for k, e in enumerate(encs)]
-    )
-    return final.dictionary, idx
+    dictionary in turn, its position there (one hash pass over their concatenation)."""
+    enc = _encode_strings(dicts)
+    return enc.dictionary, np.asarray(enc.indices)
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:

@@ -132,7 +132,19 @@ def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | 
     )
     if ok.all():
         return None
-    return trec_sort_order([q], score, d)
+    step = (q[1:] > q[:-1]) | (same_q & (score[1:] < score[:-1]))
+    tie = same_q & (score[1:] == score[:-1])
+    if not np.all(step | tie):
+        return trec_sort_order([q], score, d)
+    # only tied scores are out of order (the usual case): sort each group of ties by docno
+    # descending, in place; every other row stays where it is
+    group = np.concatenate([[0], np.cumsum(~tie)])
+    rows = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
+    dt = d[rows].astype(np.int64)
+    nd = int(dt.max()) + 1
+    perm = np.arange(len(q))
+    perm[rows] = rows[np.argsort(group[rows] * nd + (nd - 1 - dt))]
+    return perm
 
 
 def no_repeats(qid: pa.DictionaryArray, docno: pa.DictionaryArray) -> bool:
