@@ -2,7 +2,7 @@
 
 ``read_runs`` reads a clean file with one typed CSV read (``pbtools.io.direct``), puts each file
 of its own run into trec order on its own and skips the duplicate rule for files without
-repeats (``pbtools.io.parse``). The reference here switches all of that off — every file
+repeats (``pbtools.io.assemble``). The reference here switches all of that off — every file
 through the whitespace split, every row through the global duplicate rule and one sort of the
 whole frame — and every seeded hostile track below must give the same frame (values, dtypes,
 dictionaries, order, ranks), the same repairs, or the same refusal, in every mode.
@@ -19,7 +19,7 @@ import pytest
 
 from pbtools import TrecFormatError, TrecFormatWarning, io
 from pbtools.frames import trec_order
-from pbtools.io import direct, parse
+from pbtools.io import assemble, direct, parse
 
 SEPARATORS = ["\t", " ", "  ", " \t ", "\t\t"]
 QIDS = ["1", "2", "10", "MB001", "001"]
@@ -100,7 +100,7 @@ def general():
             self.m = pytest.MonkeyPatch()
             self.m.setattr(parse, "read_direct", lambda data, float32: None)
             self.m.setattr(
-                parse, "slow_parts", lambda parts, names: np.ones(len(parts), dtype=bool)
+                assemble, "slow_parts", lambda parts, names: np.ones(len(parts), dtype=bool)
             )
 
         def __exit__(self, *exc):
