@@ -7,11 +7,11 @@ many threads as cores; gzip and Arrow release the GIL), one ``pa.concat_tables``
 Each file gets the cheaper of two reads, chosen before any timing (:func:`classify`):
 
 * ``direct``, for a file whose six fields are separated by single TABs or single spaces
-  everywhere (the 127-run synthetic track; 11 of TREC-2's 38 files):
+  everywhere (the 127-run synthetic track; 10 of TREC-2's 38 files):
   ``pyarrow.csv.read_csv`` with explicit column types (``qid``, ``q0``, ``docno``, ``tag``
   string, ``rank`` int32, ``score`` float64) — the floor of the issue;
 * ``split``, for any other file (runs of blanks, TABs and spaces mixed, leading blanks, lines
-  with other field counts: 27 of TREC-2's files), which a single-delimiter CSV read cannot
+  with other field counts: 28 of TREC-2's files), which a single-delimiter CSV read cannot
   split: pyarrow's CSV reader with one column per physical line, Arrow's whitespace split, the
   six fields of the lines that have at least six as columns, ``score`` cast to float64.
 
