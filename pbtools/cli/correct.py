@@ -65,6 +65,21 @@ def register(sub) -> None:
         "the topics each run answers that the qrels judge (under --protocol lipani2015: every "
         "topic the run answers)",
     )
+    co.add_argument(
+        "--bootstrap",
+        type=int,
+        default=0,
+        metavar="B",
+        help="B bootstrap replicates over topics: a confidence interval (ci_low, ci_high) and "
+        "standard error (se) for every estimate (default 0: none; 200 is a good start)",
+    )
+    co.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="coverage of the bootstrap intervals (default 0.95)",
+    )
+    co.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
@@ -77,6 +92,10 @@ def validate(args: argparse.Namespace) -> None:
 
     check_measures(args.measure or ["P@10"])
     check_choices(args.estimators, tuple(corrections.ESTIMATORS), flag="--estimators")
+    if args.bootstrap < 0:
+        raise UsageError(f"--bootstrap must be >= 0, not {args.bootstrap}")
+    if not 0 < args.confidence < 1:
+        raise UsageError(f"--confidence must be in (0, 1), not {args.confidence}")
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     inputs = [args.qrels, args.runs, args.new_run]
@@ -89,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from pbtools import corrections, io
     from pbtools.measures import measure_names, warn_coverage
     from pbtools.pooling.inference import infer_pool
+    from pbtools.progress import progress_bar
 
     col = io.read_collection(
         qrels=args.qrels,
@@ -100,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     )
     new = io.read_runs(args.new_run, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
     info = infer_pool(col.runs, col.qrels, policy=args.policy)
-    pooled = col.runs[col.runs["name"].astype("str").isin(info.pooled_runs)]
+    pooled = info.pooled(col.runs)
     new_names = sorted(new["name"].astype("str").unique())
     in_pool = [n for n in new_names if n in set(info.pooled_runs)]
     if in_pool and not args.leave_out:
@@ -124,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         corrections.resolve(args.protocol, topics="all" if args.all_topics else None)["topics"]
     )
     warn_coverage(new, col.qrels, topics=mode)  # topics that leave or enter the averages, once
+    bar = progress_bar(args.bootstrap, None, desc="bootstrap")  # on a terminal only
     res = corrections.correct(
         new,
         pooled,
@@ -135,7 +156,13 @@ def run(args: argparse.Namespace) -> int:
         protocol=args.protocol,
         depth=info.depth,
         topics="all" if args.all_topics else None,
+        n_boot=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+        progress=None if bar is None else (lambda i, n: bar.update(1)),
     )
+    if bar is not None:
+        bar.close()
     if len(res) == 0:
         raise EmptyResult(
             f"no result: the new run(s) {', '.join(new_names)} answer no topic that the qrels judge"
@@ -149,6 +176,9 @@ def run(args: argparse.Namespace) -> int:
         "depth": info.depth,
         "pooled_runs": info.pooled_runs,
         "new_runs": new_names,
+        "bootstrap": args.bootstrap,
+        "confidence": args.confidence if args.bootstrap else None,
+        "seed": args.seed if args.bootstrap else None,
     }
     if args.format == "table" and not args.output:
         print(

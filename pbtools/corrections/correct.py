@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from pbtools.corrections.base import tidy
+from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.problem import Problem, from_frames
 from pbtools.corrections.registry import get
@@ -54,6 +55,10 @@ def correct(
     estimators: Iterable[str] = ("reduced", "webber", "lipani"),
     protocol: str | None = None,
     depth: int | None = None,
+    n_boot: int = 0,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    progress=None,
     **choices,
 ) -> pd.DataFrame:
     """Correct the scores of one or more new runs for pool bias (the CLI's entry point).
@@ -82,6 +87,11 @@ def correct(
         ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
     depth : int, optional
         The pool depth d (default: inferred with :func:`pbtools.pooling.infer_pool`).
+    n_boot : int
+        Bootstrap replicates over topics for a confidence interval of every estimate
+        (:func:`pbtools.corrections.bootstrap.topic_bootstrap`); 0 (default): no interval.
+    confidence, seed, progress
+        The interval's coverage, the resampling seed and a ``progress(i, n)`` hook.
     **choices
         ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``.
 
@@ -89,7 +99,8 @@ def correct(
     -------
     DataFrame
         :data:`~pbtools.corrections.base.RESULT_COLUMNS`: ``name``, ``measure``, ``estimator``,
-        ``value`` + the indicators.
+        ``value`` + the indicators; with ``n_boot`` > 0, ``ci_low``, ``ci_high`` and ``se``
+        after ``value``.
 
     Examples
     --------
@@ -106,6 +117,8 @@ def correct(
     opts = resolve(protocol, **choices)
     ms = parse_all(measures)
     names = list(estimators)
+    if n_boot:
+        check_bootstrap(n_boot, confidence)
     for n in names:
         get(n)  # unknown names fail before any work
     S = ranked(pooled_runs)
@@ -124,6 +137,15 @@ def correct(
         topics=str(opts["topics"]),
         decimals=opts["decimals"],
     )
+    if n_boot:
+        return topic_bootstrap(
+            problem,
+            lambda p: run_estimators(p, ms, names, opts),
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+            progress=progress,
+        )
     return run_estimators(problem, ms, names, opts)
 
 

@@ -107,23 +107,28 @@ class Lipani(Estimator):
         pooled_vals = problem.run_scores(ip, iv, pa)
         # r' = r_p ∘ r_u on the topics both runs have, scored on r_u's variant
         depth = max(m.cutoff for m, _, _ in parts)
-        if problem.merges is not None:
-            pair, t, M = problem.merges(new[problem.pair_u], problem.pair_p)
-        else:
-            pair, t, M = merge_rows(
-                enc,
-                new[problem.pair_u],
-                problem.pair_p,
-                weight=float(opts["weight"]),
-                tie=str(opts["tie"]),
-                depth=depth,
-            )
-        var = problem.new_var[problem.pair_u][pair]
-        if problem.topics != "answered":
-            keep = problem.present[var, t]
-            pair, t, M, var = pair[keep], t[keep], M[keep], var[keep]
-        merged = problem.means(pair, problem.score_docs(M, var, t, pa), len(problem.pair_u))
-        merged = problem.rounded(merged)
+
+        def merged_rows():
+            if problem.merges is not None:
+                pair, t, M = problem.merges(new[problem.pair_u], problem.pair_p)
+            else:
+                pair, t, M = merge_rows(
+                    enc,
+                    new[problem.pair_u],
+                    problem.pair_p,
+                    weight=float(opts["weight"]),
+                    tie=str(opts["tie"]),
+                    depth=depth,
+                )
+            var = problem.new_var[problem.pair_u][pair]
+            if problem.topics != "answered":
+                keep = problem.present[var, t]
+                pair, t, M, var = pair[keep], t[keep], M[keep], var[keep]
+            return pair, t, problem.score_docs(M, var, t, pa)
+
+        key = ("lipani", float(opts["weight"]), str(opts["tie"]), depth, tuple(pa))
+        pair, t, vals = problem.memo(key, merged_rows)
+        merged = problem.rounded(problem.topic_means(pair, t, vals, len(problem.pair_u)))
         names = np.asarray(enc.names)
         mm = _pa_frame(
             {

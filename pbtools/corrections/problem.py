@@ -78,6 +78,13 @@ class Problem:
     merges : callable or None
         ``merges(u_slots, p_slots) → (pair, t, M)``: precomputed r_p ∘ r_u (an experiment
         merges every pair of pooled runs once and shares it).
+    weights : ndarray or None
+        Per-topic weights (T,) of every average over topics (:meth:`topic_means`): a topic
+        bootstrap replicate gives each topic its multiplicity in the resample. None: every
+        topic counts once. Set it with :meth:`set_weights`.
+    memoize : bool
+        Keep the per-row scores that do not depend on :attr:`weights` (:meth:`memo`), so that
+        an estimator re-run on another replicate only re-averages (a bootstrap sets it).
     """
 
     enc: DenseRuns
@@ -94,6 +101,8 @@ class Problem:
     topics: str = "judged"
     decimals: int | None = None
     merges: object = None
+    weights: np.ndarray | None = None
+    memoize: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------------------- basics
@@ -108,6 +117,26 @@ class Problem:
         if "hist" not in self._cache:
             self._cache["hist"] = label_histograms(self.lab)
         return self._cache["hist"]
+
+    def set_weights(self, weights) -> None:
+        """Weight every topic average by ``weights`` (T,; None: unweighted) from now on; the
+        cached run scores that depend on the weights are dropped."""
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        for k in [k for k in self._cache if isinstance(k, tuple) and k[0] == "own"]:
+            del self._cache[k]
+
+    def memo(self, key, compute):
+        """``compute()``, kept under ``key`` when :attr:`memoize` is on (the result must not
+        depend on :attr:`weights`)."""
+        if not self.memoize:
+            return compute()
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def forget(self) -> None:
+        """Drop every memoised and cached score (the encoding stays)."""
+        self._cache.clear()
 
     def rounded(self, values: np.ndarray) -> np.ndarray:
         """``values`` rounded half-up to :attr:`decimals` (unchanged when None)."""
@@ -154,28 +183,52 @@ class Problem:
         return out
 
     @staticmethod
-    def means(item: np.ndarray, values: np.ndarray, n_items: int) -> np.ndarray:
-        """Per item, the mean of its rows' values (items × measures; NaN for an item without
-        rows: a run with no topic to average over)."""
-        cnt = np.bincount(item, minlength=n_items).astype(np.float64)
+    def means(
+        item: np.ndarray, values: np.ndarray, n_items: int, weights: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Per item, the (``weights``-weighted) mean of its rows' values (items × measures;
+        NaN for an item without rows or weight: a run with no topic to average over)."""
+        if weights is not None:
+            keep = weights != 0
+            item, values, weights = item[keep], values[keep], weights[keep]
+        cnt = np.bincount(item, weights=weights, minlength=n_items).astype(np.float64)
         out = np.zeros((n_items, values.shape[1]))
         for j in range(values.shape[1]):  # a handful of measures
-            out[:, j] = np.bincount(item, weights=values[:, j], minlength=n_items)
+            v = values[:, j] if weights is None else values[:, j] * weights
+            out[:, j] = np.bincount(item, weights=v, minlength=n_items)
         with np.errstate(invalid="ignore", divide="ignore"):
             return out / cnt[:, None]
+
+    def topic_means(
+        self, item: np.ndarray, t: np.ndarray, values: np.ndarray, n_items: int
+    ) -> np.ndarray:
+        """Per item, the mean of its rows' values over their topics ``t``: every average over
+        topics goes through here, each topic weighted by :attr:`weights` when set."""
+        w = None if self.weights is None else self.weights[t]
+        return self.means(item, values, n_items, w)
+
+    def topic_counts(self, item: np.ndarray, t: np.ndarray, n_items: int) -> np.ndarray:
+        """Per item, its number of topics (weighted by :attr:`weights` when set)."""
+        w = None if self.weights is None else self.weights[t]
+        return np.bincount(item, weights=w, minlength=n_items).astype(np.float64)
 
     def per_topic(self, slots: np.ndarray, var: np.ndarray, measures):
         """Per-topic scores of runs ``slots`` under variants ``var`` on the topics they are
         averaged over: ``(item, t, values)`` with values rows × measures."""
         ms = parse_all(measures)
-        mask = self.topic_rows(slots, var)
-        item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(ms))
-        return item, t, self.score_docs(docs, var[item], t, ms)
+
+        def compute():
+            mask = self.topic_rows(slots, var)
+            item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(ms))
+            return item, t, self.score_docs(docs, var[item], t, ms)
+
+        key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes(), tuple(ms))
+        return self.memo(key, compute)
 
     def run_scores(self, slots: np.ndarray, var: np.ndarray, measures) -> np.ndarray:
         """Run-level scores (items × measures): the mean over the run's topics, rounded."""
-        item, _t, values = self.per_topic(slots, var, measures)
-        return self.rounded(self.means(item, values, len(slots)))
+        item, t, values = self.per_topic(slots, var, measures)
+        return self.rounded(self.topic_means(item, t, values, len(slots)))
 
     # ---------------------------------------------------------------------------- shared parts
     def own(self, measures) -> np.ndarray:

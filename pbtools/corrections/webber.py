@@ -99,7 +99,36 @@ class WebberOnRuns(Estimator):
 
 
 def _losses(problem: Problem, ms, replace: bool):
-    """score(p, Q_u) and score(p, Q_u,p) run means for every R_p pair (pairs × measures)."""
+    """score(p, Q_u) and score(p, Q_u,p) run means for every R_p pair (pairs × measures).
+
+    score(p, Q_u,p) = score(p, Q_u) − the mean loss over p's topics: the per-topic losses
+    (:func:`_loss_rows`) do not depend on the topic weights of a bootstrap replicate, so they
+    are computed once (:meth:`Problem.memo`) and only re-averaged.
+    """
+    enc, pair_u, pair_p, var_u = problem.enc, problem.pair_u, problem.pair_p, problem.new_var
+    # score(p, Q_u): every pooled run once per variant it is compared under (its own topics)
+    combo = var_u[pair_u] * enc.R + pair_p
+    uc, inv = np.unique(combo, return_inverse=True)
+    inv = inv.ravel()
+    item, t, vals = problem.per_topic(uc % enc.R, uc // enc.R, ms)
+    full = problem.topic_means(item, t, vals, len(uc))[inv]
+    n_topics = problem.topic_counts(item, t, len(uc))[inv]
+    rr, tt, diff = problem.memo(
+        ("webber_loss", tuple(ms), replace), lambda: _loss_rows(problem, ms, replace)
+    )
+    w = None if problem.weights is None else problem.weights[tt]
+    loss = np.zeros((len(pair_u), len(ms)))
+    for j in range(len(ms)):  # a handful of measures
+        v = diff[:, j] if w is None else diff[:, j] * w
+        loss[:, j] = np.bincount(rr, weights=v, minlength=len(loss))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inner = full - loss / n_topics[:, None]
+    return full, inner, pair_u
+
+
+def _loss_rows(problem: Problem, ms, replace: bool):
+    """Per (R_p pair, topic) row where p's withdrawal changes Q_u: ``(pair, t, loss)`` with
+    loss = score(p, Q_u) − score(p, Q_u,p) on that topic (rows × measures)."""
     enc, d = problem.enc, problem.depth
     S, new, pair_u, pair_p = problem.pooled, problem.new, problem.pair_u, problem.pair_p
     # who pooled what: C counts every pooled run, CX[g] the pooled runs outside R_p(u) of group g
@@ -113,19 +142,11 @@ def _losses(problem: Problem, ms, replace: bool):
     var_u = problem.new_var
     removed = _unpooled_judged(problem, C, CX, ginv, replace)  # new × T × labels
     touched = removed.any(axis=2)  # (run, topic) whose inner pools all lose judged documents
-    # score(p, Q_u): every pooled run once per variant it is compared under (its own topics)
-    combo = var_u[pair_u] * enc.R + pair_p
-    uc, inv = np.unique(combo, return_inverse=True)
-    inv = inv.ravel()
-    item, _t, vals = problem.per_topic(uc % enc.R, uc // enc.R, ms)
-    full = Problem.means(item, vals, len(uc))[inv]
-    n_topics = np.bincount(item, minlength=len(uc)).astype(np.float64)[inv]
-    # score(p, Q_u,p) = score(p, Q_u) − the loss on the topics where p's withdrawal changes Q_u
     rows = problem.topic_rows(pair_p, var_u[pair_u])
     pr, t = np.nonzero(rows)
     width = K.depth_needed(ms)
     width = enc.L if width is None else max(1, min(width, enc.L))
-    loss = np.zeros((len(pair_u), len(ms)))
+    out_r, out_t, out_d = [], [], []
     hist = problem.hist
     in_top = np.arange(width)[None, :] < d
     for sl in row_chunks(len(pr), width):
@@ -159,11 +180,12 @@ def _losses(problem: Problem, ms, replace: bool):
         inner_hist = base - removed[u, tt][:, :width_l] - gone_hist
         before = problem.score_cells(labels, base, ms)
         after = problem.score_cells(np.where(lost, K.UNJUDGED, labels), inner_hist, ms)
-        for j in range(len(ms)):  # a handful of measures
-            loss[:, j] += np.bincount(rr, weights=before[:, j] - after[:, j], minlength=len(loss))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        inner = full - loss / n_topics[:, None]
-    return full, inner, pair_u
+        out_r.append(rr)
+        out_t.append(tt)
+        out_d.append(before - after)
+    if not out_r:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(ms)))
+    return np.concatenate(out_r), np.concatenate(out_t), np.concatenate(out_d)
 
 
 def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray:

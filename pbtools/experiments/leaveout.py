@@ -355,7 +355,7 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
     item, t, docs = enc.run_rows(u_slots, answered | judged, depth_needed(ms))
     values = problem.score_docs(docs, tvar[item], t, ms)
     own = topic_mask(answered, judged, problem.topics)[item, t]
-    true_means = problem.rounded(problem.means(item[own], values[own], len(u_slots)))
+    true_means = problem.rounded(problem.topic_means(item[own], t[own], values[own], len(u_slots)))
     true = problem.frame(true_means, ms, "true")[["name", "measure", "value"]]
     res = res.merge(true.rename(columns={"value": "true"}), on=["name", "measure"], how="left")
     res["left_out"] = res["name"].map(unit_of)

@@ -165,6 +165,10 @@ class PoolInfo:
         """Names of the runs that are not pooled."""
         return self.runs.loc[~self.runs["pooled"], "name"].astype(str).tolist()
 
+    def pooled(self, runs: pd.DataFrame) -> pd.DataFrame:
+        """The rows of ``runs`` whose run is pooled (R_p): what the estimators compare with."""
+        return runs[runs["name"].astype(str).isin(self.pooled_runs).to_numpy()]
+
 
 @dataclass
 class _Flags:
