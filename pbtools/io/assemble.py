@@ -108,7 +108,8 @@ def assemble_runs(
     # the runs in name order: each one file (its rows as read or in its order) or the sorted
     # rows of its slow files
     take, rank, run_code, run_size = [], [], [], []
-    for i in np.argsort(names.codes, kind="stable"):
+    in_name_order = np.argsort(names.codes, kind="stable")
+    for i in in_name_order:
         c = int(names.codes[i])
         if not slow[i]:
             o, r = done[i]
@@ -122,7 +123,8 @@ def assemble_runs(
         rank.append(r)
         run_code.append(c)
         run_size.append(len(r))
-    if slow_rows is None and all(done[i][0] is None for i in fast) and run_code == sorted(run_code):
+    as_read = np.array_equal(in_name_order, np.arange(len(parts)))
+    if slow_rows is None and as_read and all(done[i][0] is None for i in fast):
         take = None  # every file in trec order, the files in name order: nothing moves
     else:
         take = np.concatenate(take) if take else np.zeros(0, dtype=np.int64)
