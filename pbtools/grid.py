@@ -8,8 +8,13 @@ executor, so a serial run, ``jobs=N`` processes and a Dask cluster give identica
 * ``jobs=N > 1``: a :class:`concurrent.futures.ProcessPoolExecutor` with N workers (``fork``
   start method where the platform has it, so functions defined in a script's ``__main__`` work).
 * ``dask="tcp://host:8786"`` or a :class:`distributed.Client`: tasks are submitted to a Dask
-  distributed cluster. Dask is an optional extra (``pip install "dask[distributed]"``), imported
-  only on this path; without it a clear :class:`ImportError` says how to install it.
+  distributed cluster; ``dask="local"`` starts a :class:`distributed.LocalCluster` of ``jobs``
+  single-threaded worker processes for the call. Dask is an optional extra
+  (``pip install "dask[distributed]"``), imported only on this path; without it a clear
+  :class:`ImportError` says how to install it.
+
+:func:`plan_jobs` is the one rule for how many worker processes a grid can use (never more than
+the usable cores nor the tasks), with the reason when it uses fewer than asked.
 
 **Seeding.** Every task is seeded explicitly: with ``seed=S`` each task ``i`` gets the integer
 ``task_seeds(S, n)[i]`` (NumPy ``SeedSequence(S).spawn``), passed as the keyword ``seed`` unless
@@ -54,6 +59,8 @@ __all__ = [
     "task_seeds",
     "tasks_from",
     "default_jobs",
+    "plan_jobs",
+    "import_distributed",
     "progress_bar",
 ]
 
@@ -78,6 +85,31 @@ def default_jobs() -> int:
         return max(len(os.sched_getaffinity(0)), 1)
     except AttributeError:  # pragma: no cover - non-Linux
         return max(os.cpu_count() or 1, 1)
+
+
+def plan_jobs(jobs: int | None, n_tasks: int) -> tuple[int, str | None]:
+    """How many worker processes ``jobs`` can use for ``n_tasks`` tasks, and why fewer, if fewer.
+
+    ``jobs`` None or 0 means every usable core (:func:`default_jobs`). The plan never exceeds the
+    usable cores (more processes than cores only add start-up and contention) nor the tasks.
+    Returns ``(n, reason)``: ``reason`` is None when ``n`` is what was asked (or every core),
+    else a short sentence saying why ``n`` is smaller.
+
+    Examples
+    --------
+    >>> plan_jobs(1, 10)
+    (1, None)
+    >>> plan_jobs(4, 1)
+    (1, 'only 1 task to run')
+    """
+    cores = default_jobs()
+    asked = cores if jobs is None or jobs <= 0 else int(jobs)
+    n = max(1, min(asked, cores, n_tasks))
+    if n == asked:
+        return n, None
+    if n_tasks < asked and n_tasks <= cores:
+        return n, f"only {n_tasks} task{'s' if n_tasks != 1 else ''} to run"
+    return n, f"only {cores} usable core{'s' if cores != 1 else ''}"
 
 
 def product(**axes: Iterable[Any]) -> list[dict[str, Any]]:
@@ -250,7 +282,8 @@ def _processes(tasks, shared, jobs, chunksize, start_method, bar):
     return out
 
 
-def _import_distributed():
+def import_distributed():
+    """The ``distributed`` module, or an :class:`ImportError` saying how to install it."""
     try:
         import distributed
     except ImportError as exc:
@@ -282,9 +315,18 @@ def _by_value(fns: Iterable[Callable[..., Any]]) -> None:
         cloudpickle.register_pickle_by_value(mod)
 
 
-def _dask(tasks, shared, dask, bar):
-    distributed = _import_distributed()
+def _dask(tasks, shared, dask, jobs, bar):
+    distributed = import_distributed()
     own = not isinstance(dask, distributed.Client)
+    cluster = None
+    if own and dask == "local":
+        cluster = distributed.LocalCluster(
+            n_workers=plan_jobs(jobs, len(tasks))[0],
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+        dask = cluster
     client = distributed.Client(dask) if own else dask
     try:
         _by_value(t.fn for t in tasks)
@@ -307,6 +349,8 @@ def _dask(tasks, shared, dask, bar):
     finally:
         if own:
             client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def run_grid(
@@ -332,8 +376,10 @@ def run_grid(
     jobs
         1 (serial, default), N > 1 worker processes, or None / 0 for every usable core.
     dask
-        A Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``; when
-        given, ``jobs`` is ignored and the cluster runs the tasks.
+        A Dask scheduler address (``"tcp://host:8786"``), a ``distributed.Client``, or
+        ``"local"`` (a ``LocalCluster`` of ``jobs`` single-threaded worker processes, at most
+        the usable cores and the tasks, started and closed by this call); when given, the
+        cluster runs the tasks.
     seed
         Base seed: task i receives ``seed=task_seeds(seed, n)[i]`` if its function takes a
         ``seed`` keyword and its kwargs do not set one. Results are then identical across
@@ -360,7 +406,7 @@ def run_grid(
     bar = progress_bar(len(task_list), progress, desc)
     try:
         if dask is not None:
-            return _dask(task_list, shared, dask, bar)
+            return _dask(task_list, shared, dask, jobs, bar)
         if jobs == 1 or len(task_list) <= 1:
             return _serial(task_list, shared, bar)
         return _processes(task_list, shared, jobs, chunksize, start_method, bar)

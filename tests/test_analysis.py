@@ -106,11 +106,40 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
     assert (tmp_path / "scores.parquet").is_file()
 
 
-def test_jobs_give_identical_results():
-    a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), progress=False, jobs=1)
-    b = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), progress=False, jobs=2)
-    pd.testing.assert_frame_equal(a.errors, b.errors)
-    pd.testing.assert_frame_equal(a.scores, b.scores)
+def test_jobs_give_identical_results(monkeypatch, capsys):
+    from pbtools.experiments import analysis
+
+    a = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=1)
+    # the sample is too small to pay for worker processes: jobs=2 runs serially and says why
+    b = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
+    err = capsys.readouterr().err
+    assert "--jobs 2: running serially" in err and "too little work" in err
+    # forced onto two processes (disjoint groups of configurations), the same tables
+    monkeypatch.setattr(analysis, "MIN_ROWS_PER_JOB", 0)
+    c = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
+    assert capsys.readouterr().err == ""
+    for other in (b, c):
+        pd.testing.assert_frame_equal(a.errors, other.errors)
+        pd.testing.assert_frame_equal(a.scores, other.scores)
+        pd.testing.assert_frame_equal(a.truth, other.truth)
+        pd.testing.assert_frame_equal(a.significance, other.significance)
+
+
+def test_plan_configs_never_asks_for_more_than_it_can_use():
+    from pbtools.experiments.analysis import MIN_ROWS_PER_JOB, plan_configs
+    from pbtools.grid import default_jobs
+
+    configs = [{"leave_out": lo, "runs": rs} for lo in ("org", "run") for rs in ("all", "top75")]
+    big = 100 * MIN_ROWS_PER_JOB
+    assert plan_configs(configs, 1, None, big) == (1, None)
+    n, reason = plan_configs(configs, 64, None, big)
+    assert n == min(4, default_jobs()) and reason is not None
+    n, reason = plan_configs(configs[:1], 2, None, big)
+    assert (n, reason) == (1, "only 1 task to run")
+    n, reason = plan_configs(configs, 2, None, MIN_ROWS_PER_JOB)
+    assert n == 1 and "too little work" in reason
+    assert plan_configs(configs, 1, "tcp://x:8786", 10) == (4, None)
+    assert plan_configs(configs, 2, "tcp://x:8786", 10) == (2, None)
 
 
 def test_dask_cluster_gives_identical_results():

@@ -66,7 +66,20 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         "the topics each run answers that the qrels judge (under --protocol lipani2015: every "
         "topic the run answers)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes, >= 1 (0: every core)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes, >= 1 (0: every core); runs serially, saying why, when the "
+        "collection is too small for parallelism to pay",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the configurations on a Dask cluster: a scheduler address "
+        "(tcp://host:8786) or 'local' (a LocalCluster of --jobs worker processes); needs "
+        'pip install "pbtools[dask]"',
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_strategy_args(p, output=False)
     add_io_options(p)
@@ -105,6 +118,15 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_strategy(args)
     if args.jobs < 0:
         raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
+    if getattr(args, "dask", None) is not None:
+        from pbtools.grid import import_distributed
+
+        if not args.dask.strip():
+            raise UsageError("--dask needs a scheduler address (tcp://host:8786) or 'local'")
+        try:
+            import_distributed()
+        except ImportError as err:
+            raise UsageError(f"--dask {args.dask}: {err}") from None
     if not args.paths and not analysis.SAMPLE.is_dir():
         raise FileNotFoundError(
             f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
@@ -145,6 +167,7 @@ def analysis_from_args(args: argparse.Namespace):
         run_id=args.run_id,
         desc=args.desc,
         jobs=args.jobs,
+        dask=getattr(args, "dask", None),
         progress=False if args.no_progress else None,
         topics="all" if args.all_topics else None,
         **given,

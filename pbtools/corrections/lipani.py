@@ -25,8 +25,12 @@ from pbtools.corrections.base import Estimator
 from pbtools.corrections.indicators import deltas, fires, indicators
 from pbtools.corrections.merge import merge_rows
 from pbtools.corrections.problem import Problem, precision_parts
+from pbtools.pooling.dense import CHUNK
 
-__all__ = ["Lipani"]
+__all__ = ["Lipani", "SharedMerges"]
+
+#: merged cells (rows × depth) per chunk of :class:`SharedMerges`
+CHUNK_ELEMENTS = 4 * CHUNK
 
 
 class Lipani(Estimator):
@@ -109,22 +113,10 @@ class Lipani(Estimator):
         depth = max(m.cutoff for m, _, _ in parts)
 
         def merged_rows():
-            if problem.merges is not None:
-                pair, t, M = problem.merges(new[problem.pair_u], problem.pair_p)
-            else:
-                pair, t, M = merge_rows(
-                    enc,
-                    new[problem.pair_u],
-                    problem.pair_p,
-                    weight=float(opts["weight"]),
-                    tie=str(opts["tie"]),
-                    depth=depth,
-                )
-            var = problem.new_var[problem.pair_u][pair]
-            if problem.topics != "answered":
-                keep = problem.present[var, t]
-                pair, t, M, var = pair[keep], t[keep], M[keep], var[keep]
-            return pair, t, problem.score_docs(M, var, t, pa)
+            merges = problem.merges
+            if merges is None:  # this problem alone, streamed
+                merges = SharedMerges(float(opts["weight"]), str(opts["tie"]))
+            return merges(problem, pa, depth)
 
         key = ("lipani", float(opts["weight"]), str(opts["tie"]), depth, tuple(pa))
         pair, t, vals = problem.memo(key, merged_rows)
@@ -156,3 +148,91 @@ def _pa_frame(cols: dict, values: np.ndarray, parts) -> pd.DataFrame:
     out["P"], out["AntiP"] = values[:, 0::2].ravel(), values[:, 1::2].ravel()
     frame = pd.DataFrame(out)
     return frame[np.isfinite(frame["P"].to_numpy())].reset_index(drop=True)
+
+
+class SharedMerges:
+    """r' = r_p ∘ r_u scored for several problems in one streamed pass over the run pairs.
+
+    Lipani's δ's need, per R_p pair and topic, P@n and P̄@n of the merged run on the unpooled
+    run's qrels variant. The merge depends only on the two runs, so an experiment with several
+    problems over the same encoding (run sets × leave-out units) :meth:`request` s them all
+    first; the first call then merges every distinct (r_u, r_p) pair once, in chunks of whole
+    r_u's of at most :data:`CHUNK_ELEMENTS` merged cells (memory does not
+    grow with runs²), and scores each chunk for every pending problem on its own variants and
+    width.
+
+    ``problem.merges`` holds one (an experiment shares it); :meth:`Lipani.estimate` makes one
+    for its problem alone otherwise. Calling it returns ``(pair, t, values)``: one row per
+    (pair, topic) the problem averages over, values rows × ``pa``, rows in (pair, topic) order.
+    """
+
+    def __init__(self, weight: float = 1.0, tie: str = "exclusive_first"):
+        self.weight, self.tie = weight, tie
+        self._pending: dict = {}
+        self._done: dict = {}
+
+    def request(self, problem: Problem, measures) -> None:
+        """Announce that ``problem`` will ask for the merges of the P@n of ``measures``."""
+        parts = precision_parts(measures)
+        if parts and len(problem.pair_u):
+            pa = tuple(m for p in parts for m in p[:2])
+            self._pending[self._key(problem, pa, max(m.cutoff for m, _, _ in parts))] = problem
+
+    @staticmethod
+    def _key(problem, pa, depth):
+        return (id(problem), tuple(pa), int(depth))
+
+    def __call__(self, problem: Problem, pa, depth: int):
+        key = self._key(problem, pa, depth)
+        if key not in self._done:
+            self._pending[key] = problem
+            self._run()
+        return self._done.pop(key)
+
+    def _run(self) -> None:
+        jobs = list(self._pending.items())
+        self._pending = {}
+        enc = jobs[0][1].enc
+        R, width = enc.R, max(k[2] for k, _ in jobs)
+        codes = [p.new[p.pair_u].astype(np.int64) * R + p.pair_p for _, p in jobs]
+        allc = np.unique(np.concatenate(codes))
+        parts = {k: [] for k, _ in jobs}
+        # chunks of whole r_u's (every problem's pairs are in r_u order, so are its rows), each
+        # with at most CHUNK_ELEMENTS merged cells: memory does not grow with runs²
+        u_of = allc // R
+        ends = np.flatnonzero(np.r_[u_of[1:] != u_of[:-1], True]) + 1
+        cost = ends * (max(enc.T, 1) * width)  # merged cells up to each r_u's end, at most
+        lo = 0
+        while lo < len(allc):
+            nxt = np.searchsorted(ends, lo, side="right")
+            k = np.searchsorted(cost, lo * max(enc.T, 1) * width + CHUNK_ELEMENTS, side="right")
+            hi = ends[max(k - 1, nxt)]
+            chunk = allc[lo:hi]
+            pair, t, M = merge_rows(
+                enc, chunk // R, chunk % R, weight=self.weight, tie=self.tie, depth=width
+            )
+            first = np.searchsorted(pair, np.arange(len(chunk) + 1))
+            for (key, p), code in zip(jobs, codes, strict=True):
+                sel = np.flatnonzero((code >= chunk[0]) & (code <= chunk[-1]))
+                if not len(sel):
+                    continue
+                gi = np.searchsorted(chunk, code[sel])
+                lens = first[gi + 1] - first[gi]
+                rows = np.repeat(first[gi] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
+                qp, qt = np.repeat(sel, lens), t[rows]
+                var = p.new_var[p.pair_u][qp]
+                if p.topics != "answered":
+                    keep = p.present[var, qt]
+                    rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
+                docs = M[rows, : key[2]]
+                parts[key].append((qp, qt, p.score_docs(docs, var, qt, list(key[1]))))
+            lo = hi
+        for key, _ in jobs:
+            got = parts[key] or [
+                (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(key[1]))))
+            ]
+            self._done[key] = (
+                np.concatenate([g[0] for g in got]),
+                np.concatenate([g[1] for g in got]),
+                np.concatenate([g[2] for g in got]),
+            )

@@ -198,28 +198,30 @@ def merge_rows(
     both = (enc.length[pair_u] > 0) & (enc.length[pair_p] > 0)  # pairs × T
     pair, t = np.nonzero(both)
     ru, rp = pair_u[pair], pair_p[pair]
-    M = np.full((len(pair), N), -1, dtype=np.int32)
-    PR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
-    UR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
+    # one spare column N receives every element outside the top N (scatter without nonzero)
+    M = np.full((len(pair), N + 1), -1, dtype=np.int32)
+    PR = np.zeros((len(pair), N + 1), dtype=np.int32) if ranks else None
+    UR = np.zeros((len(pair), N + 1), dtype=np.int32) if ranks else None
 
     def put(rows, sel, rk, docs, prv, urv):
-        i, j = np.nonzero(sel & (rk <= N))
-        M[rows[i], rk[i, j] - 1] = docs[i, j]
+        if isinstance(rows, slice):
+            rows = np.arange(rows.start, rows.stop)
+        cell = (rows * (N + 1))[:, None] + np.where(sel & (rk <= N), rk - 1, N)
+        M.reshape(-1)[cell] = docs
         if ranks:
-            PR[rows[i], rk[i, j] - 1] = np.broadcast_to(prv, sel.shape)[i, j]
-            UR[rows[i], rk[i, j] - 1] = np.broadcast_to(urv, sel.shape)[i, j]
+            PR.reshape(-1)[cell] = np.broadcast_to(prv, sel.shape)
+            UR.reshape(-1)[cell] = np.broadcast_to(urv, sel.shape)
 
     if a == b:  # α = 1: windowed two-sequence merge, full width only for deficient rows
         W = min(enc.L, 2 * N)
         redo = []
         for sl in row_chunks(len(pair), W):
-            rows = np.arange(sl.start, sl.stop)
             (ex, rex, Dp, pos, sh, rsh, Du, pou), beyond = _merge_window(
                 enc, ru[sl], rp[sl], t[sl], W, N, lip
             )
-            put(rows, ex, rex, Dp, pos, 0)
-            put(rows, sh, rsh, Du, pou, pos)
-            redo.append(rows[beyond])
+            put(sl, ex, rex, Dp, pos, 0)
+            put(sl, sh, rsh, Du, pou, pos)
+            redo.append(sl.start + np.flatnonzero(beyond))
         redo = np.concatenate(redo) if redo else np.zeros(0, np.int64)
         if len(redo) and W < enc.L:
             M[redo] = -1
@@ -235,7 +237,7 @@ def merge_rows(
                 put(rows, sh, rsh, Du, pou, pos)
     else:
         for sl in row_chunks(len(pair), 3 * enc.L):
-            rows = np.arange(sl.start, sl.stop)
             rank, Dp, pr, ur = _merge_general(enc, ru[sl], rp[sl], t[sl], a, b, lip)
-            put(rows, Dp >= 0, rank, Dp, pr, ur)
-    return (pair, t, M, PR, UR) if ranks else (pair, t, M)
+            put(sl, Dp >= 0, rank, Dp, pr, ur)
+    M = M[:, :N]
+    return (pair, t, M, PR[:, :N], UR[:, :N]) if ranks else (pair, t, M)

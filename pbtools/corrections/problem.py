@@ -76,8 +76,9 @@ class Problem:
     decimals : int or None
         Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
     merges : callable or None
-        ``merges(u_slots, p_slots) → (pair, t, M)``: precomputed r_p ∘ r_u (an experiment
-        merges every pair of pooled runs once and shares it).
+        ``merges(problem, pa, depth) → (pair, t, values)``: r_p ∘ r_u scored per R_p pair and
+        topic (:class:`pbtools.corrections.lipani.SharedMerges`; an experiment merges every
+        pair of pooled runs once, streamed, for all its problems).
     weights : ndarray or None
         Per-topic weights (T,) of every average over topics (:meth:`topic_means`): a topic
         bootstrap replicate gives each topic its multiplicity in the resample. None: every
@@ -169,8 +170,10 @@ class Problem:
         """Labels of ranked local docs (rows × W) under each row's variant; PAD past the end."""
         T, U = self.lab.shape[1:]
         base = (var.astype(np.int64) * T + t) * U
-        lab = np.take(self.lab.reshape(-1), base[:, None] + np.maximum(docs, 0))
-        return np.where(docs >= 0, lab, K.PAD).astype(np.int64)
+        # a padding cell (docs −1) reads another label (clipped), overwritten with PAD below
+        out = np.take(self.lab.reshape(-1), base[:, None] + docs, mode="clip").astype(np.int64)
+        out[docs < 0] = K.PAD
+        return out
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
         """Scores of rankings of local docs (rows × W) on topic ``t`` under variant ``var``."""
@@ -214,16 +217,22 @@ class Problem:
 
     def per_topic(self, slots: np.ndarray, var: np.ndarray, measures):
         """Per-topic scores of runs ``slots`` under variants ``var`` on the topics they are
-        averaged over: ``(item, t, values)`` with values rows × measures."""
+        averaged over: ``(item, t, values)`` with values rows × measures.
+
+        Kept for the problem's lifetime (weight-free), scored together with the P̄@n of every
+        P@n: Webber's score(p, Q_u) and Lipani's P@n, P̄@n of the same pooled runs read one
+        scoring of those rows."""
         ms = parse_all(measures)
-
-        def compute():
+        key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes())
+        got = self._cache.get(key)
+        if got is None or not set(ms) <= set(got[0]):
+            wide = list(dict.fromkeys([*ms, *(m for p in precision_parts(ms) for m in p[:2])]))
             mask = self.topic_rows(slots, var)
-            item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(ms))
-            return item, t, self.score_docs(docs, var[item], t, ms)
-
-        key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes(), tuple(ms))
-        return self.memo(key, compute)
+            item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(wide))
+            got = (wide, (item, t, self.score_docs(docs, var[item], t, wide)))
+            self._cache[key] = got
+        item, t, values = got[1]
+        return item, t, values[:, [got[0].index(m) for m in ms]]
 
     def run_scores(self, slots: np.ndarray, var: np.ndarray, measures) -> np.ndarray:
         """Run-level scores (items × measures): the mean over the run's topics, rounded."""

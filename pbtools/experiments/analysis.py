@@ -182,7 +182,8 @@ def analyze(
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
     follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
-    configurations in parallel processes, ``dask`` (an address or a ``distributed.Client``) on a
+    configurations in parallel processes, ``dask`` (a scheduler address, a
+    ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) on a
     Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
 
     ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
@@ -192,10 +193,15 @@ def analyze(
     ``pooled`` and ``depth`` give the pool instead of inferring it (e.g. a simulated pool
     built by a strategy, whose pooled runs and contribution depth are known).
 
+    ``jobs`` > 1 splits the configurations into disjoint groups, one per worker process (each
+    group shares one encoding and one merge r_p ∘ r_u, as the serial run does); it runs serially
+    instead, saying why on standard error, when parallelism cannot pay (:func:`plan_configs`).
+
     Returns an :class:`Analysis` (columns in the module docstring); ``timings`` holds the parse
-    time of the collection and the time of everything after it.
+    time of the collection (``parse``), the time of everything after it (``analysis``) and of
+    its stages (``pool inference``, ``leave-outs and truth``, ``significance``), in seconds.
     """
-    from pbtools.grid import product, run_grid
+    from pbtools.grid import product
     from pbtools.pooling.inference import infer_pool
 
     source = SAMPLE if source is None else source
@@ -235,20 +241,10 @@ def analyze(
         "fraction": fraction,
         "topics": topics,
     }
+    t_stage = {"pool inference": time.perf_counter() - t1}
     stage("leave-outs and truth")
-    if (jobs == 1 or len(configs) == 1) and dask is None:
-        # one process: the configurations share the encoding and the merge r_p ∘ r_u
-        results = _configs(configs, **shared, progress=progress)
-    else:
-        results = run_grid(
-            _one_config,
-            configs,
-            jobs=jobs,
-            dask=dask,
-            progress=progress,
-            desc="leave-one-out",
-            shared=shared,
-        )
+    t2 = time.perf_counter()
+    results = _run_configs(configs, shared, jobs=jobs, dask=dask, rows=len(runs), progress=progress)
     scores = pd.concat([r[0] for r in results], ignore_index=True)
     scores["name"] = scores["name"].astype(str)
     scores["left_out"] = scores["left_out"].astype(str)
@@ -257,13 +253,16 @@ def analyze(
     for cfg, (_s, t) in zip(configs, results, strict=True):
         seen.setdefault(cfg["runs"], t)
     truth = pd.concat(list(seen.values()), ignore_index=True)
+    t_stage["leave-outs and truth"] = time.perf_counter() - t2
     stage("significance")
+    t3 = time.perf_counter()
     significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
     keys = ["leave_out", "runs", "measure", "estimator"]
     keyed = scores[[*keys, "name", "true", "estimate"]]
     errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
     tau = stats.kendall_tau(keyed, by=keys)
     errors = errors.merge(tau, on=keys, how="left")
+    t_stage["significance"] = time.perf_counter() - t3
     t_analysis = time.perf_counter() - t1
     params = {
         "collection": name,
@@ -289,7 +288,7 @@ def analyze(
         significance=significance,
         errors=errors,
         params=params,
-        timings={"parse": t_parse, "analysis": t_analysis},
+        timings={"parse": t_parse, "analysis": t_analysis, **t_stage},
         frames=(runs, qrels, orgs),
     )
 
@@ -327,9 +326,73 @@ def _configs(
     return results
 
 
-def _one_config(leave_out, runs, **shared):
-    """One leave-one-out configuration (a grid task for ``jobs`` > 1 or Dask)."""
-    return _configs([{"leave_out": leave_out, "runs": runs}], **shared)[0]
+#: below this many run rows per worker process, ``analyze(jobs=N)`` runs serially: each worker
+#: redoes the encoding and the merge r_p ∘ r_u, and a pool of two processes costs 0.10-0.17 s to
+#: start; on the bundled sample (24,000 rows) and a 180,000-row track the split saved only
+#: 0.2 CPU seconds (``benchmarks/scaling.py --jobs-compare ... --force-processes``)
+MIN_ROWS_PER_JOB = 100_000
+
+
+def plan_configs(configs, jobs, dask, rows: int) -> tuple[int, str | None]:
+    """How many groups of ``configs`` to run at once (1: serially in this process) and, when
+    ``jobs`` > 1 asked for more, why not.
+
+    A Dask cluster gets one group per configuration, or ``jobs`` groups if ``jobs`` > 1
+    (``dask="local"``: one per usable core).
+    Processes: at most the usable cores and the configurations (:func:`pbtools.grid.plan_jobs`),
+    and serially when the collection has fewer than :data:`MIN_ROWS_PER_JOB` run rows per
+    worker (too little work to pay for the duplicated encoding and merge).
+    """
+    from pbtools.grid import plan_jobs
+
+    if dask == "local":  # a LocalCluster of this machine's cores: one group per worker
+        return plan_jobs(jobs if jobs > 1 else 0, len(configs))[0], None
+    if dask is not None:
+        return (min(jobs, len(configs)) if jobs > 1 else len(configs)), None
+    n, reason = plan_jobs(jobs, len(configs))
+    if n > 1 and rows < MIN_ROWS_PER_JOB * n:
+        n = 1
+        reason = (
+            f"{rows:,} run rows are too little work to split over worker processes "
+            f"(under {MIN_ROWS_PER_JOB:,} per worker, each worker's own encoding and merge "
+            "costs more than it saves)"
+        )
+    return n, reason
+
+
+def _run_configs(configs, shared, *, jobs, dask, rows, progress):
+    """``(scores, truth)`` per configuration, in order: serially in one call (the configurations
+    share the encoding and the merge), or as disjoint groups on worker processes or Dask."""
+    from pbtools.grid import run_grid
+    from pbtools.progress import write
+
+    n, reason = plan_configs(configs, jobs, dask, rows)
+    if reason is not None and jobs != 1:
+        write(f"analyze: --jobs {jobs}: running {'serially' if n == 1 else f'{n} jobs'}: {reason}")
+    if n == 1 and dask is None:
+        return _configs(configs, **shared, progress=progress)
+    # heaviest first (top75 redoes the experiment per measure), dealt round-robin
+    order = sorted(range(len(configs)), key=lambda i: configs[i]["runs"] != "top75")
+    groups = [order[g::n] for g in range(n)]
+    parts = run_grid(
+        _config_group,
+        [{"group": [configs[i] for i in g]} for g in groups],
+        jobs=n,
+        dask=dask,
+        progress=progress,
+        desc="leave-one-out",
+        shared=shared,
+    )
+    results: list = [None] * len(configs)
+    for g, part in zip(groups, parts, strict=True):
+        for i, r in zip(g, part, strict=True):
+            results[i] = r
+    return results
+
+
+def _config_group(group, **shared):
+    """Several leave-one-out configurations in one worker (a grid task for ``jobs`` > 1 or Dask)."""
+    return _configs(group, **shared)
 
 
 def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
@@ -340,4 +403,13 @@ def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-__all__ = ["Analysis", "analyze", "error_summary", "ESTIMATORS", "MEASURES", "SAMPLE"]
+__all__ = [
+    "Analysis",
+    "analyze",
+    "plan_configs",
+    "error_summary",
+    "ESTIMATORS",
+    "MEASURES",
+    "MIN_ROWS_PER_JOB",
+    "SAMPLE",
+]

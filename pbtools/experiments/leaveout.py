@@ -38,7 +38,7 @@ import pandas as pd
 from pbtools.corrections.base import RESULT_COLUMNS
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import run_estimators
-from pbtools.corrections.merge import merge_rows
+from pbtools.corrections.lipani import Lipani, SharedMerges
 from pbtools.corrections.problem import Problem
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
@@ -196,23 +196,26 @@ def experiment_tables(
     blocks_of = {"all": [(ms, slots)]}
     if any(cfg.get("runs", "all") == "top75" for cfg in configs):
         blocks_of["top75"] = _top_blocks(base, slots, ms, fraction)
-    cutoffs = [m.cutoff for m in ms if m.base == "P" and m.cutoff]
     cache = (
-        _MergeCache(enc, float(opts["weight"]), str(opts["tie"]), max(cutoffs))
-        if "lipani" in estimators and cutoffs
-        else None
+        SharedMerges(float(opts["weight"]), str(opts["tie"])) if "lipani" in estimators else None
     )
     from pbtools.progress import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
-    results = []
+    # every block's problem first, so that one streamed pass merges the pairs for all of them
+    built = []
     for cfg in configs:  # a handful of configurations
+        lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
+        blocks = [(bms, _build(base, O, block, lo, cache)) for bms, block in blocks_of[runs]]
+        if cache is not None:
+            for bms, (problem, _ctx) in blocks:
+                cache.request(problem, Lipani.supported(bms))
+        built.append((runs, blocks))
+    results = []
+    for runs, blocks in built:
         if bar is not None:
             bar.update(1)
-        lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
-        parts = [
-            _block(base, O, block, bms, lo, estimators, cache) for bms, block in blocks_of[runs]
-        ]
+        parts = [_finish(base, bms, pc, estimators) for bms, pc in blocks]
         scores = pd.concat([p[0] for p in parts], ignore_index=True)
         scores.insert(3, "runs", runs)
         truth = pd.concat([p[1] for p in parts], ignore_index=True)
@@ -239,6 +242,8 @@ class _Base:
     """The encoded pooled runs and original qrels shared by every block of an experiment."""
 
     def __init__(self, enc: DenseRuns, lab0, present0, depth: int, opts: dict):
+        if lab0.size and int(lab0.max()) < 127:  # labels as int8: every block's variants
+            lab0 = lab0.astype(np.int8)  # are built before the shared merge pass
         self.enc, self.lab0, self.present0, self.depth, self.opts = enc, lab0, present0, depth, opts
 
     def problem(self, block, lab, new, new_var, pair_u, pair_p, truth_var, topics=None, cache=None):
@@ -263,7 +268,7 @@ class _Base:
     def truth(self, block) -> np.ndarray:
         """The re-pool of the block at depth d (PROTOCOL item 7): labels T × U."""
         pooled = self.enc.top_counts(block, self.depth) > 0
-        return np.where(pooled, self.lab0, np.int16(-1)).astype(np.int16)
+        return np.where(pooled, self.lab0, -1).astype(self.lab0.dtype)
 
 
 def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
@@ -298,8 +303,9 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
     return blocks
 
 
-def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
-    """One run set S (``block``): the units' reduced qrels, every estimator, the truth."""
+def _build(base: _Base, O, block, leave_out, cache):
+    """One run set S (``block``): the units' reduced qrels as a :class:`Problem` and what
+    :func:`_finish` needs besides (the run → unit map, the units)."""
     enc = base.enc
     names = np.asarray(enc.names)
     bnames = names[block]
@@ -315,16 +321,18 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
     ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
     ucode = ulabels.get_indexer(pd.Index(unit_all, dtype="str"))
     # who pooled what in S: per document the number of units and the only one, if one
-    C = enc.top_counts(block, base.depth, groups=ucode, n_groups=len(ulabels))
-    n_units = (C > 0).sum(axis=0)
-    owner = np.where(n_units == 1, np.argmax(C > 0, axis=0), -1)
+    n_units, owner = enc.top_owners(block, base.depth, ucode, len(ulabels))
     pooled = n_units > 0
-    truth = np.where(pooled, base.lab0, np.int16(-1)).astype(np.int16)
+    truth = np.where(pooled, base.lab0, -1).astype(base.lab0.dtype)
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
     ev_code = ulabels.get_indexer(eval_units)
-    reduced = np.where(
-        pooled[None] & (owner[None] != ev_code[:, None, None]), base.lab0[None], np.int16(-1)
-    ).astype(np.int16)
+    # unit v's reduced qrels: the truth without the documents only v pooled (set sparsely)
+    reduced = np.repeat(truth[None], len(eval_units), axis=0)
+    ev_of = np.full(len(ulabels) + 1, -1, dtype=np.int64)
+    ev_of[ev_code] = np.arange(len(ev_code))
+    only = ev_of[owner.ravel()]  # owner −1 (none or several units) reads the spare −1
+    cells = np.flatnonzero(only >= 0)
+    reduced.reshape(len(eval_units), -1)[only[cells], cells] = -1
     lab = np.concatenate([reduced, truth[None]])
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
@@ -345,6 +353,14 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
         len(eval_units),
         cache=cache,
     )
+    return problem, (unit_of, eval_units)
+
+
+def _finish(base: _Base, ms, built, estimators):
+    """Every estimator and the truth on one block's problem (:func:`_build`)."""
+    enc, (problem, (unit_of, eval_units)) = base.enc, built
+    names = np.asarray(enc.names)
+    u_slots = problem.new
     res = run_estimators(problem, ms, estimators, base.opts)
     # the truth, scored once on every topic a run answers or the qrels judge: its mean over the
     # run's topics (``topics``) is ``true``, its rows on every qrels topic the balanced design
@@ -376,30 +392,5 @@ def _block(base: _Base, O, block, ms, leave_out, estimators, cache):
     order = {str(m): i for i, m in enumerate(ms)}
     res = res.assign(_m=res["measure"].map(order))
     res = res.sort_values(["_m", "estimator", "name"], kind="stable").drop(columns="_m")
+    problem.forget()  # its cached per-topic scores: freed before the next block runs
     return res.reset_index(drop=True), truth_frame
-
-
-class _MergeCache:
-    """r_p ∘ r_u for every pair of pooled runs, computed on first use, reused by all blocks."""
-
-    def __init__(self, enc, weight, tie, depth):
-        self.enc, self.weight, self.tie, self.depth = enc, weight, tie, depth
-        self.M = None
-
-    def __call__(self, pu, pp):
-        enc = self.enc
-        if self.M is None:
-            R = enc.R
-            gu, gp = np.meshgrid(np.arange(R), np.arange(R), indexing="ij")
-            keep = gu != gp
-            pair, t, M = merge_rows(
-                enc, gu[keep], gp[keep], weight=self.weight, tie=self.tie, depth=self.depth
-            )
-            self.index = np.full((R, R), -1, dtype=np.int64)
-            self.index[gu[keep], gp[keep]] = np.arange(int(keep.sum()))
-            self.pair, self.t, self.M = pair, t, M
-            self.start = np.searchsorted(pair, np.arange(int(keep.sum()) + 1))
-        gi = self.index[pu, pp]
-        lens = self.start[gi + 1] - self.start[gi]
-        rows = np.repeat(self.start[gi] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-        return np.repeat(np.arange(len(gi)), lens), self.t[rows], self.M[rows]

@@ -1,0 +1,204 @@
+"""What ``pbtools analyze`` does after parsing, against the parse floor of its input (issue 15).
+
+For a track shape of :mod:`benchmarks.shapes` (``--shape trec2`` / ``synth127``, both by default)
+reads the collection once (lenient, as ``pbtools analyze TRACK --lenient``), measures the parse
+floor of its run files (:func:`benchmarks.parse_floor.parse_floor`) and then the analysis
+(:func:`pbtools.experiments.analysis.analyze` on the frames read: pool inference, the four
+leave-one-out experiments, significance, errors), alternating floor and analysis ``--repeat``
+times in one process and quoting medians. The analysis is broken down into stages by timing the
+functions that do the work (exclusive times: a stage's own time without the stages it calls):
+
+    pool inference, encoding (DenseRuns), truth/top-75 (re-pool, run sets), merges (r_p ∘ r_u of
+    every pair), lipani, webber, reduced, true scores (per-topic truth), stats (Tukey HSD, errors,
+    τ), other (frames, bookkeeping).
+
+Peak memory: the peak resident set of a forked child running the analysis alone, minus its
+resident set at the start (the frames already loaded).
+
+    PYTHONPATH=. python benchmarks/analyze_speed.py [--shape trec2] [--repeat 3] [--cpu]
+
+Prints, per shape: the floor, the analysis time and their ratio (target ≤ 3×, issue 15 item 3),
+the stages, the peak memory added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing as mp
+import resource
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from parse_floor import parse_floor  # noqa: E402
+from shapes import SHAPES, shape  # noqa: E402
+
+#: (stage, module, attribute path) of the functions timed; nested calls are subtracted (a
+#: function missing from the pbtools imported is skipped: the script also times older trees)
+PROBES = (
+    ("pool inference", "pbtools.pooling.inference", "infer_pool"),
+    ("encoding", "pbtools.pooling.dense", "DenseRuns.__init__"),
+    ("truth/top75", "pbtools.experiments.leaveout", "_top_blocks"),
+    ("merges", "pbtools.corrections.merge", "merge_rows"),
+    ("lipani", "pbtools.corrections.lipani", "Lipani.estimate"),
+    ("webber", "pbtools.corrections.webber", "WebberOnRuns.estimate"),
+    ("reduced", "pbtools.corrections.reduced", "ReducedPool.estimate"),
+    ("experiment blocks", "pbtools.experiments.leaveout", "_build"),
+    ("true scores", "pbtools.experiments.leaveout", "_finish"),
+    ("experiment blocks", "pbtools.experiments.leaveout", "_block"),  # before the split
+    ("stats", "pbtools.stats", "tukey_hsd"),
+    ("stats", "pbtools.stats", "error_table"),
+    ("stats", "pbtools.stats", "kendall_tau"),
+)
+
+
+class Probes:
+    """Exclusive time per stage of the functions in :data:`PROBES` (patched while active)."""
+
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
+        self.times: dict[str, float] = {}
+        self.stack: list[list] = []
+
+    def wrap(self, name, fn):
+        def timed(*a, **k):
+            self.stack.append([name, 0.0])
+            t = self.clock()
+            try:
+                return fn(*a, **k)
+            finally:
+                dt = self.clock() - t
+                _, inner = self.stack.pop()
+                self.times[name] = self.times.get(name, 0.0) + dt - inner
+                if self.stack:
+                    self.stack[-1][1] += dt
+
+        return timed
+
+    @contextlib.contextmanager
+    def active(self):
+        import importlib
+
+        import pbtools.experiments.analysis  # noqa: F401  (load every module patched below)
+
+        saved = []
+        for name, mod, attr in PROBES:
+            obj = importlib.import_module(mod)
+            *owner, last = attr.split(".")
+            for o in owner:
+                obj = getattr(obj, o)
+            original = getattr(obj, last, None)
+            if original is None:  # a function this version of pbtools does not have
+                continue
+            timed = self.wrap(name, original)
+            targets = [obj]
+            if not owner:  # a function: also where other modules imported it by name
+                targets += [
+                    m
+                    for k, m in list(sys.modules.items())
+                    if k.startswith("pbtools") and getattr(m, last, None) is original
+                ]
+            for target in dict.fromkeys(targets):
+                saved.append((target, last, original))
+                setattr(target, last, timed)
+        try:
+            yield self
+        finally:
+            for obj, attr, value in reversed(saved):
+                setattr(obj, attr, value)
+
+
+def _analysis(frames):
+    from pbtools.experiments.analysis import analyze
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analyze(frames, progress=False)
+
+
+def _child(conn, frames):
+    with open("/proc/self/statm") as fh:
+        start = int(fh.read().split()[1]) * resource.getpagesize() / 2**20
+    _analysis(frames)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    conn.send(max(peak - start, 0.0))
+    conn.close()
+
+
+def peak_mib(frames) -> float:
+    """MiB the analysis adds at its peak, measured in a forked child."""
+    ctx = mp.get_context("fork")
+    a, b = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_child, args=(b, frames))
+    p.start()
+    out = a.recv()
+    p.join()
+    return out
+
+
+def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
+    from pbtools import io
+
+    track = shape(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        col = io.load_collection([track], lenient=True)
+        parse_s = time.perf_counter() - t
+    frames = (col.runs, col.qrels, col.orgs)
+    files = sorted(p for p in (track / "Runs").iterdir() if p.is_file())
+    floors, totals, stages = [], [], []
+    for _ in range(repeat):  # alternating, in one process
+        t = clock()
+        parse_floor(files)
+        floors.append(clock() - t)
+        probes = Probes(clock)
+        with probes.active():
+            t = clock()
+            _analysis(frames)
+            totals.append(clock() - t)
+        probes.times["other"] = totals[-1] - sum(probes.times.values())
+        stages.append(probes.times)
+    floor, total = statistics.median(floors), statistics.median(totals)
+    best = stages[totals.index(sorted(totals)[len(totals) // 2])]
+    mem = peak_mib(frames)
+    print(f"{name}: {len(files)} run files; pbtools parse {parse_s:.2f} s (once)")
+    print(f"  parse floor (median of {repeat})   {floor:7.2f} s")
+    print(
+        f"  analysis after parsing         {total:7.2f} s = {total / floor:5.2f}× floor"
+        f"   (target ≤ 3×)   peak +{mem:.0f} MiB"
+    )
+    for k, v in sorted(best.items(), key=lambda kv: -kv[1]):
+        print(f"    {k:20s} {v:7.2f} s  {v / floor:5.2f}× floor")
+    sys.stdout.flush()
+    return {"floor": floor, "analysis": total, "stages": best, "peak_mib": mem}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", choices=SHAPES, action="append")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="CPU time of the process (all threads) instead of wall time: steadier on a shared "
+        "machine; the floor's two threads both count",
+    )
+    args = ap.parse_args(argv)
+    with open("/proc/loadavg") as fh:
+        print("load average:", " ".join(fh.read().split()[:3]))
+    for name in args.shape or SHAPES:
+        bench(name, args.repeat, time.process_time if args.cpu else time.perf_counter)
+
+
+if __name__ == "__main__":
+    main()
