@@ -1,18 +1,41 @@
-"""The parse floor: the fastest plain pyarrow read of a set of TREC run files into one table.
+"""The parse floor: the fastest plain pyarrow read of a set of TREC run files into one table,
+and ``pbtools.io.read_runs`` measured against it (issue 15, item 1).
 
-``parse_floor(paths)`` does the least work that turns run files into typed columns — gunzip,
-pyarrow's CSV reader (one column per physical line), Arrow's whitespace split, the six fields
-as columns, ``score`` cast to float64, one table — with no validation, no id encoding, no
-duplicate handling, no ordering. Other benchmarks divide their time by it.
+``parse_floor(paths)`` does the least work that turns run files into typed columns, with no
+validation, no id encoding, no duplicate handling, no ordering, files read in a thread pool (as
+many threads as cores; gzip and Arrow release the GIL), one ``pa.concat_tables`` at the end.
+Each file gets the cheaper of two reads, chosen before any timing (:func:`classify`):
 
-Run ``python benchmarks/parse_floor.py [RUNS_DIR]`` (default: TREC-2 ad hoc in ``../shared``):
-prints the floor, ``pbtools.io.read_runs`` (lenient, trec order included) and their ratio, as the
-best of several repeats measured in the same process.
+* ``direct``, for a file whose six fields are separated by single TABs or single spaces
+  everywhere (the 127-run synthetic track; 10 of TREC-2's 38 files):
+  ``pyarrow.csv.read_csv`` with explicit column types (``qid``, ``q0``, ``docno``, ``tag``
+  string, ``rank`` int32, ``score`` float64) — the floor of the issue;
+* ``split``, for any other file (runs of blanks, TABs and spaces mixed, leading blanks, lines
+  with other field counts: 28 of TREC-2's files), which a single-delimiter CSV read cannot
+  split: pyarrow's CSV reader with one column per physical line, Arrow's whitespace split, the
+  six fields of the lines that have at least six as columns, ``score`` cast to float64.
+
+``python benchmarks/parse_floor.py [--shape trec2|synth127|both] [--repeat N]`` prints, per
+shape (``benchmarks/shapes.py``), which floor its files used, then the floor and ``read_runs``
+measured alternately in one process (``--repeat`` rounds, median and best), and their ratio:
+
+* synth127 (tab-separated, clean): ``read_runs`` strict;
+* trec2: ``read_runs`` strict on the files that need no repair (the files a strict read of each
+  file alone accepts, one file per run tag), with the floor of those files; and
+  ``read_runs(lenient=True)`` on all 38 files against the floor of all of them.
+
+``read_runs`` includes what the floor does not do: byte and field validation with file and line
+messages, dictionary-encoded ids, the duplicate rule, trec_eval order and ranks, a pandas frame.
+The load average of the machine is printed with the figures: compare ratios, not seconds.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import gzip
+import os
+import statistics
 import sys
 import time
 import warnings
@@ -24,93 +47,212 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+HERE = Path(__file__).resolve().parent
+for _p in (HERE, HERE.parent):  # run as a script from anywhere
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
 NAMES = ("qid", "q0", "docno", "rank", "score", "tag")
-_READ = pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24)
-_PARSE = pcsv.ParseOptions(
+TYPES = {
+    "qid": pa.string(),
+    "q0": pa.string(),
+    "docno": pa.string(),
+    "rank": pa.int32(),
+    "score": pa.float64(),
+    "tag": pa.string(),
+}
+_DIRECT_READ = pcsv.ReadOptions(column_names=list(NAMES), block_size=1 << 24)
+_DIRECT_PARSE = {
+    sep: pcsv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False) for sep in "\t "
+}
+_DIRECT_CONVERT = pcsv.ConvertOptions(column_types=TYPES)
+_LINE_READ = pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24)
+_LINE_PARSE = pcsv.ParseOptions(
     delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=True
 )
-_CONVERT = pcsv.ConvertOptions(column_types={"f0": pa.string()})
+_LINE_CONVERT = pcsv.ConvertOptions(column_types={"f0": pa.string()})
 
 
-def _one(path: str) -> pa.Table:
+def _bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def direct(path: str, sep: str) -> pa.Table:
+    """The typed CSV read of a file separated by single ``sep`` characters."""
+    return pcsv.read_csv(
+        pa.BufferReader(_bytes(path)),
+        read_options=_DIRECT_READ,
+        parse_options=_DIRECT_PARSE[sep],
+        convert_options=_DIRECT_CONVERT,
+    )
+
+
+def split(path: str) -> pa.Table:
+    """One column per physical line, split on whitespace (lines of < 6 fields dropped)."""
     lines = (
         pcsv.read_csv(
-            pa.BufferReader(data),
-            read_options=_READ,
-            parse_options=_PARSE,
-            convert_options=_CONVERT,
+            pa.BufferReader(_bytes(path)),
+            read_options=_LINE_READ,
+            parse_options=_LINE_PARSE,
+            convert_options=_LINE_CONVERT,
         )
         .column(0)
         .combine_chunks()
     )
     parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
     offsets = np.asarray(parts.offsets)[:-1].astype(np.int64)
-    six = np.flatnonzero(np.asarray(pc.list_value_length(parts)) >= 6)  # dirty lines: dropped
+    six = np.flatnonzero(np.asarray(pc.list_value_length(parts)) >= 6)
     base = offsets[six]
     cols = [parts.values.take(pa.array(base + j)) for j in range(6)]
     cols[4] = pc.cast(cols[4], pa.float64())
     return pa.table(dict(zip(NAMES, cols, strict=True)))
 
 
+@functools.cache
+def classify(path: str) -> str:
+    """``"tab"`` or ``"space"`` when the direct typed read takes the file as it is (single
+    separators, six fields on every line, typed values parse), else ``"split"`` (cached: the
+    choice is made once, outside any timing)."""
+    data = _bytes(path)
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    for sep, other in ((b"\t", b" "), (b" ", b"\t")):
+        if other in data or sep + sep in data or b"\n" + sep in data or sep + b"\n" in data:
+            continue
+        if data.startswith(sep):
+            continue
+        try:
+            table = direct(path, sep.decode())
+        except pa.ArrowInvalid:
+            continue
+        if table.num_rows == lines:
+            return "tab" if sep == b"\t" else "space"
+    return "split"
+
+
+def _read_one(job: tuple[str, str]) -> pa.Table:
+    path, how = job
+    if how == "split":
+        return split(path)
+    return direct(path, "\t" if how == "tab" else " ")
+
+
 def parse_floor(paths) -> tuple[float, pa.Table]:
-    """Read every run file in ``paths`` into ONE Arrow table as fast as pyarrow allows.
+    """Read every run file in ``paths`` as fast as pyarrow allows; ``(seconds, table)``.
 
-    Returns ``(seconds, table)``; the table has string columns ``qid``, ``q0``, ``docno``,
-    ``rank``, ``tag`` and float64 ``score``, rows in file order (lines with fewer than 6 fields
-    dropped, no other check). Files are parsed in a thread pool (gzip and Arrow release the GIL).
+    Each file gets its floor read (:func:`classify`, decided before the clock starts):
+    ``direct`` or ``split``. The files are read in a thread pool and the tables of each kind
+    concatenated (``pa.concat_tables``); ``seconds`` is that time. The returned table holds
+    every row (string ``qid``, ``q0``, ``docno``, ``tag``, float64 ``score``; ``rank`` int32,
+    or string when some file needed the split), in file order within each kind.
     """
-    paths = [str(p) for p in paths]
+    jobs = [(str(p), classify(str(p))) for p in paths]
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        tables = list(ex.map(_one, paths))
-    table = pa.concat_tables(tables)
-    return time.perf_counter() - t0, table
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as ex:
+        tables = list(ex.map(_read_one, jobs))
+    direct_t = [t for t, (_, how) in zip(tables, jobs, strict=True) if how != "split"]
+    split_t = [t for t, (_, how) in zip(tables, jobs, strict=True) if how == "split"]
+    groups = [pa.concat_tables(g) for g in (direct_t, split_t) if g]
+    seconds = time.perf_counter() - t0
+    if len(groups) == 2:  # one schema for the caller, outside the timing
+        groups[0] = groups[0].cast(groups[1].schema)
+    return seconds, pa.concat_tables(groups) if groups else pa.table({})
 
 
-def _best(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+def alternate(fns: dict, repeat: int) -> dict[str, list[tuple[float, float]]]:
+    """Time each function once per round, in turn, for ``repeat`` rounds (after one warm-up
+    round); returns ``(wall, cpu)`` seconds of every round (cpu: all threads of the process,
+    less disturbed than wall time by other processes on a busy machine)."""
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    for r in range(repeat + 1):
+        for k, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            if r:
+                times[k].append((time.perf_counter() - t0, time.process_time() - c0))
+    return times
 
 
-def main(argv: list[str]) -> None:
-    root = Path(__file__).resolve().parents[1]
-    if str(root) not in sys.path:  # run as a script from anywhere
-        sys.path.insert(0, str(root))
-    from pbtools import TrecFormatWarning
-    from pbtools.io import read_runs, run_files
+def strict_subset(paths: list[str]) -> list[str]:
+    """The files that ``read_runs`` accepts in strict mode, each read alone, one per run tag."""
+    from pbtools import TrecFormatError
+    from pbtools.io import read_runs
 
-    runs_dir = (
-        Path(argv[1])
-        if len(argv) > 1
-        else (root.parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc" / "Runs")
+    keep, tags = [], set()
+    for p in paths:
+        try:
+            df = read_runs([p])
+        except TrecFormatError:
+            continue
+        tag = str(df["name"].iloc[0])
+        if tag not in tags:
+            tags.add(tag)
+            keep.append(p)
+    return keep
+
+
+def measure(label: str, paths: list[str], lenient: bool, repeat: int) -> None:
+    from pbtools.io import read_runs
+
+    rows = parse_floor(paths)[1].num_rows
+    n = len(read_runs(paths, lenient=lenient))
+    times = alternate(
+        {
+            "floor": lambda: parse_floor(paths),
+            "read_runs": lambda: read_runs(paths, lenient=lenient),
+        },
+        repeat,
     )
-    paths = run_files(runs_dir)
-    repeat = 5
-    floor, table = _best(lambda: parse_floor(paths)[1], repeat)
-    warnings.simplefilter("ignore", TrecFormatWarning)
-    t_tag, df = _best(lambda: read_runs(paths, lenient=True), repeat)
-    t_file, _ = _best(lambda: read_runs(paths, lenient=True, run_id="file"), repeat)
-    t_f32, _ = _best(lambda: read_runs(paths, lenient=True, float32=True), repeat)
+    mode = "lenient" if lenient else "strict"
+    print(f"  {label}: {len(paths)} files, floor {rows:,} rows, read_runs ({mode}) {n:,} rows")
+    stats = {}
+    for k, v in times.items():
+        wall, cpu = [t[0] for t in v], [t[1] for t in v]
+        stats[k] = (statistics.median(wall), min(wall), statistics.median(cpu))
+        print(
+            f"    {k:<10} wall median {stats[k][0]:6.3f} s  best {stats[k][1]:6.3f} s   "
+            f"cpu median {stats[k][2]:6.3f} s"
+        )
+    f, r = stats["floor"], stats["read_runs"]
     print(
-        f"{len(paths)} files, {table.num_rows:,} rows parsed; read_runs gives {len(df):,} "
-        f"rows, {df['name'].nunique()} runs (best of {repeat})"
+        f"    ratio      wall median {r[0] / f[0]:5.2f}x  best {r[1] / f[1]:5.2f}x   "
+        f"cpu median {r[2] / f[2]:5.2f}x"
     )
-    print(f"parse floor (pyarrow.csv, one table)       {floor:6.3f} s   1.00")
-    for label, t in (
-        ("read_runs lenient, run_id='tag'", t_tag),
-        ("read_runs lenient, run_id='file'", t_file),
-        ("read_runs lenient, float32", t_f32),
-    ):
-        print(f"{label:<42} {t:6.3f} s   {t / floor:.2f}x floor")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shape", choices=("trec2", "synth127", "both"), default="both")
+    ap.add_argument("--repeat", type=int, default=7, help="timed rounds (default 7)")
+    args = ap.parse_args(argv)
+    from shapes import shape, trec2
+
+    from pbtools import TrecFormatWarning
+    from pbtools.io import run_files
+
+    warnings.simplefilter("ignore", TrecFormatWarning)
+    shapes = ["trec2", "synth127"] if args.shape == "both" else [args.shape]
+    if "trec2" in shapes and args.shape == "both" and trec2() is None:
+        print("TREC-2 is not in ../shared: measuring synth127 only")
+        shapes.remove("trec2")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for name in shapes:
+        paths = run_files(shape(name) / "Runs")
+        how = [classify(p) for p in paths]
+        counts = {k: how.count(k) for k in ("tab", "space", "split")}
+        print(
+            f"{name}: floor = direct typed CSV read for {counts['tab']} tab- and "
+            f"{counts['space']} space-separated files, line split for {counts['split']}"
+        )
+        if name == "trec2":
+            clean = strict_subset(paths)
+            measure("strict, files needing no repair", clean, False, args.repeat)
+            measure("lenient, all files", paths, True, args.repeat)
+        else:
+            measure("strict, all files", paths, False, args.repeat)
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    main()

@@ -9,7 +9,9 @@ Parquet keeps it. :mod:`pbtools.frames` re-exports every name here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -94,8 +96,22 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
     sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects.
 
     ``arrays``: a ``pa.Array``, a ``pa.ChunkedArray`` or a sequence of string arrays (one hash
-    pass over their concatenation — faster than encoding chunks and unifying dictionaries).
+    pass over their concatenation — faster than encoding chunks and unifying dictionaries), or
+    a sequence of dictionary arrays (``pc.dictionary_encode`` of each chunk, made where the
+    chunks are, in parallel: only their dictionaries are hashed again here).
+
+    Examples
+    --------
+    >>> chunks = [pa.array(["b", "a", "b"]), pa.array(["c", "a"])]
+    >>> categorical_from_arrow(chunks).codes.tolist()
+    [1, 0, 1, 2, 0]
+    >>> categorical_from_arrow([pc.dictionary_encode(c) for c in chunks]).codes.tolist()
+    [1, 0, 1, 2, 0]
     """
+    if not isinstance(arrays, pa.Array | pa.ChunkedArray):
+        arrays = list(arrays)
+        if arrays and all(isinstance(a, pa.DictionaryArray) for a in arrays):
+            return _from_dictionaries(arrays)
     if isinstance(arrays, pa.ChunkedArray):
         arr = arrays.combine_chunks()
     elif isinstance(arrays, pa.Array):
@@ -109,6 +125,45 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
     remap[order] = np.arange(len(dic), dtype=np.int32)
     cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
     return pd.Categorical.from_codes(remap[idx], dtype=pd.CategoricalDtype(cats), validate=False)
+
+
+def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
+    """:func:`categorical_from_arrow` of dictionary-encoded chunks: one hash pass over their
+    dictionaries, then each chunk's indices mapped into the sorted union."""
+    dicts = [a.dictionary for a in arrays]
+    dic, idx = _union(dicts)
+    order = np.asarray(pc.array_sort_indices(dic))
+    remap = np.empty(len(dic), dtype=np.int32)
+    remap[order] = np.arange(len(dic), dtype=np.int32)
+    code_of = remap[idx]  # the sorted code of every chunk's dictionary entry, chunk after chunk
+    bounds = np.cumsum([0] + [len(d) for d in dicts])
+    starts = np.cumsum([0] + [len(a) for a in arrays])
+    codes = np.empty(starts[-1], dtype=np.int32)
+
+    def chunk(i: int) -> None:
+        lookup = code_of[bounds[i] : bounds[i + 1]]
+        np.take(lookup, np.asarray(arrays[i].indices), out=codes[starts[i] : starts[i + 1]])
+
+    workers = min(os.cpu_count() or 1, len(arrays))
+    if workers > 1 and starts[-1] >= (1 << 20):
+        with ThreadPoolExecutor(workers) as ex:
+            list(ex.map(chunk, range(len(arrays))))
+    else:
+        for i in range(len(arrays)):
+            chunk(i)
+    cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats), validate=False)
+
+
+def _encode_strings(arrays: list[pa.Array]) -> pa.DictionaryArray:
+    return pc.dictionary_encode(pa.chunked_array(arrays, type=pa.string()).combine_chunks())
+
+
+def _union(dicts: list[pa.Array]) -> tuple[pa.Array, np.ndarray]:
+    """The distinct strings of several dictionaries (unsorted) and, for every entry of every
+    dictionary in turn, its position there (one hash pass over their concatenation)."""
+    enc = _encode_strings(dicts)
+    return enc.dictionary, np.asarray(enc.indices)
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:

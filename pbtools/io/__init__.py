@@ -8,7 +8,9 @@ module                 holds
                        :func:`find_tracks`, :func:`load_collection`, :func:`run_files`
 ``io.files``           paths, special files, bytes, byte-level checks, physical lines
 ``io.fields``          fields and typed columns (scores, ranks, labels) and their checks
-``io.parse``           run and qrels files into frames (duplicate rules, run identity)
+``io.direct``          the one typed CSV read of run files that need no repair
+``io.parse``           run and qrels files one by one (run identity, qrels duplicate rule)
+``io.assemble``        parsed run files into one frame (merged ids, duplicate rule, order)
 ``io.desc``            the safe ``desc.xml`` parser
 ``io.repairs``         the repairs frame of ``lenient=True``, its warnings,
                        :class:`RepairableError`

@@ -42,17 +42,28 @@ class Fields:
         return int(self.rows[i]) + 1
 
 
-def split_fields(path, nfields: int, wanted: Sequence[int], *, lenient: bool, what: str) -> Fields:
+def split_fields(
+    path,
+    nfields: int,
+    wanted: Sequence[int],
+    *,
+    lenient: bool,
+    what: str,
+    checked: tuple[bytes, Repairs, np.ndarray] | None = None,
+) -> Fields:
     """Read ``path`` and return fields ``wanted`` of every line that has ``nfields`` fields.
 
     Strict: a blank line, or one with another field count, raises :class:`RepairableError` at
     its line. Lenient: blank and short lines are skipped, long lines keep their first
     ``nfields`` fields, and each such line is recorded as a repair. The byte-level rules of
     :func:`pbtools.io.files.clean_bytes` come first. An empty file (no non-blank line) raises in
-    both modes.
+    both modes. ``checked``: the file's bytes already through
+    :func:`~pbtools.io.files.clean_bytes` (its result), so that they are not read twice.
     """
     path = str(path)
-    data, repairs, skip = clean_bytes(read_bytes(path), path, lenient=lenient)
+    if checked is None:
+        checked = clean_bytes(read_bytes(path), path, lenient=lenient)
+    data, repairs, skip = checked
     lines = split_lines(data, path)
     n = len(lines)
     trimmed = pc.ascii_trim_whitespace(lines)

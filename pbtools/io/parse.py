@@ -1,10 +1,14 @@
-"""Reading run and qrels files into frames (used by :mod:`pbtools.io`): run identity, the
-duplicate rules, float32, trec order, files read in a thread pool.
+"""Reading run and qrels files (used by :mod:`pbtools.io`): one run file into a
+:class:`RunPart` (run identity, ids dictionary-encoded, repeats detected), qrels files into a
+frame (their duplicate rule), files read in a thread pool.
 
-The stages before: :mod:`pbtools.io.files` (paths, bytes, byte-level checks, physical lines) and
-:mod:`pbtools.io.fields` (fields and typed columns, with their checks); ``desc.xml`` is
-:mod:`pbtools.io.desc`, the ``repairs`` frame :mod:`pbtools.io.repairs`. Nothing here is
-public: :mod:`pbtools.io` holds the API and :mod:`pbtools.io.readers` the input contract.
+A run file that needs no repair is read with one typed CSV read (:mod:`pbtools.io.direct`);
+any other goes through the stages of the general path: :mod:`pbtools.io.files` (paths, bytes,
+byte-level checks, physical lines) and :mod:`pbtools.io.fields` (fields and typed columns, with
+their checks), which name the exact line and problem. :mod:`pbtools.io.assemble` merges the
+parts into one run frame; ``desc.xml`` is :mod:`pbtools.io.desc`, the ``repairs`` frame
+:mod:`pbtools.io.repairs`. Nothing here is public: :mod:`pbtools.io` holds the API and
+:mod:`pbtools.io.readers` the input contract.
 """
 
 from __future__ import annotations
@@ -22,15 +26,13 @@ import pyarrow.compute as pc
 
 from pbtools.frames import (
     LABEL_DTYPE,
-    RANK_DTYPE,
-    SCORE_DTYPE,
     TrecFormatError,
     categorical_from_arrow,
     composite_key,
-    encode,
-    trec_order,
 )
+from pbtools.io.direct import read_direct
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
+from pbtools.io.files import BOM, clean_bytes, read_bytes
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 
 # --------------------------------------------------------------------------------------------
@@ -77,16 +79,60 @@ def file_run_name(path) -> str:
 class RunPart:
     path: str
     name: str
-    lines: np.ndarray  # 1-based line of each row
-    qid: pa.Array
+    lines: np.ndarray | None  # 1-based line of each row (None: the lines 1..n, nothing skipped)
+    qid: pa.Array  # dictionary-encoded once parsed (parse_run_file)
     docno: pa.Array
     score: np.ndarray
     repairs: Repairs
     tags: list[str] = field(default_factory=list)
+    unique: bool = False  # no (qid, docno) twice in the file
+
+    def line_numbers(self) -> np.ndarray:
+        return np.arange(1, len(self.score) + 1) if self.lines is None else self.lines
 
 
 def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False) -> RunPart:
-    f = split_fields(path, 6, (0, 2, 3, 4, 5), lenient=lenient, what="run")
+    """One run file: the direct typed read when the file needs no repair
+    (:func:`pbtools.io.direct.read_direct`), else the general whitespace split with its exact
+    refusals and repairs; the ids dictionary-encoded and the file's repeats detected here, in
+    the worker thread."""
+    path = str(path)
+    raw = read_bytes(path)
+    checked = None
+    data = raw
+    if raw.startswith(BOM) or b"\r" in raw:  # the byte-level rules first (CRLF is fine)
+        checked = clean_bytes(raw, path, lenient=lenient)
+        data = None if len(checked[1]) or len(checked[2]) else checked[0]
+    direct = None if data is None else read_direct(data, float32=float32)
+    if direct is None:
+        if checked is None:
+            checked = clean_bytes(raw, path, lenient=lenient)
+        part = parse_general(path, lenient, run_id, float32, checked)
+    else:
+        qid, docno, score, tag = direct
+        name = tag if run_id == "tag" else file_run_name(path)
+        part = RunPart(path, name, None, qid, docno, score, Repairs(), [tag])
+    part.qid = pc.dictionary_encode(part.qid)
+    part.docno = pc.dictionary_encode(part.docno)
+    part.unique = no_repeats(part.qid, part.docno)
+    return part
+
+
+def no_repeats(qid: pa.DictionaryArray, docno: pa.DictionaryArray) -> bool:
+    """True when no (qid, docno) pair occurs twice: a bitmap over the file's own dictionaries
+    when it is small (the usual case), else a sort."""
+    n, nd = len(qid), len(docno.dictionary)
+    key = np.asarray(qid.indices).astype(np.int64) * nd + np.asarray(docno.indices)
+    space = len(qid.dictionary) * nd
+    if space <= 64 * n + (1 << 20):
+        seen = np.zeros(space, dtype=bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen)) == n
+    return len(np.unique(key)) == n
+
+
+def parse_general(path: str, lenient: bool, run_id: str, float32: bool, checked) -> RunPart:
+    f = split_fields(path, 6, (0, 2, 3, 4, 5), lenient=lenient, what="run", checked=checked)
     qid, docno, rank, score, tag = f.cols
     scores = to_scores(score, f, lenient=lenient, float32=float32)
     check_ranks(rank, f, lenient=lenient)
@@ -135,131 +181,6 @@ def parse_many(paths: Sequence[str], fn, *args) -> list:
 def check_run_id(run_id: str) -> None:
     if run_id not in ("tag", "file"):
         raise ValueError(f"run_id must be 'tag' or 'file', not {run_id!r}")
-
-
-def assemble_runs(
-    parts: list[RunPart], *, lenient: bool, float32: bool, repairs: Repairs
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Merge parsed files into one run frame (duplicate rule, float32, trec order)."""
-    by_name: dict[str, str] = {}
-    for p in parts:
-        repairs.extend(p.repairs)
-        if p.name in by_name and by_name[p.name] != p.path:
-            if not lenient:
-                raise RepairableError(
-                    f"run {p.name!r} is also carried by {by_name[p.name]} (two files share one "
-                    f"run tag; use run_id='file' or lenient=True to merge)",
-                    p.path,
-                )
-            repairs.add(
-                p.path,
-                None,
-                f"run tag {p.name!r} also carried by {by_name[p.name]}",
-                f"merged into run {p.name!r}",
-            )
-        else:
-            by_name.setdefault(p.name, p.path)
-    files = pd.DataFrame(
-        {
-            "file": pd.array([p.path for p in parts], dtype="str"),
-            "name": encode(pd.Series([p.name for p in parts], dtype="str")),
-            "tag": pd.array([p.tags[0] for p in parts], dtype="str"),
-        }
-    )
-    sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
-    part_idx = np.repeat(np.arange(len(parts)), sizes)
-    names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
-    name_codes = names.codes[part_idx]
-    qid = categorical_from_arrow([p.qid for p in parts])
-    docno = categorical_from_arrow([p.docno for p in parts])
-    score = np.concatenate([p.score for p in parts]) if parts else np.zeros(0)
-    line = np.concatenate([p.lines for p in parts]) if parts else np.zeros(0, np.int64)
-    key = composite_key(
-        [name_codes, qid.codes, docno.codes],
-        [len(names.categories), len(qid.categories), len(docno.categories)],
-    )
-    rep, first = duplicates(key)
-    keep = None
-    if len(rep):
-        if not lenient:
-            i, j = int(rep[0]), int(first[0])
-            same = part_idx[i] == part_idx[j]
-            where = f"line {line[j]}" if same else f"{parts[part_idx[j]].path}:{line[j]}"
-            raise RepairableError(
-                f"duplicate document {docno[i]!r} for topic {qid[i]!r} in run "
-                f"{names.categories[name_codes[i]]!r} (first at {where})",
-                parts[part_idx[i]].path,
-                int(line[i]),
-            )
-        keep = dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs)
-    cat_dtype = pd.CategoricalDtype(names.categories)
-    if float32:
-        with np.errstate(over="ignore"):  # overflows were reported by to_scores
-            score = score.astype(np.float32).astype(SCORE_DTYPE)
-    df = pd.DataFrame(
-        {
-            "name": pd.Categorical.from_codes(name_codes, dtype=cat_dtype),
-            "qid": qid,
-            "docno": docno,
-            "score": score,
-            "rank": np.zeros(len(score), dtype=RANK_DTYPE),
-        }
-    )
-    if keep is not None:
-        df = df.iloc[keep]
-    return trec_order(df), files
-
-
-def dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs) -> np.ndarray:
-    """Lenient duplicate rule: per key keep the highest score, the first in file order on equal
-    scores; record one repair per dropped row. Returns the kept row positions (sorted)."""
-    involved = np.unique(np.concatenate([rep, first]))
-    o = involved[np.lexsort((involved, -score[involved], key[involved]))]
-    ko = key[o]
-    head = np.ones(len(o), dtype=bool)
-    head[1:] = ko[1:] != ko[:-1]
-    winner = o[np.maximum.accumulate(np.where(head, np.arange(len(o)), 0))]
-    dropped, kept_by = o[~head], winner[~head]
-    drop_mask = np.zeros(len(key), dtype=bool)
-    drop_mask[dropped] = True
-    srt = np.argsort(dropped, kind="stable")
-    dropped, kept_by = dropped[srt], kept_by[srt]
-    for pi in np.unique(part_idx[dropped]):
-        sel = part_idx[dropped] == pi
-        d, k = dropped[sel], kept_by[sel]
-        problems = [
-            f"duplicate document {doc!r} for topic {q!r} (also at "
-            f"{'' if part_idx[kk] == pi else parts[part_idx[kk]].path + ':'}line {line[kk]})"
-            for q, doc, kk in zip(np.asarray(qid[d]), np.asarray(docno[d]), k, strict=True)
-        ]
-        actions = [_dedup_action(score[dd], score[kk]) for dd, kk in zip(d, k, strict=True)]
-        repairs.add(parts[pi].path, line[d], problems, actions)
-    return np.flatnonzero(~drop_mask)
-
-
-def _dedup_action(dropped: float, kept: float) -> str:
-    if dropped < kept or (np.isnan(dropped) and not np.isnan(kept)):
-        return "dropped (lower score)"
-    if np.isnan(dropped):
-        return "dropped (NaN score, later occurrence)"
-    return "dropped (equal score, later occurrence)"
-
-
-def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None):
-    """``(runs, files, repairs)`` of run files; ``repairs`` may hold the repairs of the source
-    expansion (:func:`pbtools.io.files.expand`), reported first."""
-    repairs = Repairs() if repairs is None else repairs
-    parts = []
-    for p in parse_many(paths, parse_run_file_safe, lenient, run_id, float32):
-        if isinstance(p, Repairs):
-            repairs.extend(p)  # an empty file, skipped under lenient
-        else:
-            parts.append(p)
-    df, files = assemble_runs(parts, lenient=lenient, float32=float32, repairs=repairs)
-    rep = sort_repairs(repairs.frame(), paths)
-    if lenient:
-        df.attrs["repairs"] = rep
-    return df, files, rep
 
 
 def parse_run_file_safe(path, lenient, run_id, float32=False):

@@ -57,6 +57,7 @@ from pbtools.frames import (
     TrecFormatWarning,
     encode,
 )
+from pbtools.io import assemble as _assemble
 from pbtools.io import desc as _desc
 from pbtools.io import files as _files
 from pbtools.io import parse as _parse
@@ -140,7 +141,7 @@ def read_runs(
     """
     _parse.check_run_id(run_id)
     paths, expanded = _files.expand(source, lenient=lenient)
-    df, _, repairs = _parse.load_runs(
+    df, _, repairs = _assemble.load_runs(
         paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
     )
     if lenient:
@@ -294,7 +295,7 @@ def read_collection(
         warnings.simplefilter("ignore", TrecFormatWarning)
         qrels = read_qrels(qrels_src, lenient=lenient)
         run_paths, expanded = _files.expand(runs_src, lenient=lenient)
-        runs, files, repairs = _parse.load_runs(
+        runs, files, repairs = _assemble.load_runs(
             run_paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
         )
     rep = Repairs()

@@ -144,7 +144,7 @@ def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
     if stacklevel is None:
         stacklevel = _caller_level()
     for file, grp in repairs.groupby("file", sort=False, observed=True):
-        counts = Counter(problem_kind(p) for p in grp["problem"])
+        counts = Counter(map(problem_kind, grp["problem"].tolist()))
         summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
         warnings.warn(
             TrecFormatWarning(f"{file}: {len(grp)} repair(s): {summary} (see the repairs frame)"),
@@ -199,7 +199,7 @@ def sort_repairs(rep: pd.DataFrame, paths: Sequence[str]) -> pd.DataFrame:
     if len(rep) == 0:
         return rep
     pos = {p: i for i, p in enumerate(paths)}
-    fkey = np.array([pos.get(f, len(pos)) for f in rep["file"]], dtype=np.int64)
+    fkey = rep["file"].map(pos).fillna(len(pos)).to_numpy(dtype=np.int64)
     lkey = rep["line"].fillna(0).to_numpy(dtype=np.int64)
     order = np.lexsort((lkey, fkey))
     return AttrsFrame(rep.iloc[order].reset_index(drop=True))

@@ -1,0 +1,196 @@
+"""The direct path of run files: one typed CSV read for files that need no repair (used by
+:mod:`pbtools.io.parse`).
+
+Most run files are clean: six fields on every line, one separator, numbers everywhere a number
+belongs. Such a file is read with pyarrow's CSV reader straight into typed columns (``qid``,
+``docno``, ``tag`` as strings, ``rank`` and ``score`` as float64), which is much cheaper than
+splitting every line on whitespace (:mod:`pbtools.io.fields`). Blanks are first made uniform:
+
+* a file separated by single TABs, or by single spaces, with no leading or trailing blank, is
+  read as it is;
+* any other file (runs of blanks, spaces and TABs mixed, leading or trailing blanks: TREC-2's
+  aligned columns) has every run of blanks turned into one space and leading and trailing
+  blanks removed (:func:`uniform_blanks`, a few vectorised passes over the bytes), which is
+  exactly what whitespace splitting does to the fields.
+
+The direct path then *checks* the file instead of trusting it: it gives up (returns None) on
+anything that is not the common case — a line with another field count, a blank line, a value
+that does not parse, a score that is not finite or is zero (the zero/underflow rule needs the
+literal), a NaN rank, a second run tag — and the caller reads the file again with the general
+path, which finds the exact line and problem, raises it (strict) or repairs it (lenient). So
+the direct path only ever accepts what the general path would accept without a repair, and it
+yields the same values (Arrow's CSV reader and Arrow's cast share one number parser).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from pbtools.frames import TrecFormatError
+from pbtools.io.fields import Fields, to_scores
+from pbtools.io.repairs import Repairs
+
+#: the six fields of a run line
+RUN_FIELDS = ("qid", "q0", "docno", "rank", "score", "tag")
+_TYPES = {
+    "qid": pa.string(),
+    "q0": pa.string(),
+    "docno": pa.string(),
+    "rank": pa.float64(),
+    "score": pa.float64(),
+    "tag": pa.string(),
+}
+_READ = pcsv.ReadOptions(column_names=list(RUN_FIELDS), block_size=1 << 26, use_threads=False)
+_PARSE = {  # a blank line is kept as a row of empty fields (and so refused)
+    d: pcsv.ParseOptions(delimiter=d, quote_char=False, escape_char=False, ignore_empty_lines=False)
+    for d in ("\t", " ")
+}
+_CONVERT = {
+    ascii_only: pcsv.ConvertOptions(
+        column_types=_TYPES,
+        include_columns=list(RUN_FIELDS),  # q0 is not used, but must not be empty
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+        check_utf8=not ascii_only,
+    )
+    for ascii_only in (True, False)
+}
+_SCORE_TEXT = pcsv.ConvertOptions(
+    column_types={"score": pa.string()}, include_columns=["score"], check_utf8=False
+)
+
+
+def uniform_blanks(data: bytes) -> bytes:
+    """``data`` with every run of spaces and TABs made one space and the blanks at the start
+    and end of every line removed (line ends are kept, so line numbers do not move).
+
+    Examples
+    --------
+    >>> uniform_blanks(b"  1 \\t Q0\\td1   1 2.5 r \\n\\t2 Q0 d2 1 1 r")
+    b'1 Q0 d1 1 2.5 r\\n2 Q0 d2 1 1 r'
+    """
+    b = np.frombuffer(data, dtype=np.uint8)
+    if len(b) == 0:
+        return data
+    blank = (b == 32) | (b == 9)
+    after = np.empty_like(blank)  # after a blank, a line end or the start of the data
+    after[0] = True
+    after[1:] = blank[:-1] | (b[:-1] == 10)
+    out = b[~(blank & after)]  # runs are now single blanks, no blank starts a line
+    if len(out) == 0:
+        return b""
+    blank = (out == 32) | (out == 9)
+    before = np.empty_like(blank)  # before a line end or the end of the data
+    before[-1] = True
+    before[:-1] = out[1:] == 10
+    out = out[~(blank & before)]
+    out[out == 9] = 32
+    return out.tobytes()
+
+
+def read_direct(data: bytes, *, float32: bool) -> tuple[pa.Array, pa.Array, np.ndarray, str] | None:
+    """``(qid, docno, score, tag)`` of a run file that needs no repair, or None.
+
+    ``data``: the file's bytes (gunzipped; CRLF line ends already made LF). ``qid`` and
+    ``docno`` are Arrow string arrays, ``score`` float64 (the file's values; with ``float32``
+    they must also be finite and nonzero as 32-bit floats), one row per physical line. None when
+    the file is anything but six blank-separated non-empty fields on every line, with numeric
+    ranks (not NaN), finite nonzero scores, one run tag, and no control byte.
+    """
+    if not data:
+        return None
+    tab, space = b"\t" in data, b" " in data
+    if tab and space or (space and _ragged(data)):
+        data, sep = uniform_blanks(data), " "
+    else:
+        sep = "\t" if tab else " "
+    table = _read(data, sep)
+    if table is None and sep == " " and not tab:  # ragged beyond the sample
+        data = uniform_blanks(data)
+        table = _read(data, sep)
+    if table is None:
+        return None
+    n = table.num_rows
+    # every byte below 0x20 must be a line end or (tab-separated) one of the 5n separators
+    low = n - (not data.endswith(b"\n")) + (5 * n if sep == "\t" else 0)
+    if np.count_nonzero(np.frombuffer(data, dtype=np.uint8) < 32) != low or b"\x7f" in data:
+        return None
+    score = table.column("score").to_numpy()
+    with np.errstate(over="ignore"):
+        value = score.astype(np.float32) if float32 else score
+    if not (np.isfinite(value).all() and value.all()):
+        # a zero is fine when it is written as one: that needs the literals (a second read of
+        # this file); NaN, inf, an overflow or an underflow go to the general path
+        literal = _read(data, sep, _SCORE_TEXT)
+        if literal is None:
+            return None
+        fields = Fields("", n, np.arange(n), [], Repairs())
+        try:
+            to_scores(
+                literal.column("score").combine_chunks(), fields, lenient=False, float32=float32
+            )
+        except TrecFormatError:
+            return None
+    if np.isnan(table.column("rank").to_numpy()).any():
+        return None
+    tag = table.column("tag").combine_chunks()
+    first = tag[0].as_py()
+    if not one_value(tag, first):
+        return None
+    qid = table.column("qid").combine_chunks()
+    docno = table.column("docno").combine_chunks()
+    return qid, docno, score, first
+
+
+def _ragged(data: bytes) -> bool:
+    """True when the first 64 KiB of a space-separated file show blanks in a run or at a line
+    end (TREC-2's aligned columns): such a file is made uniform before the read, not after."""
+    head = data[: 1 << 16]
+    return b"  " in head or b"\n " in head or b" \n" in head or head.startswith(b" ")
+
+
+def _read(data: bytes, sep: str, convert: pcsv.ConvertOptions | None = None) -> pa.Table | None:
+    """The typed CSV read; None unless every line has six fields, none of them empty."""
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=_READ,
+            parse_options=_PARSE[sep],
+            convert_options=convert or _CONVERT[data.isascii()],
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None  # a field count, a number or a byte the general path will name
+    if table.num_rows == 0:
+        return None
+    for c in ("qid", "q0", "docno", "tag"):  # an empty field: two blanks, or a blank line
+        if c not in table.column_names:
+            continue
+        for chunk in table.column(c).chunks:
+            if len(chunk) and _min_length(chunk) == 0:
+                return None
+    return table
+
+
+def _offsets(arr: pa.Array) -> np.ndarray:
+    """The int32 offsets of a string array (a view, no copy)."""
+    return np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + len(arr) + 1]
+
+
+def _min_length(arr: pa.Array) -> int:
+    return int(np.diff(_offsets(arr)).min())
+
+
+def one_value(arr: pa.Array, value: str) -> bool:
+    """True when every string of ``arr`` (no nulls) equals ``value``: its offsets step by the
+    value's length and its data bytes are the value repeated (two memory passes)."""
+    v = value.encode()
+    offsets = _offsets(arr)
+    if offsets[-1] - offsets[0] != len(v) * len(arr):
+        return False
+    if not np.all(np.diff(offsets) == len(v)):
+        return False
+    body = arr.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    return body.equals(pa.py_buffer(v * len(arr)))

@@ -1,0 +1,163 @@
+"""The fast paths of ``io.read_runs`` against the general path, on small hostile inputs.
+
+``read_runs`` reads a clean file with one typed CSV read (``pbtools.io.direct``), puts each file
+of its own run into trec order on its own and skips the duplicate rule for files without
+repeats (``pbtools.io.assemble``). The reference here switches all of that off — every file
+through the whitespace split, every row through the global duplicate rule and one sort of the
+whole frame — and every seeded hostile track below must give the same frame (values, dtypes,
+dictionaries, order, ranks), the same repairs, or the same refusal, in every mode.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pbtools import TrecFormatError, TrecFormatWarning, io
+from pbtools.frames import trec_order
+from pbtools.io import assemble, direct, parse
+
+SEPARATORS = ["\t", " ", "  ", " \t ", "\t\t"]
+QIDS = ["1", "2", "10", "MB001", "001"]
+DOCS = ["d1", "d2", "d10", "D2", "é1", "d-3", "x"]
+SCORES = ["1.5", "2", "2", "0", "-0", "0.0", "3e2", "-1", "7.25", "1e-400", "nan", "inf", "1e39"]
+
+
+def hostile_file(rng: np.random.Generator, tag: str, clean: bool) -> str:
+    """Text of one run file: clean (one separator, numbers, no repeats) or with any of the
+    problems the input contract names."""
+    sep = "\t" if clean and rng.random() < 0.5 else (" " if clean else rng.choice(SEPARATORS))
+    lines = []
+    pairs = [(q, d) for q in QIDS[: rng.integers(1, 5)] for d in DOCS]
+    rng.shuffle(pairs)
+    for k, (q, d) in enumerate(pairs[: rng.integers(1, len(pairs))]):
+        score = rng.choice(SCORES[:9] if clean else SCORES)
+        fields = [q, "Q0", d, str(k + 1), score, tag]
+        if not clean:
+            roll = rng.random()
+            if roll < 0.05:
+                fields.append("extra")
+            elif roll < 0.08:
+                fields = fields[:5]
+            elif roll < 0.11:
+                fields[3] = "r"
+            elif roll < 0.14:
+                fields[5] = tag + "x"
+        line = sep.join(fields)
+        if not clean and rng.random() < 0.1:
+            line = rng.choice([" ", "\t"]) + line + rng.choice(["", " ", "\t"])
+        lines.append(line)
+        if not clean and rng.random() < 0.08:
+            lines.append(rng.choice(["", "  "]))
+        if rng.random() < 0.08:  # a repeated document (with another score)
+            lines.append(sep.join([q, "Q0", d, "0", rng.choice(SCORES[:9]), tag]))
+    if clean and rng.random() < 0.5:  # a file already in trec order
+        lines.sort(key=lambda x: (x.split()[0], -float(x.split()[4]), _rev(x.split()[2])))
+    end = "\r\n" if rng.random() < 0.1 else "\n"
+    return end.join(lines) + (end if rng.random() < 0.9 else "")
+
+
+def _rev(s: str) -> tuple:
+    return tuple(-b for b in s.encode())
+
+
+def read(paths, **kw):
+    """``(frame, repairs)`` or the refusal's ``(type, message)``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrecFormatWarning)
+        try:
+            df = io.read_runs(paths, **kw)
+        except (TrecFormatError, ValueError) as e:
+            return type(e), str(e)
+    return df, df.attrs.get("repairs")
+
+
+def same(a, b) -> None:
+    if isinstance(a[0], type) or isinstance(b[0], type):
+        assert a == b
+        return
+    (fa, ra), (fb, rb) = a, b
+    pd.testing.assert_frame_equal(fa, fb, check_exact=True)
+    for c in ("name", "qid", "docno"):
+        assert fa[c].cat.codes.dtype == fb[c].cat.codes.dtype
+        assert fa[c].cat.categories.equals(fb[c].cat.categories)
+    assert (ra is None) == (rb is None)
+    if ra is not None:
+        pd.testing.assert_frame_equal(pd.DataFrame(ra), pd.DataFrame(rb))
+    pd.testing.assert_frame_equal(trec_order(fa), fa)  # trec order, ranks 1..n
+
+
+@pytest.fixture
+def general():
+    """Switch the fast paths off: returns a context in which read_runs takes the general path."""
+
+    class Ctx:
+        def __enter__(self):
+            self.m = pytest.MonkeyPatch()
+            self.m.setattr(parse, "read_direct", lambda data, float32: None)
+            self.m.setattr(
+                assemble, "slow_parts", lambda parts, names: np.ones(len(parts), dtype=bool)
+            )
+
+        def __exit__(self, *exc):
+            self.m.undo()
+
+    return Ctx()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_paths_agree_with_the_general_path(tmp_path: Path, seed: int, general):
+    rng = np.random.default_rng(seed)
+    clean = seed % 2 == 0
+    paths = []
+    n = int(rng.integers(1, 5))
+    for i in range(n):  # clean files: tags in name order, or not
+        tag = f"r{rng.integers(0, 3)}" if not clean else f"r{i if seed % 4 else n - i}"
+        p = tmp_path / f"input.f{i}"
+        p.write_bytes(hostile_file(rng, tag, clean).encode())
+        paths.append(str(p))
+    for kw in (
+        {},
+        {"lenient": True},
+        {"lenient": True, "float32": True},
+        {"run_id": "file"},
+        {"lenient": True, "run_id": "file"},
+    ):
+        fast = read(paths, **kw)
+        with general:
+            ref = read(paths, **kw)
+        same(fast, ref)
+
+
+def test_clean_files_take_the_direct_path(tmp_path: Path):
+    """The direct read accepts exactly the clean layouts (so the test above exercises it)."""
+    tab = b"1\tQ0\td1\t1\t2.5\tr\n1\tQ0\td2\t2\t0\tr\n"
+    aligned = b"  1  Q0 d1\t1   2.5 r  \n1 Q0 d2 2 0.0 r\n"
+    assert direct.read_direct(tab, float32=False) is not None
+    assert direct.read_direct(aligned, float32=False) is not None
+    for bad in (
+        b"1\tQ0\td1\t1\t2.5\tr\n\n",  # a blank line
+        b"1\tQ0\td1\t1\t2.5\n",  # five fields
+        b"1\t\tQ0\td1\t1\t2.5\tr\n",  # an empty field
+        b"1\tQ0\td1\t1\t1e-400\tr\n",  # an underflow
+        b"1\tQ0\td1\tx\t2\tr\n",  # a non-numeric rank
+        b"1\tQ0\td1\t1\t2\tr\n1\tQ0\td2\t1\t2\ts\n",  # two tags
+        b"1\tQ0\td\x001\t1\t2\tr\n",  # a control byte
+    ):
+        assert direct.read_direct(bad, float32=False) is None, bad
+
+
+def test_clean_files_out_of_name_order(tmp_path: Path, general):
+    """Runs come out in name order whatever the order of their files."""
+    b = tmp_path / "input.b"
+    a = tmp_path / "input.a"
+    b.write_text("1\tQ0\td1\t1\t2\tb\n2\tQ0\td1\t1\t1\tb\n")
+    a.write_text("1\tQ0\td2\t1\t3\ta\n")
+    fast = read([str(b), str(a)])
+    assert fast[0]["name"].astype(str).tolist() == ["a", "b", "b"]
+    with general:
+        same(fast, read([str(b), str(a)]))
