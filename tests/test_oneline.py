@@ -226,3 +226,18 @@ def test_cli_correct_bootstrap(coll, tmp_path):
     assert {"ci_low", "ci_high", "se"} <= set(res.columns)
     assert res["ci_low"].notna().all()
     assert res.attrs["metadata"]["bootstrap"] == 20
+
+
+def test_cli_correct_table_prints_counts_as_integers(coll, tmp_path, capsys):
+    from pbtools.cli import main
+
+    track = coll.write(tmp_path / "track")
+    qrels, runs = track / "QRels" / "qrels", track / "Runs"
+    assert main(["correct", str(qrels), str(runs), str(runs / "input.o04r2"), "-m", "P@10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[1].split()
+    webber = next(line.split() for line in lines if " webber " in line)
+    n_pooled = webber[header.index("n_pooled")]
+    assert n_pooled.isdigit(), n_pooled
+    lipani = next(line.split() for line in lines if " lipani " in line)
+    assert lipani[header.index("fired")] in ("True", "False")

@@ -187,5 +187,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.format == "table":  # indicator columns only where an estimator has them
         res = res.dropna(axis=1, how="all")
+    if args.format in ("table", "tsv"):  # counts as integers, flags as true/false
+        if "n_pooled" in res.columns:
+            res["n_pooled"] = res["n_pooled"].round().astype("Int64")
+        if "fired" in res.columns:
+            res["fired"] = res["fired"].astype("boolean")
     emit(res, args.format, args.output, meta, args=args)
     return 0
