@@ -31,16 +31,15 @@ DEFAULT_ESTIMATORS = ("reduced", "webber", "lipani")
 
 
 def _new_runs(new_run) -> pd.DataFrame:
-    if isinstance(new_run, pd.DataFrame):
-        return new_run
+    """The run(s) to correct in the run schema, trec order (a frame, or run file paths)."""
     if isinstance(new_run, str | PathLike):
-        from pbtools.io import read_runs
-
-        return read_runs([new_run])
+        new_run = [new_run]
     if isinstance(new_run, list | tuple) and all(isinstance(p, str | PathLike) for p in new_run):
         from pbtools.io import read_runs
 
         return read_runs(list(new_run))
+    if isinstance(new_run, pd.DataFrame):
+        return ranked(new_run) if len(new_run) else new_run
     raise TypeError(
         "new_run must be a run frame (name, qid, docno, score), a PyTerrier result frame "
         f"(qid, docno, score) or run file path(s), not {type(new_run).__name__}"
@@ -155,7 +154,7 @@ def correct(
     S = ranked(runs)
     pool = infer_pool(S, qrels, policy=policy or str(opts["pool_policy"]), depth=depth)
     pooled = pool.pooled(S)
-    new_names = set(ranked(new)["name"].astype(str).unique())
+    new_names = set(new["name"].astype(str).unique())
     clash = sorted(new_names & set(pool.pooled_runs))
     if clash and leave_out is None:
         raise ValueError(
