@@ -48,6 +48,11 @@ def precision_parts(measures) -> list[tuple[Measure, Measure, Measure]]:
     return out
 
 
+def _fits(dtype, lo: int, hi: int) -> bool:
+    info = np.iinfo(dtype)
+    return info.min <= lo and hi <= info.max
+
+
 @dataclass
 class Problem:
     """Runs to score, their relevance sets and R_p, on the dense layout (see module docstring).
@@ -166,14 +171,31 @@ class Problem:
             out[sl], _ = K.score(view, topics, np.arange(view.G), ms)
         return out
 
+    def padded_labels(self) -> np.ndarray:
+        """The variants' labels as a (V·T) × (U + 1) table whose first column is
+        :data:`~pbtools.measures.kernels.PAD`: local doc x of (variant v, topic t) is cell
+        ``[v·T + t, x + 1]`` and the padding doc −1 reads PAD. Narrowest signed dtype; cached
+        (rebuilt when :attr:`lab` is replaced)."""
+        got = self._cache.get("padded")
+        if got is None or got[0] is not self.lab:
+            V, T, U = self.lab.shape
+            lo, hi = (int(self.lab.min()), int(self.lab.max())) if self.lab.size else (0, 0)
+            lo = min(lo, K.PAD)
+            dt = next(d for d in (np.int8, np.int16, np.int32, np.int64) if _fits(d, lo, hi))
+            tab = np.empty((V * T, U + 1), dtype=dt)
+            tab[:, 0] = K.PAD
+            tab[:, 1:] = self.lab.reshape(V * T, U)
+            got = (self.lab, tab)
+            self._cache["padded"] = got
+        return got[1]
+
     def cell_labels(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Labels of ranked local docs (rows × W) under each row's variant; PAD past the end."""
-        T, U = self.lab.shape[1:]
-        base = (var.astype(np.int64) * T + t) * U
-        # a padding cell (docs −1) reads another label (clipped), overwritten with PAD below
-        out = np.take(self.lab.reshape(-1), base[:, None] + docs, mode="clip").astype(np.int64)
-        out[docs < 0] = K.PAD
-        return out
+        """Labels of ranked local docs (rows × W, −1 past the end) under each row's variant;
+        PAD past the end. Narrow signed integers (int8 when the labels fit)."""
+        T = self.lab.shape[1]
+        tab = self.padded_labels()
+        base = (np.asarray(var, np.int64) * T + t) * tab.shape[1] + 1
+        return np.take(tab.reshape(-1), docs + base[:, None], mode="clip")
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
         """Scores of rankings of local docs (rows × W) on topic ``t`` under variant ``var``."""

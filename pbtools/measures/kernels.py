@@ -167,19 +167,39 @@ class MatrixView(View):
     :func:`kernel`: only the storage-specific operations (running sums, sums up to a rank, the
     first relevant rank, the condensed list) are implemented along the rows' axis here.
     Cells past the end of a ranking hold :data:`PAD`.
+
+    Narrow signed label dtypes (int8, int16) are kept, and the matrix is stored column-major
+    (ranks outermost), so that masks cost one byte per cell and a sum up to a cut-off is a
+    vectorised pass over the first columns. Masks and integer weights are summed in integers
+    (exact); float weights are summed along each row as a C-ordered array, as numpy sums rows.
     """
 
     def __init__(self, labels: np.ndarray):
-        labels = np.asarray(labels, dtype=np.int64)
+        labels = np.asarray(labels)
+        if labels.dtype.kind != "i":  # unsigned or float: no room for PAD, UNJUDGED
+            labels = labels.astype(np.int64)
         if labels.ndim != 2:
             labels = labels.reshape(0, 0)
         rows, width = labels.shape
-        self.label, self.G = labels, rows
-        self.inside = labels != PAD
-        self.length = self.inside.sum(axis=1).astype(np.int64)
+        self.label, self.G = np.asfortranarray(labels), rows
         self.r = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), labels.shape)
         self.g = np.broadcast_to(np.arange(rows, dtype=np.int64)[:, None], labels.shape)
         self._cache: dict = {}
+
+    @property
+    def inside(self) -> np.ndarray:
+        """Mask of the cells inside a ranking (not :data:`PAD`)."""
+        if "inside" not in self._cache:
+            self._cache["inside"] = self.label != PAD
+        return self._cache["inside"]
+
+    @property
+    def length(self) -> np.ndarray:
+        """Length of every ranking (its number of cells inside)."""
+        if "length" not in self._cache:
+            n = self.inside.sum(axis=1, dtype=np.int32 if self.label.shape[1] < 2**31 else None)
+            self._cache["length"] = n.astype(np.int64)
+        return self._cache["length"]
 
     def zeros(self) -> np.ndarray:
         return np.zeros(self.label.shape)
@@ -202,7 +222,12 @@ class MatrixView(View):
 
     def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
         x = np.asarray(x)
-        return (x if n is None else x[:, :n]).sum(axis=1, dtype=np.float64)
+        part = x if n is None else x[:, :n]
+        if x.dtype.kind == "b":  # counts: exact in int32 (a row has fewer than 2**31 cells)
+            return part.sum(axis=1, dtype=np.int32).astype(np.float64)
+        if x.dtype.kind in "iu":  # integer weights: exact in int64
+            return part.sum(axis=1, dtype=np.int64).astype(np.float64)
+        return np.ascontiguousarray(part).sum(axis=1, dtype=np.float64)
 
     def first_rel_rank(self, rel: int) -> np.ndarray:
         key = ("first", rel)

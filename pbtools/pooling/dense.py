@@ -7,8 +7,9 @@ any encoded run retrieved, or the qrels judged, for that topic):
 
 ``D[r, t, i]``    local doc id of run slot r's (i+1)-th document on topic t (−1 padding), shape
                   runs × topics × L (L = longest ranking);
-``RK[r, t, x]``   1-based rank of local doc x in run r on topic t (0 when absent), shape runs ×
-                  topics × U (U = largest per-topic universe; int16 when L < 2¹⁵). When that table
+``RK[r, t, x + 1]`` 1-based rank of local doc x in run r on topic t (0 when absent or x = −1),
+                  shape runs × topics × (U + 1) (U = largest per-topic universe; int16 when
+                  L < 2¹⁵). When that table
                   would exceed :data:`RANK_TABLE_BYTES` a sorted-key lookup replaces it;
 ``LAB[v, t, x]``  label of x under qrels variant v (int16; −1 unjudged: absent or negative,
                   PROTOCOL-lipani2015 item 3), with ``present[v, t]``: the variant has lines for
@@ -110,9 +111,10 @@ class DenseRuns:
         self.length = np.zeros((R, T), dtype=np.int32)
         np.maximum.at(self.length, (r, t), rank.astype(np.int32))
         rdt = np.int16 if self.L < 2**15 else np.int32
-        if R * T * self.U * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
-            self.RK = np.zeros((R, T, self.U), dtype=rdt)
-            self.RK[r, t, local] = rank
+        if R * T * (self.U + 1) * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
+            # one leading column of zeros: the padding doc −1 reads rank 0 (no masking pass)
+            self.RK = np.zeros((R, T, self.U + 1), dtype=rdt)
+            self.RK[r, t, local + 1] = rank
             self._keys = None
         else:  # sorted (r, t, x) keys → rank
             self.RK = None
@@ -127,11 +129,12 @@ class DenseRuns:
     def rank(self, r, t, x) -> np.ndarray:
         """ρ(x, r) on topic t (0 when absent or x < 0); arguments broadcast."""
         x = np.asarray(x)
-        if self.RK is not None:
-            base = (np.asarray(r, np.int64) * self.T + t) * self.U
-            out = np.take(self.RK.reshape(-1), base + np.maximum(x, 0)).astype(np.int32)
-            out[x < 0] = 0
-            return out
+        if self.RK is not None:  # x = −1 reads the leading zero column (as any x < 0)
+            base = (np.asarray(r, np.int64) * self.T + t) * (self.U + 1) + 1
+            idx = x + base
+            if x.min(initial=0) < -1:
+                idx = np.where(x < 0, base - 1, idx)
+            return np.take(self.RK.reshape(-1), idx, mode="clip").astype(np.int32)
         r, t, x = np.broadcast_arrays(r, t, x)
         k = (r.astype(np.int64) * self.T + t) * self.U + x
         pos = np.searchsorted(self._keys, k)
