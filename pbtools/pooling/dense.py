@@ -52,6 +52,34 @@ def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
     return out.sort_values() if sort else out
 
 
+def _union_codes(cols: Sequence[pd.Series]) -> tuple[pd.Index, list[np.ndarray]]:
+    """The union of encoded id columns' dictionaries, in first-occurrence order (the first
+    column's categories, then the others' new ids in order, as ``append(...).unique()``), and
+    each column's codes in it. Only the other dictionaries are looked up in the first (the big
+    side: the runs' documents); the first column's codes are used as they are."""
+    cats = [s.cat.categories for s in cols]
+    first = cats[0]
+    extra = first[:0]
+    maps: list[np.ndarray | None] = []
+    for c in cats:
+        if c is first or c.equals(first):
+            maps.append(None)
+            continue
+        m = first.get_indexer(c).astype(np.int64)
+        miss = m < 0
+        if miss.any():
+            new = c[miss]
+            extra = extra.append(new[extra.get_indexer(new) < 0])
+            m[miss] = len(first) + extra.get_indexer(new)
+        maps.append(m)
+    union = first.append(extra) if len(extra) else first
+    codes = []
+    for s, m in zip(cols, maps, strict=True):
+        raw = s.cat.codes.to_numpy()
+        codes.append(raw.astype(np.int64) if m is None else m[raw])
+    return union, codes
+
+
 def label_histograms(lab: np.ndarray) -> np.ndarray:
     """Per variant and topic, the number of judged documents with each label: V × T × (max+1).
 
@@ -78,7 +106,7 @@ class DenseRuns:
         cols = {c: [encode(f[c]) for f in frames] for c in ("name", "qid", "docno")}
         qcols = {c: [encode(q[c]) for q in qrels] for c in ("qid", "docno")}
         self.qids = _union([s.cat.categories for s in cols["qid"] + qcols["qid"]], sort=True)
-        self.docs = _union([s.cat.categories for s in cols["docno"] + qcols["docno"]], sort=False)
+        self.docs, gcodes = _union_codes(cols["docno"] + qcols["docno"])
         T, NG = len(self.qids), max(len(self.docs), 1)
         slot_names, slot_of_row, self._slots = [], [], []
         for s in cols["name"]:
@@ -92,14 +120,21 @@ class DenseRuns:
         self.names = pd.Index(slot_names, dtype="str")
         r = np.concatenate(slot_of_row) if slot_of_row else np.zeros(0, np.int64)
         t = np.concatenate([mapped_codes(s, self.qids) for s in cols["qid"]] or [r[:0]])
-        g = np.concatenate([mapped_codes(s, self.docs) for s in cols["docno"]] or [r[:0]])
+        g = np.concatenate(gcodes[: len(frames)] or [r[:0]])
         qt = [mapped_codes(s, self.qids) for s in qcols["qid"]]
-        qg = [mapped_codes(s, self.docs) for s in qcols["docno"]]
+        qg = gcodes[len(frames) :]
         rank = np.concatenate([f["rank"].to_numpy().astype(np.int64) for f in frames] or [r[:0]])
         key = t * NG + g
         qkey = np.concatenate([a * NG + b for a, b in zip(qt, qg, strict=True)] or [key[:0]])
-        self.universe, inv = np.unique(np.concatenate([key, qkey]), return_inverse=True)
-        inv = inv.ravel()[: len(key)]
+        both = np.concatenate([key, qkey])
+        if T * NG <= 8 * len(both) + (1 << 22):  # a presence table: no sort, no search
+            seen = np.zeros(T * NG, dtype=bool)
+            seen[both] = True
+            self.universe = np.flatnonzero(seen)
+            inv = np.cumsum(seen, dtype=np.int64 if T * NG >= 2**31 else np.int32)[key] - 1
+        else:
+            self.universe, inv = np.unique(both, return_inverse=True)
+            inv = inv.ravel()[: len(key)]
         self.tstart = np.searchsorted(self.universe, np.arange(T + 1) * NG)
         local = inv - self.tstart[t]
         R = len(self.names)
@@ -107,18 +142,21 @@ class DenseRuns:
         self.U = max(int(np.diff(self.tstart).max()) if T else 0, 1)
         self.L = max(int(rank.max()) if len(rank) else 0, 1)
         self.D = np.full((R, T, self.L), -1, dtype=np.int32)
-        self.D[r, t, rank - 1] = local
-        self.length = np.zeros((R, T), dtype=np.int32)
-        np.maximum.at(self.length, (r, t), rank.astype(np.int32))
+        rt = r * T + t  # flat (run, topic) cell: scatters into flat views
+        self.D.reshape(-1)[rt * self.L + (rank - 1)] = local
+        # the longest rank of each ranking: one past its last filled cell of D
+        filled = self.D[:, :, ::-1] >= 0
+        last = self.L - np.argmax(filled, axis=2)
+        self.length = np.where(filled.any(axis=2), last, 0).astype(np.int32)
         rdt = np.int16 if self.L < 2**15 else np.int32
         if R * T * (self.U + 1) * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
             # one leading column of zeros: the padding doc −1 reads rank 0 (no masking pass)
             self.RK = np.zeros((R, T, self.U + 1), dtype=rdt)
-            self.RK[r, t, local + 1] = rank
+            self.RK.reshape(-1)[rt * (self.U + 1) + (local + 1)] = rank
             self._keys = None
         else:  # sorted (r, t, x) keys → rank
             self.RK = None
-            k = (r * T + t) * self.U + local
+            k = rt * self.U + local
             o = np.argsort(k)
             self._keys, self._vals = k[o], rank[o].astype(np.int32)
 

@@ -1,0 +1,104 @@
+"""The dense layout (pbtools.pooling.dense) and the label cells the engine scores
+(Problem.cell_labels), by hand and against their slow paths."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pbtools import synth
+from pbtools.corrections.problem import Problem
+from pbtools.frames import as_qrels, ranked
+from pbtools.measures import kernels as K
+from pbtools.measures import parse_all
+from pbtools.pooling import dense
+from pbtools.pooling.dense import DenseRuns
+
+
+def run(name, docs, qid="1"):
+    return pd.DataFrame(
+        {
+            "name": name,
+            "qid": qid,
+            "docno": list(docs),
+            "score": np.arange(len(docs), 0, -1, dtype=float),
+        }
+    )
+
+
+def test_encoding_by_hand():
+    a = ranked(pd.concat([run("p1", "abc"), run("p2", "ca", qid="2")]))
+    b = ranked(run("u", "xb"))
+    q = as_qrels(pd.DataFrame({"qid": ["1", "1"], "docno": ["q", "a"], "label": [1, 0]}))
+    enc = DenseRuns([a, b], [q])
+    # documents: the first frame's dictionary, then the new ids in order of appearance
+    assert enc.docs.tolist() == ["a", "b", "c", "x", "q"]
+    assert enc.names.tolist() == ["p1", "p2", "u"]
+    assert enc.length.tolist() == [[3, 0], [0, 2], [2, 0]]
+    x = enc.locate(pd.Series(["1", "1", "1", "1", "2"]), pd.Series(list("abcqa")))[1]
+    assert enc.rank(0, 0, x[:4]).tolist() == [1, 2, 3, 0]
+    # the padding doc −1 (and any negative doc) has rank 0, whatever the table holds
+    assert enc.rank(np.array([[0], [2]]), 0, np.array([[-1, x[1]], [x[1], -5]])).tolist() == [
+        [0, 2],
+        [2, 0],
+    ]
+    assert enc.rank(1, 1, x[4]) == 2
+
+
+def test_rank_table_and_sorted_keys_agree(monkeypatch):
+    c = synth.generate(topics=4, docs=60, runs=5, orgs=3, run_length=25, depth=5, seed=3)
+    runs = ranked(c.runs)
+    table = DenseRuns([runs], [c.qrels])
+    monkeypatch.setattr(dense, "RANK_TABLE_BYTES", 0)
+    keys = DenseRuns([runs], [c.qrels])
+    assert table.RK is not None and keys.RK is None
+    rng = np.random.default_rng(0)
+    r = rng.integers(0, table.R, (200, 1))
+    t = rng.integers(0, table.T, (200, 1))
+    x = rng.integers(-3, table.U, (200, 30))
+    got = table.rank(r, t, x)
+    assert got.dtype == np.int32 and got.tolist() == keys.rank(r, t, x).tolist()
+    assert (got[x < 0] == 0).all() and (got > 0).any()
+    for slot in range(table.R):  # every ranked document has its rank
+        for topic in range(table.T):
+            docs = table.D[slot, topic, : table.length[slot, topic]]
+            assert table.rank(slot, topic, docs).tolist() == list(range(1, len(docs) + 1))
+
+
+@pytest.mark.parametrize("top", [3, 200])
+def test_cell_labels_pad_and_narrow_dtype(top):
+    lab = np.array([[[1, -1, 0, top]], [[0, 0, -1, 1]]], dtype=np.int16)  # V=2, T=1, U=4
+    p = Problem(
+        enc=None,
+        pooled=np.zeros(0, np.int64),
+        depth=1,
+        lab=lab,
+        present=np.ones((2, 1), bool),
+        variants=pd.Index(["a", "b"]),
+        new=np.zeros(0, np.int64),
+        new_var=np.zeros(0, np.int64),
+        pair_u=np.zeros(0, np.int64),
+        pair_p=np.zeros(0, np.int64),
+    )
+    docs = np.array([[3, 0, -1], [0, 2, 1], [-1, -1, -1]], dtype=np.int32)
+    got = p.cell_labels(docs, np.array([0, 1, 1]), np.array([0, 0, 0]))
+    pad = K.PAD
+    assert got.tolist() == [[top, 1, pad], [0, -1, 0], [pad, pad, pad]]
+    assert got.dtype == (np.int8 if top < 128 else np.int16)
+    p.lab = lab[::-1].copy()  # a replaced label array is read afresh
+    assert p.cell_labels(docs[:1], np.array([1]), np.array([0])).tolist() == [[top, 1, pad]]
+
+
+def test_matrix_view_scores_do_not_depend_on_dtype_or_layout():
+    ms = parse_all(
+        ["P@5", "AntiP@5", "P@30", "AP@30", "nDCG@10", "RBP(p=0.8)@30", "Judged@10", "Q"]
+    )
+    rng = np.random.default_rng(7)
+    labels = rng.integers(-1, 3, size=(50, 40))
+    labels[np.arange(40)[None, :] >= rng.integers(0, 41, size=50)[:, None]] = K.PAD
+    topics = K.Topics.from_hist(rng.integers(0, 9, size=(50, 3)))
+    ref = K.score(K.MatrixView(labels), topics, np.arange(50), ms)
+    for dt in (np.int8, np.int16, np.int32):
+        for lay in (np.ascontiguousarray, np.asfortranarray):
+            got = K.score(K.MatrixView(lay(labels.astype(dt))), topics, np.arange(50), ms)
+            assert np.array_equal(got[0], ref[0])
+            assert np.array_equal(got[1], ref[1], equal_nan=True)
