@@ -15,12 +15,14 @@ from pbtools.pooling.dense import DenseRuns
 
 
 def run(name, docs, qid="1"):
+    """A ranked run of ``docs`` (one character each) on one topic."""
+    n = len(docs)
     return pd.DataFrame(
         {
-            "name": name,
-            "qid": qid,
+            "name": [name] * n,
+            "qid": [qid] * n,
             "docno": list(docs),
-            "score": np.arange(len(docs), 0, -1, dtype=float),
+            "score": -np.arange(n, dtype=float),
         }
     )
 
