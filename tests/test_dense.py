@@ -104,3 +104,16 @@ def test_matrix_view_scores_do_not_depend_on_dtype_or_layout():
             got = K.score(K.MatrixView(lay(labels.astype(dt))), topics, np.arange(50), ms)
             assert np.array_equal(got[0], ref[0])
             assert np.array_equal(got[1], ref[1], equal_nan=True)
+
+
+def test_score_cells_with_a_table_of_relevance_sets_equals_per_row_sets():
+    ms = parse_all(["P@3", "AntiP@3", "AP", "nDCG@4", "R@5", "Bpref", "RBP(p=0.5)"])
+    rng = np.random.default_rng(3)
+    labels = rng.integers(-1, 3, size=(40, 6)).astype(np.int8)
+    labels[np.arange(6)[None, :] >= rng.integers(0, 7, size=40)[:, None]] = K.PAD
+    table = rng.integers(0, 9, size=(7, 3))
+    topic = rng.integers(0, 7, size=40)
+    p = Problem(*[None] * 10)
+    rows = p.score_cells(labels, table[topic], ms)
+    assert np.array_equal(p.score_cells(labels, table, ms, topic=topic), rows)
+    assert rows.shape == (40, len(ms)) and (rows[:, 0] > 0).any()

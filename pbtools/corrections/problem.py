@@ -155,20 +155,28 @@ class Problem:
         return topic_mask(answered, self.present[var], self.topics)
 
     # ---------------------------------------------------------------------------- the engine
-    def score_cells(self, labels: np.ndarray, hist: np.ndarray, measures) -> np.ndarray:
+    def score_cells(
+        self, labels: np.ndarray, hist: np.ndarray, measures, topic: np.ndarray | None = None
+    ) -> np.ndarray:
         """Scores of rankings given as label matrices: rows × measures.
 
         ``labels``: rows × W labels by rank (:data:`~pbtools.measures.kernels.UNJUDGED`,
         :data:`~pbtools.measures.kernels.PAD` past the end); ``hist``: rows × labels, each
-        row's relevance set. Chunked; the scores come from :func:`pbtools.measures.kernels.score`.
+        row's relevance set, or with ``topic`` (one index per row) a table of relevance sets
+        (sets × labels) that row i reads at ``topic[i]``. Chunked; the scores come from
+        :func:`pbtools.measures.kernels.score`.
         """
         ms = parse_all(measures)
         out = np.zeros((len(labels), len(ms)))
         width = labels.shape[1] if labels.ndim == 2 else 1
+        shared = None if topic is None else K.Topics.from_hist(hist)
         for sl in row_chunks(len(labels), width):
             view = K.View.from_matrix(labels[sl])
-            topics = K.Topics.from_hist(hist[sl])
-            out[sl], _ = K.score(view, topics, np.arange(view.G), ms)
+            if shared is None:
+                topics, gt = K.Topics.from_hist(hist[sl]), np.arange(view.G)
+            else:
+                topics, gt = shared, topic[sl]
+            out[sl], _ = K.score(view, topics, gt, ms, residuals=False)
         return out
 
     def padded_labels(self) -> np.ndarray:
@@ -195,6 +203,8 @@ class Problem:
         T = self.lab.shape[1]
         tab = self.padded_labels()
         base = (np.asarray(var, np.int64) * T + t) * tab.shape[1] + 1
+        if tab.size < 2**31:  # int32 cells: docs (int32) + base without a widening pass
+            base = base.astype(np.int32)
         return np.take(tab.reshape(-1), docs + base[:, None], mode="clip")
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
@@ -202,9 +212,11 @@ class Problem:
         ms = parse_all(measures)
         out = np.zeros((len(docs), len(ms)))
         width = docs.shape[1] if docs.ndim == 2 else 1
+        hist = self.hist.reshape(-1, self.hist.shape[-1])  # (variant, topic) × labels
+        cell = np.asarray(var, np.int64) * self.lab.shape[1] + t
         for sl in row_chunks(len(docs), width):
             labels = self.cell_labels(docs[sl], var[sl], t[sl])
-            out[sl] = self.score_cells(labels, self.hist[var[sl], t[sl]], ms)
+            out[sl] = self.score_cells(labels, hist, ms, topic=cell[sl])
         return out
 
     @staticmethod

@@ -318,17 +318,19 @@ class Topics:
         return (inside * gains[None, :]).sum(axis=1).astype(np.float64)
 
 
-def score(view: View, topics: Topics, gt: np.ndarray, measures) -> tuple[np.ndarray, np.ndarray]:
+def score(
+    view: View, topics: Topics, gt: np.ndarray, measures, residuals: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-group values of several measures: the one scoring engine of pbtools.
 
     ``view``: the rankings (one group per ranking), ``topics``: their relevance sets, ``gt``: the
     topic of each group, ``measures``: parsed :class:`~pbtools.measures.names.Measure` objects.
-    Returns ``(values, residuals)``, groups × measures (residuals NaN except for RBP). Every score
-    in pbtools — evaluation, truth, reduced pools, merged runs, estimators' inputs — is computed
-    here.
+    Returns ``(values, residuals)``, groups × measures (residuals NaN except for RBP; None when
+    ``residuals`` is False). Every score in pbtools — evaluation, truth, reduced pools, merged
+    runs, estimators' inputs — is computed here.
     """
     values = np.zeros((view.G, len(measures)))
-    resid = np.full((view.G, len(measures)), np.nan)
+    resid = np.full((view.G, len(measures)), np.nan) if residuals else None
     gt = np.asarray(gt, dtype=np.int64)
     for j, m in enumerate(measures):  # a handful of measures
         v = view.condensed() if m.judged_only else view
@@ -338,7 +340,7 @@ def score(view: View, topics: Topics, gt: np.ndarray, measures) -> tuple[np.ndar
             raise ValueError(f"no kernel for measure {m.base!r}") from None
         val, res = fn(v, topics, gt, m)
         values[:, j] = val
-        if res is not None:
+        if res is not None and resid is not None:
             resid[:, j] = res
     return values, resid
 

@@ -169,6 +169,8 @@ class DenseRuns:
         x = np.asarray(x)
         if self.RK is not None:  # x = −1 reads the leading zero column (as any x < 0)
             base = (np.asarray(r, np.int64) * self.T + t) * (self.U + 1) + 1
+            if self.RK.size < 2**31:  # int32 cells: x (int32) + base without a widening pass
+                base = np.asarray(base).astype(np.int32)
             idx = x + base
             if x.min(initial=0) < -1:
                 idx = np.where(x < 0, base - 1, idx)
