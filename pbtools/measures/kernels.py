@@ -128,7 +128,8 @@ class View:
         """Boolean mask of judged non-relevant rows (0 <= label < rel)."""
         key = ("nonrel", rel)
         if key not in self._cache:
-            self._cache[key] = (self.label >= 0) & (self.label < rel)
+            lab = self.label
+            self._cache[key] = lab == 0 if rel == 1 else (lab >= 0) & (lab < rel)
         return self._cache[key]
 
     def gain(self, rel: int) -> np.ndarray:

@@ -52,11 +52,12 @@ def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
     return out.sort_values() if sort else out
 
 
-def _union_codes(cols: Sequence[pd.Series]) -> tuple[pd.Index, list[np.ndarray]]:
+def _union_codes(cols: Sequence[pd.Series]) -> tuple[pd.Index, list[np.ndarray], list]:
     """The union of encoded id columns' dictionaries, in first-occurrence order (the first
-    column's categories, then the others' new ids in order, as ``append(...).unique()``), and
-    each column's codes in it. Only the other dictionaries are looked up in the first (the big
-    side: the runs' documents); the first column's codes are used as they are."""
+    column's categories, then the others' new ids in order, as ``append(...).unique()``), each
+    column's codes in it, and each dictionary with its map into the union (None: identity).
+    Only the other dictionaries are looked up in the first (the big side: the runs'
+    documents); the first column's codes are used as they are."""
     cats = [s.cat.categories for s in cols]
     first = cats[0]
     extra = first[:0]
@@ -77,7 +78,7 @@ def _union_codes(cols: Sequence[pd.Series]) -> tuple[pd.Index, list[np.ndarray]]
     for s, m in zip(cols, maps, strict=True):
         raw = s.cat.codes.to_numpy()
         codes.append(raw.astype(np.int64) if m is None else m[raw])
-    return union, codes
+    return union, codes, list(zip(cats, maps, strict=True))
 
 
 def label_histograms(lab: np.ndarray) -> np.ndarray:
@@ -88,7 +89,9 @@ def label_histograms(lab: np.ndarray) -> np.ndarray:
     """
     top = int(lab.max()) if lab.size else -1
     width = max(top, 0) + 1
-    return np.stack([(lab == v).sum(axis=-1) for v in range(width)], axis=-1).astype(np.int64)
+    acc = np.int32 if lab.shape[-1] < 2**31 else np.int64  # narrow accumulator: faster, exact
+    hist = [(lab == v).sum(axis=-1, dtype=acc) for v in range(width)]
+    return np.stack(hist, axis=-1).astype(np.int64)
 
 
 class DenseRuns:
@@ -106,7 +109,7 @@ class DenseRuns:
         cols = {c: [encode(f[c]) for f in frames] for c in ("name", "qid", "docno")}
         qcols = {c: [encode(q[c]) for q in qrels] for c in ("qid", "docno")}
         self.qids = _union([s.cat.categories for s in cols["qid"] + qcols["qid"]], sort=True)
-        self.docs, gcodes = _union_codes(cols["docno"] + qcols["docno"])
+        self.docs, gcodes, self._doc_maps = _union_codes(cols["docno"] + qcols["docno"])
         T, NG = len(self.qids), max(len(self.docs), 1)
         slot_names, slot_of_row, self._slots = [], [], []
         for s in cols["name"]:
@@ -182,11 +185,21 @@ class DenseRuns:
         hit = (self._keys[pc] == k) & (x >= 0)
         return np.where(hit, self._vals[pc], 0).astype(np.int32)
 
+    def _doc_codes(self, docno: pd.Series) -> np.ndarray:
+        """Codes in :attr:`docs` of an encoded docno column (−1 outside): a dictionary met
+        while encoding (the qrels' own) is mapped as then, without a new lookup."""
+        cats = docno.cat.categories
+        for c, m in self._doc_maps:
+            if cats is c:
+                raw = docno.cat.codes.to_numpy()
+                return raw.astype(np.int64) if m is None else m[raw]
+        return mapped_codes(docno, self.docs)
+
     def locate(self, qid: pd.Series, docno: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """(topic, local doc) of qrels rows; topic −1 for a qid outside the encoding, local doc
         −1 for a document outside the universe."""
         t = mapped_codes(encode(qid), self.qids)
-        g = mapped_codes(encode(docno), self.docs)
+        g = self._doc_codes(encode(docno))
         ok = (t >= 0) & (g >= 0)
         key = np.where(ok, t * self.NG + g, -1)
         pos = np.searchsorted(self.universe, key)
