@@ -48,11 +48,6 @@ def precision_parts(measures) -> list[tuple[Measure, Measure, Measure]]:
     return out
 
 
-def _fits(dtype, lo: int, hi: int) -> bool:
-    info = np.iinfo(dtype)
-    return info.min <= lo and hi <= info.max
-
-
 @dataclass
 class Problem:
     """Runs to score, their relevance sets and R_p, on the dense layout (see module docstring).
@@ -188,8 +183,8 @@ class Problem:
         if got is None or got[0] is not self.lab:
             V, T, U = self.lab.shape
             lo, hi = (int(self.lab.min()), int(self.lab.max())) if self.lab.size else (0, 0)
-            lo = min(lo, K.PAD)
-            dt = next(d for d in (np.int8, np.int16, np.int32, np.int64) if _fits(d, lo, hi))
+            wide = max(-min(lo, K.PAD) - 1, hi)  # int8 when every label and PAD fit in it
+            dt = np.int8 if wide < 2**7 else np.int16 if wide < 2**15 else np.int64
             tab = np.empty((V * T, U + 1), dtype=dt)
             tab[:, 0] = K.PAD
             tab[:, 1:] = self.lab.reshape(V * T, U)
