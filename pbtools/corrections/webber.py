@@ -135,10 +135,101 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
     (variant, pooled run) combinations (:meth:`Problem.per_topic`) and each pair's combination.
     Only documents that can be lost are examined: a document of p's top ``width`` whose count
     over the pooled runs minus p's own vote exceeds the most runs any R_p excludes survives
-    every inner pool, so the work is over those *candidates*, not pairs × topics × width.
+    every inner pool, so the work is over those *candidates*, not pairs × topics × width
+    (:func:`lost_entries`). Only the rows that lose something are re-scored, and each distinct
+    re-scored ranking once (:func:`distinct_rows`): many pairs (u, p) withdraw the same
+    documents from p's ranking and leave the same relevance set.
+    """
+    enc = problem.enc
+    pair_u, pair_p, var_u = problem.pair_u, problem.pair_p, problem.new_var
+    width = K.depth_needed(ms)
+    width = enc.L if width is None else max(1, min(width, enc.L))
+    pr, t, lossy, removed, lost_r, lost_j, lost_cell = lost_entries(problem, width, replace)
+    sel = np.flatnonzero(lossy)  # the rows that lose something, in row order
+    if not len(sel):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(ms)))
+    at = np.full(len(pr), -1, dtype=np.int64)
+    at[sel] = np.arange(len(sel))
+    lost_at = at[lost_r]  # lost entries by re-scored row (non-decreasing)
+    rows, tt = pr[sel], t[sel]
+    u = pair_u[rows]
+    var, pp = var_u[u], pair_p[rows]
+    TU = enc.T * enc.U
+    # Q_u,p's label histogram: Q_u's minus the judged documents outside every inner pool
+    # (``removed``) minus the lost documents of p's top d (those below d are in ``removed``)
+    hist = problem.hist
+    width_l = hist.shape[2]
+    top = lost_j < problem.depth
+    gone_lab = problem.lab.reshape(-1)[var[lost_at[top]] * TU + lost_cell[top]].astype(np.int64)
+    gone_hist = np.bincount(
+        lost_at[top] * width_l + gone_lab, minlength=len(sel) * width_l
+    ).reshape(len(sel), width_l)
+    inner_hist = hist[var, tt] - removed[u, tt] - gone_hist
+    rep, grp = distinct_rows(problem, pp, tt, var, inner_hist, lost_at, lost_j, width)
+    # each distinct ranking scored once: p's top ``width`` under Q_u with its lost documents
+    # unjudged, against Q_u,p's histogram
+    after = np.zeros((len(rep), len(ms)))
+    slot = np.full(len(sel), -1, dtype=np.int64)
+    slot[rep] = np.arange(len(rep))
+    lost_slot = slot[lost_at]
+    keep = lost_slot >= 0
+    ls, lj = lost_slot[keep], lost_j[keep]  # non-decreasing in ls
+    for sl in row_chunks(len(rep), width):
+        r = rep[sl]
+        labels = problem.cell_labels(enc.D[pp[r], tt[r], :width], var[r], tt[r])
+        a, b = np.searchsorted(ls, [sl.start, sl.stop])
+        labels[ls[a:b] - sl.start, lj[a:b]] = K.UNJUDGED
+        after[sl] = problem.score_cells(labels, inner_hist[r], ms)
+    inv, b_item, b_t, b_vals = before
+    b_pos = np.full(int(inv.max()) * enc.T + enc.T if len(inv) else 0, -1, dtype=np.int64)
+    b_pos[b_item * enc.T + b_t] = np.arange(len(b_item))
+    out_d = b_vals[b_pos[inv[rows] * enc.T + tt]] - after[grp]
+    return rows, tt, out_d
+
+
+def lost_entries(problem: Problem, width: int, replace: bool):
+    """The documents each (R_p pair, topic) row loses when p is withdrawn from R_p.
+
+    Parameters
+    ----------
+    problem : Problem
+        The estimation problem.
+    width : int
+        How much of p's ranking is examined (the measures' deepest cut-off).
+    replace : bool
+        r_u takes p's place in the inner pool: r_u's top d is never lost.
+
+    Returns
+    -------
+    pr, t : ndarray
+        The rows: R_p pair index and topic of every topic p is averaged over.
+    lossy : ndarray
+        Per row, whether Q_u,p differs from Q_u on that topic.
+    removed : ndarray
+        Per run to score and topic, the label histogram of Q_u's judged documents outside
+        every inner pool (:func:`unpooled_judged`): new × T × labels.
+    lost_r, lost_j, lost_cell : ndarray
+        The lost documents of p's top ``width``: row, rank − 1, and cell ``t · U + x``
+        (x the local document); sorted by row, then rank.
+
+    Examples
+    --------
+    >>> from pbtools.corrections.problem import from_frames
+    >>> import pandas as pd
+    >>> def run(name, docs):
+    ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
+    ...                          "score": range(len(docs), 0, -1)})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abcd"), "label": [1, 1, 1, 0]})
+    >>> pb = from_frames(pd.concat([run("p1", "abz"), run("p2", "cdw")]), run("u", "cqr"),
+    ...                  qrels, depth=2)
+    >>> pr, t, lossy, removed, lost_r, lost_j, _ = lost_entries(pb, 2, replace=True)
+    >>> pr.tolist(), lossy.tolist(), lost_r.tolist(), lost_j.tolist()
+    ([0, 1], [True, True], [0, 0, 1], [0, 1, 1])
     """
     enc, d = problem.enc, problem.depth
     S, new, pair_u, pair_p = problem.pooled, problem.new, problem.pair_u, problem.pair_p
+    var_u = problem.new_var
+    TU = enc.T * enc.U
     # who pooled what: C counts every pooled run, CX[g] the pooled runs outside R_p(u) of group g
     C = enc.top_counts(S, d)  # narrow counts (uint8 below 255 runs): gathered values widened
     in_rp = np.zeros((len(new), enc.R), dtype=bool)
@@ -146,110 +237,229 @@ def _loss_rows(problem: Problem, ms, replace: bool, before):
     gX, ginv = np.unique(~in_rp[:, S], axis=0, return_inverse=True)
     ginv = ginv.ravel()
     gi, si = np.nonzero(gX)
-    CX = enc.top_counts(S[si], d, groups=gi, n_groups=len(gX))
-    var_u = problem.new_var
-    removed = _unpooled_judged(problem, C, CX, ginv, replace)  # new × T × labels
+    CX = enc.top_counts(S[si], d, groups=gi, n_groups=len(gX)).reshape(-1)
+    removed = unpooled_judged(problem, C, CX.reshape(len(gX), enc.T, enc.U), ginv, replace)
     touched = removed.any(axis=2)  # (run, topic) whose inner pools all lose judged documents
     rows = problem.topic_rows(pair_p, var_u[pair_u])
     pr, t = np.nonzero(rows)
-    width = K.depth_needed(ms)
-    width = enc.L if width is None else max(1, min(width, enc.L))
     n_out = int(np.bincount(gi, minlength=len(gX)).max()) if len(gi) else 0
-    # candidates per (p, topic): documents whose count without p is at most n_out
-    key = pair_p[pr] * enc.T + t
-    keys, kinv = np.unique(key, return_inverse=True)
-    kinv = kinv.ravel()
-    cand_k, cand_j = [], []
+    # candidates per (p, topic): documents whose count without p's own vote is at most n_out
+    keys, kinv = dense_unique(pair_p[pr] * enc.T + t, enc.R * enc.T)
+    own = (np.arange(width) < d).astype(np.int32)[None, :]
+    cand_k, cand_j, cand_cell, cand_c = [], [], [], []
     for sl in row_chunks(len(keys), width):
         kp, kt = keys[sl] // enc.T, keys[sl] % enc.T
         x = enc.D[kp, kt, :width]
-        cnt = np.take(C.reshape(-1), kt[:, None] * enc.U + np.maximum(x, 0)).astype(np.int32)
-        ci, cj = np.nonzero((x >= 0) & (cnt - (np.arange(width) < d)[None, :] <= n_out))
+        cell = kt[:, None] * enc.U + np.maximum(x, 0)
+        cnt = np.take(C.reshape(-1), cell).astype(np.int32) - own
+        ci, cj = np.nonzero((x >= 0) & (cnt <= n_out))
         cand_k.append(ci + sl.start)
         cand_j.append(cj)
+        cand_cell.append(cell[ci, cj])
+        cand_c.append(cnt[ci, cj])
     cand_k, cand_j = np.concatenate(cand_k), np.concatenate(cand_j)
+    cand_cell, cand_c = np.concatenate(cand_cell), np.concatenate(cand_c)
     n_cand = np.bincount(cand_k, minlength=len(keys))
     c_start = np.cumsum(n_cand) - n_cand
     per_row = n_cand[kinv]
-    lossy = touched[pair_u[pr], t]
-    lost_r, lost_j = [], []
+    row_u = pair_u[pr]
+    row_g = ginv[row_u] * TU  # the row's count table of the runs outside R_p(u)
+    row_v = var_u[row_u] * TU  # the row's relevance set
+    row_c = c_start[kinv]
+    lossy = touched[row_u, t]
+    lab = problem.lab.reshape(-1)
+    lost_r, lost_j, lost_cell = [], [], []
     ends = np.cumsum(per_row)
     lo = 0
     while lo < len(pr):  # chunks of rows with at most CHUNK candidate entries
         hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - per_row[lo] + CHUNK, "right")))
-        rr = np.arange(lo, hi)
-        n = per_row[rr]
-        er = np.repeat(rr, n)
-        off = np.arange(len(er)) - np.repeat(np.cumsum(n) - n, n)
-        ej = cand_j[np.repeat(c_start[kinv[rr]], n) + off]
-        tt = t[er]
-        u = pair_u[pr[er]]
-        x = enc.D[pair_p[pr[er]], tt, ej]
-        cell = tt * enc.U + x
-        count = C.reshape(-1)[cell].astype(np.int32) - CX.reshape(-1)[
-            ginv[u] * (enc.T * enc.U) + cell
-        ].astype(np.int32)
+        n = per_row[lo:hi]
+        first = np.cumsum(n) - n
+        er = np.repeat(np.arange(lo, hi), n)
+        ix = np.arange(len(er)) + np.repeat(row_c[lo:hi] - first, n)  # candidate of each entry
+        cell = cand_cell[ix]
         # lost: no other run of R_p pooled it, judged, and (``replace``) not in r_u's top d;
         # each test only on the entries that passed the previous one
-        k = np.flatnonzero(count - (ej < d) <= 0)
-        k = k[problem.lab.reshape(-1)[var_u[u[k]] * (enc.T * enc.U) + cell[k]] >= 0]
+        k = np.flatnonzero(cand_c[ix] <= CX[np.repeat(row_g[lo:hi], n) + cell])
+        er, ix, cell = er[k], ix[k], cell[k]
+        k = np.flatnonzero(lab[row_v[er] + cell] >= 0)
+        er, ix, cell = er[k], ix[k], cell[k]
         if replace:
-            ur = enc.rank(new[u[k]], tt[k], x[k])
-            k = k[(ur < 1) | (ur > d)]
-        gone = k
-        lost_r.append(er[gone])
-        lost_j.append(ej[gone])
-        lossy[er[gone]] = True
+            tt = t[er]
+            ur = enc.rank(new[row_u[er]], tt, cell - tt * enc.U)
+            k = np.flatnonzero((ur < 1) | (ur > d))
+            er, ix, cell = er[k], ix[k], cell[k]
+        lost_r.append(er)
+        lost_j.append(cand_j[ix])
+        lost_cell.append(cell)
+        lossy[er] = True
         lo = hi
-    lost_r = np.concatenate(lost_r) if lost_r else np.zeros(0, np.int64)
-    lost_j = np.concatenate(lost_j) if lost_j else np.zeros(0, np.int64)
-    sel = np.flatnonzero(lossy)  # the rows that lose something, in row order
-    if not len(sel):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(ms)))
-    at = np.full(len(pr), -1, dtype=np.int64)
-    at[sel] = np.arange(len(sel))
-    inv, b_item, b_t, b_vals = before
-    b_pos = np.full(int(inv.max()) * enc.T + enc.T if len(inv) else 0, -1, dtype=np.int64)
-    b_pos[b_item * enc.T + b_t] = np.arange(len(b_item))
-    hist = problem.hist
-    lost_at = at[lost_r]  # lost entries in row order
-    out_d = np.zeros((len(sel), len(ms)))
-    for sl in row_chunks(len(sel), width):
-        rows_s = sel[sl]
-        rr, tt = pr[rows_s], t[rows_s]
-        u, var = pair_u[rr], var_u[pair_u[rr]]
-        x = enc.D[pair_p[rr], tt, :width]
-        lost = np.zeros(x.shape, dtype=bool)
-        a, b = np.searchsorted(lost_at, [sl.start, sl.stop])
-        li, lj = lost_at[a:b] - sl.start, lost_j[a:b]
-        lost[li, lj] = True
-        labels = problem.cell_labels(x, var, tt)
-        base = hist[var, tt]
-        top = lj < d  # documents below d that are lost are in ``removed`` already
-        width_l = base.shape[1]
-        gone_hist = np.bincount(
-            li[top] * width_l + labels[li[top], lj[top]], minlength=len(rr) * width_l
-        ).reshape(len(rr), width_l)
-        inner_hist = base - removed[u, tt][:, :width_l] - gone_hist
-        after = problem.score_cells(np.where(lost, K.UNJUDGED, labels), inner_hist, ms)
-        out_d[sl] = b_vals[b_pos[inv[rr] * enc.T + tt]] - after
-    return pr[sel], t[sel], out_d
+    if lost_r:
+        lost_r, lost_j = np.concatenate(lost_r), np.concatenate(lost_j)
+        lost_cell = np.concatenate(lost_cell)
+    else:
+        lost_r = lost_j = lost_cell = np.zeros(0, np.int64)
+    return pr, t, lossy, removed, lost_r, lost_j, lost_cell
 
 
-def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray:
+def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int):
+    """The distinct re-scored rankings among rows (pooled run ``p``, topic ``t``, variant
+    ``var``, inner histogram ``hist``, lost ranks ``lost_j`` of row ``lost_at``).
+
+    Two rows are the same ranking when they rank the same run on the same topic, their labels
+    of its top ``width`` agree (the same variant, or both agree with the reference variant
+    there), they lose the same ranks and their relevance sets have the same histogram. Exact:
+    the rows are compared on those keys, not hashed.
+
+    Returns
+    -------
+    rep, grp : ndarray
+        One representative row per distinct ranking (its first row), and each row's index
+        into ``rep``.
+
+    Examples
+    --------
+    >>> from pbtools.corrections.problem import from_frames
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 0]})
+    >>> p1 = pd.DataFrame({"name": "p1", "qid": "1", "docno": list("ab"), "score": [2, 1]})
+    >>> pb = from_frames(p1, p1.assign(name="u"), qrels, depth=2)
+    >>> p, t, var = np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([0, 0, 0])
+    >>> hist = np.array([[1, 1], [1, 1], [1, 0]])
+    >>> rep, grp = distinct_rows(pb, p, t, var, hist, np.array([0, 1, 2]), np.array([1, 1, 0]), 2)
+    >>> rep.tolist(), grp.tolist()
+    ([0, 2], [0, 0, 1])
+    """
+    enc = problem.enc
+    n = len(p)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # the labels of p's top ``width`` under ``var``: the reference variant's where they agree
+    trip = (var.astype(np.int64) * enc.R + p) * enc.T + t
+    ut, tinv = dense_unique(trip, len(problem.lab) * enc.R * enc.T)
+    labkey = np.where(_same_labels(problem, ut, width)[tinv], -1, var.astype(np.int64))
+    # the lost ranks as a bitset (distinct bits: their sum is their union)
+    n_words = (width + 63) // 64
+    words = np.zeros(n * n_words, dtype=np.uint64)
+    if len(lost_at):
+        f = lost_at * n_words + lost_j // 64
+        bit = np.left_shift(np.uint64(1), (lost_j % 64).astype(np.uint64))
+        order = np.argsort(f, kind="stable")
+        f, bit = f[order], bit[order]
+        head = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
+        words[f[head]] = np.add.reduceat(bit, head)
+    cols = [
+        (p.astype(np.int64) * enc.T + t) * (len(problem.lab) + 1) + labkey + 1,
+        *words.reshape(n, n_words).view(np.int64).T,
+        *np.asarray(hist, dtype=np.int64).T,
+    ]
+    return group_rows(cols)
+
+
+def group_rows(cols) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with equal values in every column of ``cols`` (int64 arrays of one length).
+
+    Returns ``(rep, grp)``: the first row of each group, in row order, and each row's group
+    (an index into ``rep``). The rows are grouped by a 64-bit mix of their columns and the
+    groups then checked column by column against their first row; should two different rows
+    ever share a mix, the rows are sorted on the columns themselves instead: exact either way.
+
+    Examples
+    --------
+    >>> rep, grp = group_rows([np.array([3, 1, 3, 1]), np.array([0, 5, 0, 6])])
+    >>> rep.tolist(), grp.tolist()
+    ([0, 1, 3], [0, 1, 0, 2])
+    """
+    n = len(cols[0])
+    h = np.zeros(n, dtype=np.uint64)
+    for c in cols:
+        h = (h ^ c.view(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    if not all((c == c[first][inv]).all() for c in cols):  # a collision of the mix
+        order = np.lexsort(cols[::-1])
+        head = np.r_[True, np.any([c[order][1:] != c[order][:-1] for c in cols], axis=0)]
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = np.cumsum(head) - 1
+        first = order[head]
+    o = np.argsort(first, kind="stable")  # groups numbered in the order of their first row
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[o] = np.arange(len(first))
+    return first[o], rank[inv]
+
+
+def dense_unique(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for non-negative keys below ``size``: a table
+    of ``size`` flags instead of a sort when that is not much larger than ``key``.
+
+    Examples
+    --------
+    >>> u, inv = dense_unique(np.array([5, 2, 5, 7]), 8)
+    >>> u.tolist(), inv.tolist()
+    ([2, 5, 7], [1, 0, 1, 2])
+    """
+    if size > 8 * len(key) + (1 << 16):
+        u, inv = np.unique(key, return_inverse=True)
+        return u, inv.ravel()
+    seen = np.zeros(size, dtype=bool)
+    seen[key] = True
+    u = np.flatnonzero(seen)
+    pos = np.cumsum(seen) - 1
+    return u, pos[key]
+
+
+def _same_labels(problem: Problem, trips: np.ndarray, width: int) -> np.ndarray:
+    """Per (variant, pooled run p, topic) key of ``trips`` (sorted, unique): whether the
+    labels of p's top ``width`` under the variant are those of the reference variant (the
+    truth, or variant 0). Sparse: only the cells where a variant's labels differ from the
+    reference are looked up among the pooled runs' top ``width``."""
+    enc = problem.enc
+    V, T, U, RT = len(problem.lab), enc.T, enc.U, enc.R * enc.T
+    ref = 0 if problem.truth_var is None else int(problem.truth_var)
+    same = np.ones(len(trips), dtype=bool)
+    # the top ``width`` documents of every (p, t) of the keys, by cell t · U + x
+    pt, _ = dense_unique(trips % RT, RT)
+    docs = enc.D[pt // T, pt % T, :width]
+    i, j = np.nonzero(docs >= 0)
+    ecell = (pt[i] % T) * U + docs[i, j]
+    o = np.argsort(ecell, kind="stable")
+    ecell, ept = ecell[o], pt[i][o]
+    head = np.flatnonzero(np.r_[True, ecell[1:] != ecell[:-1]]) if len(ecell) else ecell
+    cells = ecell[head]
+    bounds = np.r_[head, len(ecell)]
+    lab = problem.lab.reshape(V, T * U)
+    for sl in row_chunks(len(cells), V):  # the variants' labels of those cells
+        vv, ci = np.nonzero(lab[:, cells[sl]] != lab[ref, cells[sl]][None, :])
+        ci = ci + sl.start
+        lo, n = bounds[ci], bounds[ci + 1] - bounds[ci]
+        e = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        key = np.repeat(vv, n) * RT + ept[e]
+        pos = np.minimum(np.searchsorted(trips, key), len(trips) - 1)
+        same[pos[trips[pos] == key]] = False
+    return same
+
+
+def unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray:
     """Per run to score and topic: the label histogram of Q_u's judged documents that no run of
     R_p(u) placed in its top d (and, with ``replace``, nor r_u): they are outside every inner
-    pool, for every p. Empty in a leave-out experiment, where Q_u is the pool of R_p(u)."""
+    pool, for every p. Empty in a leave-out experiment, where Q_u is the pool of R_p(u).
+
+    ``C``: T × U counts of the pooled runs' top d; ``CX``: groups × T × U counts of the pooled
+    runs outside each group's R_p; ``ginv``: each run's group. Returns new × T × labels.
+    """
     enc, d = problem.enc, problem.depth
     width_l = problem.hist.shape[2]
     out = np.zeros((len(problem.new), enc.T, width_l), dtype=np.int64)
-    for g in range(len(CX)):  # one pass per distinct R_p (a handful of configurations)
-        nobody = C == CX[g]  # every pooler of x is outside R_p
-        for u in np.flatnonzero(ginv == g):  # runs sharing R_p: vectorised over topics/docs
-            lab = problem.lab[problem.new_var[u]]
-            lost = (lab >= 0) & nobody
-            if not lost.any():
-                continue
+    gv = ginv.astype(np.int64) * len(problem.lab) + problem.new_var
+    for c in np.unique(gv):  # one pass per distinct (R_p, variant): a handful of configurations
+        g, v = divmod(int(c), len(problem.lab))
+        lab = problem.lab[v]
+        base = (lab >= 0) & (C == CX[g])  # judged, and every pooler of x is outside R_p
+        if not base.any():
+            continue
+        for u in np.flatnonzero(gv == c):  # runs sharing both: vectorised over topics/docs
+            lost = base.copy()
             if replace:
                 item, t, docs = enc.run_rows(problem.new[u : u + 1], None, d)
                 i, j = np.nonzero(docs >= 0)
