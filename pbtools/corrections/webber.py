@@ -261,30 +261,47 @@ def lost_entries(problem: Problem, width: int, replace: bool):
     cand_cell, cand_c = np.concatenate(cand_cell), np.concatenate(cand_c)
     n_cand = np.bincount(cand_k, minlength=len(keys))
     c_start = np.cumsum(n_cand) - n_cand
-    per_row = n_cand[kinv]
     row_u = pair_u[pr]
-    row_g = ginv[row_u] * TU  # the row's count table of the runs outside R_p(u)
-    row_v = var_u[row_u] * TU  # the row's relevance set
-    row_c = c_start[kinv]
     lossy = touched[row_u, t]
     lab = problem.lab.reshape(-1)
-    lost_r, lost_j, lost_cell = [], [], []
-    ends = np.cumsum(per_row)
-    lo = 0
-    while lo < len(pr):  # chunks of rows with at most CHUNK candidate entries
-        hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - per_row[lo] + CHUNK, "right")))
-        n = per_row[lo:hi]
-        first = np.cumsum(n) - n
-        er = np.repeat(np.arange(lo, hi), n)
-        ix = np.arange(len(er)) + np.repeat(row_c[lo:hi] - first, n)  # candidate of each entry
+    # the documents lost before r_u's rescue depend on the row through (R_p group, variant,
+    # p, topic) only: each such *base* row is examined once for all the runs that share it
+    gv, gvi = np.unique(ginv * len(problem.lab) + var_u, return_inverse=True)
+    shared = len(gv) < len(new)
+    base = np.arange(len(pr))
+    if shared:  # any row of a base stands for it
+        s_pos = np.zeros(enc.R, dtype=np.int64)
+        s_pos[S] = np.arange(len(S))
+        bkey = (gvi.ravel()[row_u] * len(S) + s_pos[pair_p[pr]]) * enc.T + t
+        ub, binv = dense_unique(bkey, len(gv) * len(S) * enc.T)
+        base = np.empty(len(ub), dtype=np.int64)
+        base[binv] = np.arange(len(pr))
+    b_g = ginv[row_u[base]] * TU  # the base's count table of the runs outside R_p(u)
+    b_v = var_u[row_u[base]] * TU  # its relevance set
+    b_n = n_cand[kinv[base]]
+    b_c = c_start[kinv[base]]
+    l0 = []
+    for lo, hi in _chunks(b_n):
+        eb, ix = _expand(b_c, b_n, lo, hi)
         cell = cand_cell[ix]
-        # lost: no other run of R_p pooled it, judged, and (``replace``) not in r_u's top d;
-        # each test only on the entries that passed the previous one
-        k = np.flatnonzero(cand_c[ix] <= CX[np.repeat(row_g[lo:hi], n) + cell])
-        er, ix, cell = er[k], ix[k], cell[k]
-        k = np.flatnonzero(lab[row_v[er] + cell] >= 0)
-        er, ix, cell = er[k], ix[k], cell[k]
-        if replace:
+        # lost: no other run of R_p pooled it and judged (each test only on the entries that
+        # passed the previous one)
+        k = np.flatnonzero(cand_c[ix] <= CX[np.repeat(b_g[lo:hi], b_n[lo:hi]) + cell])
+        eb, ix, cell = eb[k], ix[k], cell[k]
+        k = np.flatnonzero(lab[b_v[eb] + cell] >= 0)
+        l0.append((eb[k], ix[k], cell[k]))
+    parts = l0
+    if shared:  # the base's entries repeated for each of its rows
+        l0_b, l0_ix, l0_cell = (np.concatenate(c) for c in zip(*l0, strict=True))
+        m = np.bincount(l0_b, minlength=len(ub))
+        r_n, r_s = m[binv], (np.cumsum(m) - m)[binv]
+        parts = []
+        for lo, hi in _chunks(r_n):
+            er, e = _expand(r_s, r_n, lo, hi)
+            parts.append((er, l0_ix[e], l0_cell[e]))
+    lost_r, lost_j, lost_cell = [], [], []
+    for er, ix, cell in parts:
+        if replace:  # and not in r_u's top d
             tt = t[er]
             ur = enc.rank(new[row_u[er]], tt, cell - tt * enc.U)
             k = np.flatnonzero((ur < 1) | (ur > d))
@@ -293,13 +310,32 @@ def lost_entries(problem: Problem, width: int, replace: bool):
         lost_j.append(cand_j[ix])
         lost_cell.append(cell)
         lossy[er] = True
-        lo = hi
     if lost_r:
         lost_r, lost_j = np.concatenate(lost_r), np.concatenate(lost_j)
         lost_cell = np.concatenate(lost_cell)
     else:
         lost_r = lost_j = lost_cell = np.zeros(0, np.int64)
     return pr, t, lossy, removed, lost_r, lost_j, lost_cell
+
+
+def _chunks(n: np.ndarray):
+    """``(lo, hi)`` slices of rows whose ``n`` entries sum to at most :data:`CHUNK` (or one
+    row)."""
+    ends = np.cumsum(n)
+    lo = 0
+    while lo < len(n):
+        hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - n[lo] + CHUNK, "right")))
+        yield lo, hi
+        lo = hi
+
+
+def _expand(start: np.ndarray, n: np.ndarray, lo: int, hi: int):
+    """Rows ``lo:hi`` each repeated ``n`` times, with the positions ``start …
+    start + n − 1`` of its entries: ``(row, position)``."""
+    n = n[lo:hi]
+    first = np.cumsum(n) - n
+    row = np.repeat(np.arange(lo, hi), n)
+    return row, np.arange(len(row)) + np.repeat(start[lo:hi] - first, n)
 
 
 def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int):
