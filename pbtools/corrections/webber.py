@@ -411,8 +411,12 @@ def group_rows(cols) -> tuple[np.ndarray, np.ndarray]:
     for c in cols:
         h = (h ^ c.view(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    inv = inv.ravel()
+    order = np.argsort(h)
+    hs = h[order]
+    head = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
+    first = np.minimum.reduceat(order, head)  # each group's first row
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.repeat(np.arange(len(head)), np.diff(np.r_[head, n]))
     if not all((c == c[first][inv]).all() for c in cols):  # a collision of the mix
         order = np.lexsort(cols[::-1])
         head = np.r_[True, np.any([c[order][1:] != c[order][:-1] for c in cols], axis=0)]
@@ -459,18 +463,17 @@ def _same_labels(problem: Problem, trips: np.ndarray, width: int) -> np.ndarray:
     docs = enc.D[pt // T, pt % T, :width]
     i, j = np.nonzero(docs >= 0)
     ecell = (pt[i] % T) * U + docs[i, j]
-    o = np.argsort(ecell, kind="stable")
-    ecell, ept = ecell[o], pt[i][o]
-    head = np.flatnonzero(np.r_[True, ecell[1:] != ecell[:-1]]) if len(ecell) else ecell
-    cells = ecell[head]
-    bounds = np.r_[head, len(ecell)]
+    ept = pt[i]
+    cells, cinv = dense_unique(ecell, T * U)
     lab = problem.lab.reshape(V, T * U)
-    for sl in row_chunks(len(cells), V):  # the variants' labels of those cells
-        vv, ci = np.nonzero(lab[:, cells[sl]] != lab[ref, cells[sl]][None, :])
-        ci = ci + sl.start
-        lo, n = bounds[ci], bounds[ci + 1] - bounds[ci]
-        e = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
-        key = np.repeat(vv, n) * RT + ept[e]
+    changed = np.zeros(len(cells), dtype=bool)  # the cells some variant labels otherwise
+    for sl in row_chunks(len(cells), V):
+        changed[sl] = (lab[:, cells[sl]] != lab[ref, cells[sl]][None, :]).any(axis=0)
+    e = np.flatnonzero(changed[cinv])  # the entries on those cells
+    for sl in row_chunks(len(e), V):
+        c = cells[cinv[e[sl]]]
+        vv, ei = np.nonzero(lab[:, c] != lab[ref, c][None, :])
+        key = vv * RT + ept[e[sl][ei]]
         pos = np.minimum(np.searchsorted(trips, key), len(trips) - 1)
         same[pos[trips[pos] == key]] = False
     return same
