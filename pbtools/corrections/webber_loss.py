@@ -11,7 +11,7 @@ topic t is score(p, Q_u) − score(p, Q_u,p). The work is sparse at every step:
   d is taken out per pair (:func:`lost_entries`);
 * only the (pair, topic) rows that lose a judged document are re-scored, and each distinct
   re-scored ranking — the same run, topic, labels, lost ranks and relevance set — once
-  (:func:`~pbtools.corrections.webber_rows.distinct_rows`); the scores come from the one
+  (:func:`distinct_rows`); the scores come from the one
   engine (:meth:`Problem.score_cells`).
 """
 
@@ -20,13 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.corrections.problem import Problem
-from pbtools.corrections.webber_rows import dense_unique, distinct_rows
+from pbtools.corrections.rowgroups import dense_unique, same_rankings
 from pbtools.measures import kernels as K
 from pbtools.pooling.dense import CHUNK, row_chunks
 
 __all__ = [
     "loss_rows",
     "lost_entries",
+    "distinct_rows",
 ]
 
 
@@ -269,6 +270,62 @@ def _expand(start: np.ndarray, n: np.ndarray, lo: int, hi: int):
     first = np.cumsum(n) - n
     row = np.repeat(np.arange(lo, hi), n)
     return row, np.arange(len(row)) + np.repeat(start[lo:hi] - first, n)
+
+
+def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int):
+    """The distinct re-scored rankings among rows.
+
+    Two rows are the same ranking when they rank the same run on the same topic, their labels
+    of its top ``width`` agree (the same variant, or both agree with the reference variant
+    there), they lose the same ranks and their relevance sets have the same histogram. Exact:
+    the rows are compared on those keys (:func:`~pbtools.corrections.rowgroups.same_rankings`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The estimation problem.
+    p, t, var : ndarray
+        Per row: the pooled run (slot) re-scored, the topic and the variant of its labels.
+    hist : ndarray
+        rows × labels: each row's inner relevance set Q_u,p.
+    lost_at, lost_j : ndarray
+        The lost documents: row and rank − 1.
+    width : int
+        How much of each ranking is scored.
+
+    Returns
+    -------
+    rep, grp : ndarray
+        One representative row per distinct ranking (its first row), and each row's index
+        into ``rep``.
+
+    Examples
+    --------
+    >>> from pbtools.corrections.problem import from_frames
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 0]})
+    >>> p1 = pd.DataFrame({"name": "p1", "qid": "1", "docno": list("ab"), "score": [2, 1]})
+    >>> pb = from_frames(p1, p1.assign(name="u"), qrels, depth=2)
+    >>> p, t, var = np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([0, 0, 0])
+    >>> hist = np.array([[1, 1], [1, 1], [1, 0]])
+    >>> rep, grp = distinct_rows(pb, p, t, var, hist, np.array([0, 1, 2]), np.array([1, 1, 0]), 2)
+    >>> rep.tolist(), grp.tolist()
+    ([0, 2], [0, 0, 1])
+    """
+    n = len(p)
+    # the lost ranks as a bitset (distinct bits: their sum is their union)
+    n_words = (width + 63) // 64
+    words = np.zeros(n * n_words, dtype=np.uint64)
+    if len(lost_at):
+        f = lost_at * n_words + lost_j // 64
+        bit = np.left_shift(np.uint64(1), (lost_j % 64).astype(np.uint64))
+        order = np.argsort(f, kind="stable")
+        f, bit = f[order], bit[order]
+        head = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
+        words[f[head]] = np.add.reduceat(bit, head)
+    ref = 0 if problem.truth_var is None else int(problem.truth_var)
+    extra = [*words.reshape(n, n_words).view(np.int64).T, *np.asarray(hist, np.int64).T]
+    return same_rankings(problem.enc.D, problem.lab, ref, p, var, t, width, extra)
 
 
 def _unpooled_judged(problem: Problem, C, CX, ginv, replace: bool) -> np.ndarray:

@@ -1,84 +1,64 @@
-"""Webber & Park Algorithm 1: the distinct rankings among the (R_p pair, topic) rows re-scored
-(:func:`pbtools.corrections.webber_loss.loss_rows`), and the exact row grouping behind them.
+"""Exact grouping of rows that the scoring engine would score identically.
 
-Many pairs (u, p) withdraw the same documents from p's ranking on a topic and leave the same
-relevance set; the engine scores each such ranking once.
+Estimators re-score many rankings that repeat: the same run on the same topic, labelled the
+same way (relevance-set variants agree on most documents) and with the same relevance set.
+:func:`same_rankings` finds them so that :func:`pbtools.measures.kernels.score` runs once per
+distinct ranking; the grouping is exact (:func:`group_rows` compares the keys themselves).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pbtools.corrections.problem import Problem
 from pbtools.pooling.dense import row_chunks
 
-__all__ = ["distinct_rows", "group_rows", "dense_unique", "same_labels"]
+__all__ = ["same_rankings", "group_rows", "dense_unique", "same_labels"]
 
 
-def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int):
-    """The distinct re-scored rankings among rows.
-
-    Two rows are the same ranking when they rank the same run on the same topic, their labels
-    of its top ``width`` agree (the same variant, or both agree with the reference variant
-    there), they lose the same ranks and their relevance sets have the same histogram. Exact:
-    the rows are compared on those keys (:func:`group_rows`).
+def same_rankings(D, lab, ref: int, slots, var, t, width: int, extra=()):
+    """Groups of rows that are the same labelled ranking: run ``slots`` on topic ``t`` cut at
+    ``width`` (``D[slots, t, :width]``), labelled by variant ``var`` (``lab[var, t]``), with
+    equal ``extra`` columns (e.g. the relevance set's label histogram).
 
     Parameters
     ----------
-    problem : Problem
-        The estimation problem.
-    p, t, var : ndarray
-        Per row: the pooled run (slot) re-scored, the topic and the variant of its labels.
-    hist : ndarray
-        rows × labels: each row's inner relevance set Q_u,p.
-    lost_at, lost_j : ndarray
-        The lost documents: row and rank − 1.
+    D : ndarray
+        runs × topics × L local documents by rank (:class:`~pbtools.pooling.dense.DenseRuns`).
+    lab : ndarray
+        variants × topics × U labels (−1 unjudged).
+    ref : int
+        The reference variant: rows whose labels agree with it share a key whatever their
+        variant.
+    slots, var, t : ndarray
+        Per row: run slot, variant and topic.
     width : int
-        How much of each ranking is scored.
+        How much of each ranking counts.
+    extra : sequence of ndarray
+        int64 columns that must agree too.
 
     Returns
     -------
     rep, grp : ndarray
-        One representative row per distinct ranking (its first row), and each row's index
-        into ``rep``.
+        The first row of each group, in row order, and each row's group.
 
     Examples
     --------
-    >>> from pbtools.corrections.problem import from_frames
-    >>> import pandas as pd
-    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 0]})
-    >>> p1 = pd.DataFrame({"name": "p1", "qid": "1", "docno": list("ab"), "score": [2, 1]})
-    >>> pb = from_frames(p1, p1.assign(name="u"), qrels, depth=2)
-    >>> p, t, var = np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([0, 0, 0])
-    >>> hist = np.array([[1, 1], [1, 1], [1, 0]])
-    >>> rep, grp = distinct_rows(pb, p, t, var, hist, np.array([0, 1, 2]), np.array([1, 1, 0]), 2)
-    >>> rep.tolist(), grp.tolist()
+    >>> D = np.array([[[0, 1]]])  # one run, one topic: documents 0, 1
+    >>> lab = np.array([[[1, 0, 1]], [[1, 0, -1]], [[0, 0, 0]]])  # three variants
+    >>> rep, grp = same_rankings(D, lab, 0, np.zeros(3, int), np.arange(3), np.zeros(3, int), 2)
+    >>> rep.tolist(), grp.tolist()  # variants 0 and 1 agree on the ranked documents
     ([0, 2], [0, 0, 1])
     """
-    enc = problem.enc
-    n = len(p)
-    if n == 0:
+    V, T = lab.shape[:2]
+    R = D.shape[0]
+    slots, var = np.asarray(slots, np.int64), np.asarray(var, np.int64)
+    t = np.asarray(t, np.int64)
+    if not len(slots):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # the labels of p's top ``width`` under ``var``: the reference variant's where they agree
-    trip = (var.astype(np.int64) * enc.R + p) * enc.T + t
-    ut, tinv = dense_unique(trip, len(problem.lab) * enc.R * enc.T)
-    labkey = np.where(same_labels(problem, ut, width)[tinv], -1, var.astype(np.int64))
-    # the lost ranks as a bitset (distinct bits: their sum is their union)
-    n_words = (width + 63) // 64
-    words = np.zeros(n * n_words, dtype=np.uint64)
-    if len(lost_at):
-        f = lost_at * n_words + lost_j // 64
-        bit = np.left_shift(np.uint64(1), (lost_j % 64).astype(np.uint64))
-        order = np.argsort(f, kind="stable")
-        f, bit = f[order], bit[order]
-        head = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
-        words[f[head]] = np.add.reduceat(bit, head)
-    cols = [
-        (p.astype(np.int64) * enc.T + t) * (len(problem.lab) + 1) + labkey + 1,
-        *words.reshape(n, n_words).view(np.int64).T,
-        *np.asarray(hist, dtype=np.int64).T,
-    ]
-    return group_rows(cols)
+    trip = (var * R + slots) * T + t
+    ut, tinv = dense_unique(trip, V * R * T)
+    labkey = np.where(same_labels(D, lab, ref, ut, width)[tinv], -1, var)
+    return group_rows([(slots * T + t) * (V + 1) + labkey + 1, *extra])
 
 
 def group_rows(cols) -> tuple[np.ndarray, np.ndarray]:
@@ -161,23 +141,31 @@ def dense_unique(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return u, pos[key]
 
 
-def same_labels(problem: Problem, trips: np.ndarray, width: int) -> np.ndarray:
-    """Per (variant, pooled run p, topic) key of ``trips`` (sorted, unique): whether the
-    labels of p's top ``width`` under the variant are those of the reference variant (the
-    truth, or variant 0). Sparse: only the cells where a variant's labels differ from the
-    reference are looked up among the pooled runs' top ``width``."""
-    enc = problem.enc
-    V, T, U, RT = len(problem.lab), enc.T, enc.U, enc.R * enc.T
-    ref = 0 if problem.truth_var is None else int(problem.truth_var)
+def same_labels(D, lab, ref: int, trips: np.ndarray, width: int) -> np.ndarray:
+    """Per key ``(variant · R + run) · T + topic`` of ``trips`` (sorted, unique): whether the
+    labels of the run's top ``width`` under the variant are those of variant ``ref``.
+
+    Sparse: only the cells where a variant's labels differ from the reference are looked up
+    among the runs' top ``width``.
+
+    Examples
+    --------
+    >>> D = np.array([[[0, 1]]])
+    >>> lab = np.array([[[1, 0, 1]], [[1, 0, -1]], [[0, 0, 0]]])
+    >>> same_labels(D, lab, 0, np.array([0, 1, 2]), 2).tolist()
+    [True, True, False]
+    """
+    V, T, U = lab.shape
+    RT = D.shape[0] * T
     same = np.ones(len(trips), dtype=bool)
-    # the top ``width`` documents of every (p, t) of the keys, by cell t · U + x
+    # the top ``width`` documents of every (run, topic) of the keys, by cell t · U + x
     pt, _ = dense_unique(trips % RT, RT)
-    docs = enc.D[pt // T, pt % T, :width]
+    docs = D[pt // T, pt % T, :width]
     i, j = np.nonzero(docs >= 0)
     ecell = (pt[i] % T) * U + docs[i, j]
     ept = pt[i]
     cells, cinv = dense_unique(ecell, T * U)
-    lab = problem.lab.reshape(V, T * U)
+    lab = lab.reshape(V, T * U)
     changed = np.zeros(len(cells), dtype=bool)  # the cells some variant labels otherwise
     for sl in row_chunks(len(cells), V):
         changed[sl] = (lab[:, cells[sl]] != lab[ref, cells[sl]][None, :]).any(axis=0)
