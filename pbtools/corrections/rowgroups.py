@@ -170,10 +170,15 @@ def same_labels(D, lab, ref: int, trips: np.ndarray, width: int) -> np.ndarray:
     for sl in row_chunks(len(cells), V):
         changed[sl] = (lab[:, cells[sl]] != lab[ref, cells[sl]][None, :]).any(axis=0)
     e = np.flatnonzero(changed[cinv])  # the entries on those cells
+    table = V * RT <= 8 * len(trips) + (1 << 20)  # flag the keys in a table, or look them up
+    flags = np.ones(V * RT if table else 0, dtype=bool)
     for sl in row_chunks(len(e), V):
         c = cells[cinv[e[sl]]]
         vv, ei = np.nonzero(lab[:, c] != lab[ref, c][None, :])
         key = vv * RT + ept[e[sl][ei]]
+        if table:
+            flags[key] = False
+            continue
         pos = np.minimum(np.searchsorted(trips, key), len(trips) - 1)
         same[pos[trips[pos] == key]] = False
-    return same
+    return flags[trips] if table else same
