@@ -231,12 +231,17 @@ def lost_entries(problem: Problem, width: int, replace: bool):
         for lo, hi in _chunks(r_n):
             er, e = _expand(r_s, r_n, lo, hi)
             parts.append((er, l0_ix[e], l0_cell[e]))
+    u_pooled = np.isin(new, S)  # runs to score whose top d C counts
     lost_r, lost_j, lost_cell = [], [], []
     for er, ix, cell in parts:
-        if replace:  # and not in r_u's top d
-            tt = t[er]
-            ur = enc.rank(new[row_u[er]], tt, cell - tt * enc.U)
-            k = np.flatnonzero((ur < 1) | (ur > d))
+        if replace:  # and not in r_u's top d: looked up only where r_u could have it there
+            # (a pooled r_u with x in its top d is one of x's poolers besides p: count > 0)
+            q = np.flatnonzero((cand_c[ix] > 0) | ~u_pooled[row_u[er]])
+            tt = t[er[q]]
+            ur = enc.rank(new[row_u[er[q]]], tt, cell[q] - tt * enc.U)
+            keep = np.ones(len(er), dtype=bool)
+            keep[q[(ur >= 1) & (ur <= d)]] = False
+            k = np.flatnonzero(keep)
             er, ix, cell = er[k], ix[k], cell[k]
         lost_r.append(er)
         lost_j.append(cand_j[ix])
