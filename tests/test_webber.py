@@ -139,18 +139,18 @@ def test_leave_out_matches_the_literal_algorithm(leave_out, rp):
     _check(res, ref)
 
 
-def test_group_rows_is_exact_on_colliding_mixes():
-    # many rows, few distinct: the groups and their first rows are those of a sort
+def test_group_rows_mixed_and_sorted_agree_with_unique():
+    # many rows, few distinct; both paths (the mix, checked, and the sort it falls back to)
     rng = np.random.default_rng(0)
     cols = [rng.integers(0, 3, 500), rng.integers(0, 2, 500), rng.integers(-1, 2, 500)]
-    rep, grp = group_rows(cols)
     key = np.stack(cols, axis=1)
     _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    assert sorted(rep.tolist()) == sorted(first.tolist())
-    assert (np.diff(rep) > 0).all()
-    assert (key[rep[grp]] == key).all()
-    assert len(np.unique(grp)) == len(rep) == len(first)
-    assert (inv.ravel()[rep[grp]] == inv.ravel()).all()
+    for mixed in (True, False):
+        rep, grp = group_rows(cols, mixed=mixed)
+        assert rep.tolist() == sorted(first.tolist())  # first rows, in row order
+        assert (key[rep[grp]] == key).all()
+        assert (inv.ravel()[rep[grp]] == inv.ravel()).all()
+    assert [a.tolist() for a in group_rows([np.zeros(0, np.int64)])] == [[], []]
 
 
 def test_dense_unique_matches_unique():

@@ -61,7 +61,7 @@ def same_rankings(D, lab, ref: int, slots, var, t, width: int, extra=()):
     return group_rows([(slots * T + t) * (V + 1) + labkey + 1, *extra])
 
 
-def group_rows(cols) -> tuple[np.ndarray, np.ndarray]:
+def group_rows(cols, mixed: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Rows with equal values in every column of ``cols``.
 
     The rows are grouped by a 64-bit mix of their columns and the groups then checked column by
@@ -71,7 +71,9 @@ def group_rows(cols) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     cols : list of ndarray
-        int64 columns of one length.
+        Integer columns of one length.
+    mixed : bool, optional
+        Group by the mix first (default); False: sort on the columns directly.
 
     Returns
     -------
@@ -85,18 +87,24 @@ def group_rows(cols) -> tuple[np.ndarray, np.ndarray]:
     >>> rep.tolist(), grp.tolist()
     ([0, 1, 3], [0, 1, 0, 2])
     """
+    cols = [np.asarray(c, dtype=np.int64) for c in cols]
     n = len(cols[0])
-    h = np.zeros(n, dtype=np.uint64)
-    for c in cols:
-        h = (h ^ c.view(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
-        h ^= h >> np.uint64(29)
-    order = np.argsort(h)
-    hs = h[order]
-    head = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
-    first = np.minimum.reduceat(order, head)  # each group's first row
-    inv = np.empty(n, dtype=np.int64)
-    inv[order] = np.repeat(np.arange(len(head)), np.diff(np.r_[head, n]))
-    if not all((c == c[first][inv]).all() for c in cols):  # a collision of the mix
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ok = False
+    if mixed:
+        h = np.zeros(n, dtype=np.uint64)
+        for c in cols:
+            h = (h ^ c.view(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
+            h ^= h >> np.uint64(29)
+        order = np.argsort(h)
+        hs = h[order]
+        head = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
+        first = np.minimum.reduceat(order, head)  # each group's first row
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = np.repeat(np.arange(len(head)), np.diff(np.r_[head, n]))
+        ok = all((c == c[first][inv]).all() for c in cols)  # no two keys share a mix
+    if not ok:
         order = np.lexsort(cols[::-1])
         head = np.r_[True, np.any([c[order][1:] != c[order][:-1] for c in cols], axis=0)]
         inv = np.empty(n, dtype=np.int64)
