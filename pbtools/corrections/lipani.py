@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import Estimator
-from pbtools.corrections.indicators import deltas, fires, indicators
+from pbtools.corrections.indicators import delta_values, fires, indicator_values
 from pbtools.corrections.merge import merge_rows
 from pbtools.corrections.problem import Problem, precision_parts
 from pbtools.pooling.dense import CHUNK
@@ -103,12 +103,11 @@ class Lipani(Estimator):
         if len(problem.pair_u) == 0:
             out = own.assign(estimator=self.name, value=own["P"], adjustment=0.0, n_pooled=0)
             return out
-        enc, new = problem.enc, problem.new
+        enc = problem.enc
         # every pooled run of R_p on every variant it is compared under (its own topics)
         combo = problem.new_var[problem.pair_u] * enc.R + problem.pair_p
-        uc = np.unique(combo)
-        iv, ip = uc // enc.R, uc % enc.R
-        pooled_vals = problem.run_scores(ip, iv, pa)
+        uc, inv = np.unique(combo, return_inverse=True)
+        pooled_vals = problem.run_scores(uc % enc.R, uc // enc.R, pa)[inv.ravel()]
         # r' = r_p ∘ r_u on the topics both runs have, scored on r_u's variant
         depth = max(m.cutoff for m, _, _ in parts)
 
@@ -121,33 +120,23 @@ class Lipani(Estimator):
         key = ("lipani", float(opts["weight"]), str(opts["tie"]), depth, tuple(pa))
         pair, t, vals = problem.memo(key, merged_rows)
         merged = problem.rounded(problem.topic_means(pair, t, vals, len(problem.pair_u)))
-        names = np.asarray(enc.names)
-        mm = _pa_frame(
-            {
-                "variant": problem.new_var[problem.pair_u],
-                "unpooled": names[new[problem.pair_u]],
-                "name": names[problem.pair_p],
-            },
-            merged,
-            parts,
+        # δ per (pair, P@n) whose merged run has a topic to average over, pair-major
+        dP, dA, dk = delta_values(
+            merged[:, 0::2], merged[:, 1::2], pooled_vals[:, 0::2], pooled_vals[:, 1::2]
         )
-        pm = _pa_frame({"variant": iv, "name": names[ip]}, pooled_vals, parts)
-        d = deltas(mm, pm, keys=["variant"])
-        ind = indicators(own, d)
+        k = len(parts)
+        group = problem.pair_u[:, None] * k + np.arange(k)  # the row of (r_u, P@n) in ``own``
+        has = np.isfinite(merged[:, 0::2]).ravel()
+        ind = indicator_values(
+            own["P"].to_numpy(),
+            own["AntiP"].to_numpy(),
+            *(v.ravel()[has] for v in (dP, dA, dk)),
+            group.ravel()[has],
+        )
         fired = fires(ind, str(opts["indicator"]))
         adj = np.where(fired, ind["k"] * np.maximum(ind["dk"], 0.0), 0.0)
-        return ind.assign(fired=fired, adjustment=adj, value=ind["P"] + adj, estimator=self.name)
-
-
-def _pa_frame(cols: dict, values: np.ndarray, parts) -> pd.DataFrame:
-    """Items × (P, AntiP per P@n) → long frame with ``measure``, ``P``, ``AntiP``; items whose
-    scores are NaN (no topic to average over) are left out."""
-    n_items, k = len(values), len(parts)
-    out = {c: np.repeat(np.asarray(v), k) for c, v in cols.items()}
-    out["measure"] = np.tile([str(p[2]) for p in parts], n_items)
-    out["P"], out["AntiP"] = values[:, 0::2].ravel(), values[:, 1::2].ravel()
-    frame = pd.DataFrame(out)
-    return frame[np.isfinite(frame["P"].to_numpy())].reset_index(drop=True)
+        out = own.astype({"name": str, "measure": str}).assign(**ind)
+        return out.assign(fired=fired, adjustment=adj, value=out["P"] + adj, estimator=self.name)
 
 
 class SharedMerges:

@@ -128,36 +128,65 @@ def merge(
     )
 
 
-def _merge_window(enc: DenseRuns, ru, rp, rt, W: int, N: int, lipani_tie: bool):
+def windows(N: int, L: int) -> list[int]:
+    """The growing windows of the α = 1 merge for a top ``N`` out of rankings of length ``L``.
+
+    A row is merged in the first window W whose elements (keys ≤ W) number at least N; the rows
+    of real runs almost always fill their top N within 1.25·N (two rankings of one topic share
+    most of their tops), the rest are redone in 2·N, then at full length.
+    """
+    out = [min(L, N + max(N // 4, 8)), min(L, 2 * N), L]
+    return [w for k, w in enumerate(out) if k == 0 or w > out[k - 1]]
+
+
+def _merge_window(enc: DenseRuns, ru, rp, rt, W: int, N: int, lipani_tie: bool, ranks: bool):
     """α = 1 merge of rows (u, p, t) looking only at the top W of both rankings.
 
     r' is the merge of two sorted sequences: p's exclusive documents in p order (key ρ_p) and
     p's shared documents in u order (key ρ_u). Every element with key ≤ W is in the window and
-    every other one comes after all of them, so the rank of a window element is 1 + the number
-    of window elements before it — counted with two cumulative sums, the tie rule deciding
-    equal keys. Returns new ranks / docs / ρ_p / ρ_u of both sequences and the rows whose top N
-    may extend beyond the window.
+    every other one comes after all of them. The window is laid out by key, two slots per key
+    (the exclusive document at ρ_p = k and the shared one at ρ_u = k, in the tie rule's order),
+    so r' restricted to the window is its occupied slots in order: the rank of an element is
+    the cumulative count of occupied slots. Returns the entries of the top N — row, rank − 1,
+    doc and, with ``ranks``, ρ_p and ρ_u — and the rows whose top N may extend beyond the
+    window.
     """
+    n = len(ru)
     Dp = enc.D[rp, rt, :W]
     Du = enc.D[ru, rt, :W]
-    u_of_p = enc.rank(ru[:, None], rt[:, None], Dp)
-    ex = (Dp >= 0) & (u_of_p == 0)
+    ex_doc = np.where(enc.rank(ru[:, None], rt[:, None], Dp) == 0, Dp, -1)  # padding stays −1
     p_of_u = enc.rank(rp[:, None], rt[:, None], Du)
-    sh = p_of_u > 0
-    cex = np.cumsum(ex, axis=1, dtype=np.int32)
-    csh = np.cumsum(sh, axis=1, dtype=np.int32)
-    pos = np.arange(1, W + 1, dtype=np.int32)[None, :]
-    # a shared document that moved up (ρ_u < ρ_p) precedes the exclusive one at its key
-    shfirst = sh & (pos < p_of_u) if lipani_tie else np.zeros_like(sh)
-    rank_ex = cex + (csh - sh) + shfirst
-    rank_sh = csh + (cex - ex) + (ex & ~shfirst)
-    count = cex[:, -1] + csh[:, -1]
+    sh_doc = np.where(p_of_u > 0, Du, -1)
+    slots = np.empty((n, W, 2), dtype=np.int32)
+    if lipani_tie:  # a shared document that moved up (ρ_u < ρ_p) precedes the exclusive one
+        first = p_of_u > np.arange(1, W + 1, dtype=np.int32)[None, :]
+        slots[:, :, 0] = np.where(first, sh_doc, ex_doc)
+        slots[:, :, 1] = np.where(first, ex_doc, sh_doc)
+    else:
+        first = None
+        slots[:, :, 0] = ex_doc
+        slots[:, :, 1] = sh_doc
+    slots = slots.reshape(n, 2 * W)
+    occupied = slots >= 0
+    rank = np.cumsum(occupied, axis=1, dtype=np.int32)
+    count = rank[:, -1]
     beyond = (count < N) & ((enc.length[rp, rt] > W) | (enc.length[ru, rt] > W))
-    return (ex, rank_ex, Dp, pos, sh, rank_sh, Du, p_of_u), beyond
+    f = np.flatnonzero(occupied & (rank <= N))
+    row, col = np.divmod(f, 2 * W)
+    entries = [row, rank.reshape(-1)[f] - 1, slots.reshape(-1)[f]]
+    if ranks:
+        key = col // 2
+        shared = (col % 2).astype(bool)
+        if first is not None:
+            shared ^= first[row, key]
+        pr = np.where(shared, p_of_u[row, key], key + 1)
+        entries += [pr, np.where(shared, key + 1, 0)]
+    return entries, beyond
 
 
-def _merge_general(enc: DenseRuns, ru, rp, rt, a: int, b: int, lipani_tie: bool):
-    """Any α = a/b: sort p's documents by the exact integer key b·μ (full rankings)."""
+def _merge_general(enc: DenseRuns, ru, rp, rt, a: int, b: int, N: int, lipani_tie: bool):
+    """Any α = a/b: sort p's documents by the exact integer key b·μ (full rankings); the
+    entries of the top N as :func:`_merge_window`."""
     L = enc.L
     Dp = enc.D[rp, rt, :]
     ur = enc.rank(ru[:, None], rt[:, None], Dp).astype(np.int64)
@@ -167,10 +196,14 @@ def _merge_general(enc: DenseRuns, ru, rp, rt, a: int, b: int, lipani_tie: bool)
     code = np.where(shared, np.where(lipani_tie & (key < b * pr), 1, 3), 2)
     full = (key * 4 + code) * (L + 1) + pr
     full = np.where(Dp >= 0, full, np.iinfo(np.int64).max)
-    order = np.argsort(full, axis=1)
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(1, L + 1)[None, :], axis=1)
-    return rank, Dp, pr, ur
+    order = np.argsort(full, axis=1)[:, :N]
+    row = np.repeat(np.arange(len(ru)), order.shape[1])
+    j = np.tile(np.arange(order.shape[1]), len(ru))
+    x = order.reshape(-1)
+    doc = Dp[row, x]
+    ok = doc >= 0
+    row, j, x = row[ok], j[ok], x[ok]
+    return [row, j, doc[ok], x + 1, ur[row, x]]
 
 
 def merge_rows(
@@ -198,46 +231,34 @@ def merge_rows(
     both = (enc.length[pair_u] > 0) & (enc.length[pair_p] > 0)  # pairs × T
     pair, t = np.nonzero(both)
     ru, rp = pair_u[pair], pair_p[pair]
-    # one spare column N receives every element outside the top N (scatter without nonzero)
-    M = np.full((len(pair), N + 1), -1, dtype=np.int32)
-    PR = np.zeros((len(pair), N + 1), dtype=np.int32) if ranks else None
-    UR = np.zeros((len(pair), N + 1), dtype=np.int32) if ranks else None
+    M = np.full((len(pair), N), -1, dtype=np.int32)
+    PR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
+    UR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
 
-    def put(rows, sel, rk, docs, prv, urv):
-        if isinstance(rows, slice):
-            rows = np.arange(rows.start, rows.stop)
-        cell = (rows * (N + 1))[:, None] + np.where(sel & (rk <= N), rk - 1, N)
-        M.reshape(-1)[cell] = docs
+    def put(rows, entries):
+        i, j = rows[entries[0]], entries[1]
+        M[i, j] = entries[2]
         if ranks:
-            PR.reshape(-1)[cell] = np.broadcast_to(prv, sel.shape)
-            UR.reshape(-1)[cell] = np.broadcast_to(urv, sel.shape)
+            PR[i, j] = entries[3]
+            UR[i, j] = entries[4]
 
-    if a == b:  # α = 1: windowed two-sequence merge, full width only for deficient rows
-        W = min(enc.L, 2 * N)
-        redo = []
-        for sl in row_chunks(len(pair), W):
-            (ex, rex, Dp, pos, sh, rsh, Du, pou), beyond = _merge_window(
-                enc, ru[sl], rp[sl], t[sl], W, N, lip
-            )
-            put(sl, ex, rex, Dp, pos, 0)
-            put(sl, sh, rsh, Du, pou, pos)
-            redo.append(sl.start + np.flatnonzero(beyond))
-        redo = np.concatenate(redo) if redo else np.zeros(0, np.int64)
-        if len(redo) and W < enc.L:
-            M[redo] = -1
-            if ranks:
-                PR[redo] = 0
-                UR[redo] = 0
-            for sl in row_chunks(len(redo), enc.L):
-                rows = redo[sl]
-                (ex, rex, Dp, pos, sh, rsh, Du, pou), _ = _merge_window(
-                    enc, ru[rows], rp[rows], t[rows], enc.L, N, lip
-                )
-                put(rows, ex, rex, Dp, pos, 0)
-                put(rows, sh, rsh, Du, pou, pos)
+    if a == b:  # α = 1: windowed two-sequence merge, wider only for deficient rows
+        todo = np.arange(len(pair))
+        for W in windows(N, enc.L):
+            redo = []
+            for sl in row_chunks(len(todo), 2 * W):
+                rows = todo[sl]
+                entries, beyond = _merge_window(enc, ru[rows], rp[rows], t[rows], W, N, lip, ranks)
+                if W < enc.L and beyond.any():  # redone in the next window: not written
+                    keep = ~beyond[entries[0]]
+                    entries = [e[keep] for e in entries]
+                    redo.append(rows[beyond])
+                put(rows, entries)
+            todo = np.concatenate(redo) if redo else todo[:0]
+            if not len(todo):
+                break
     else:
         for sl in row_chunks(len(pair), 3 * enc.L):
-            rank, Dp, pr, ur = _merge_general(enc, ru[sl], rp[sl], t[sl], a, b, lip)
-            put(sl, Dp >= 0, rank, Dp, pr, ur)
-    M = M[:, :N]
-    return (pair, t, M, PR[:, :N], UR[:, :N]) if ranks else (pair, t, M)
+            rows = np.arange(sl.start, sl.stop)
+            put(rows, _merge_general(enc, ru[sl], rp[sl], t[sl], a, b, N, lip))
+    return (pair, t, M, PR, UR) if ranks else (pair, t, M)

@@ -66,6 +66,7 @@ from pbtools.frames import (
     encode,
     group_starts,
     mapped_codes,
+    positions_in,
     ranked,
     require_columns,
     used_codes,
@@ -198,9 +199,7 @@ def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
     qq, qd = mapped_codes(qrels["qid"], qcats_used), mapped_codes(qrels["docno"], dcats_used)
     ok = (qq >= 0) & (qd >= 0)
     qkey = np.unique(qq[ok] * nd + qd[ok])
-    rkey = rqc * nd + rdc
-    loc = np.minimum(np.searchsorted(qkey, rkey), max(len(qkey) - 1, 0))
-    unj = ~(qkey[loc] == rkey) if len(qkey) else np.ones(len(rkey), dtype=bool)
+    unj = positions_in(qkey, rqc * nd + rdc, len(qcats_used) * int(nd)) < 0
     start = group_starts(encode(runs["name"]).cat.codes.to_numpy(), rqc)
     gid = np.cumsum(start) - 1
     ng = int(gid[-1]) + 1 if len(gid) else 0
