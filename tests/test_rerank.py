@@ -243,3 +243,49 @@ def test_merge_matches_reference(rankings, alpha, tie, depth):
         assert list(g["p_rank"]) == [pos_p[d] for d in dd]
         assert list(g["u_rank"]) == [pos_u.get(d, 0) for d in dd]
     assert len(ur) == len(m)
+
+
+@pytest.mark.parametrize("tie", ["exclusive_first", "lipani2015"])
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_merge_rows_pairs_both_ways_repeated_and_self(tie, alpha):
+    # merge_rows groups (u, p, t) and (p, u, t) to share their lookups: ask pairs in both
+    # orientations, in one only, twice, and a run with itself, on runs of unequal lengths
+    # (some topics absent) whose tops overlap, and compare every row with the reference
+    from pbtools.corrections.merge import merge_rows
+    from pbtools.frames import ranked
+    from pbtools.pooling.dense import DenseRuns
+    from pbtools.synth import generate
+
+    c = generate(topics=4, docs=80, runs=6, orgs=3, run_length=30, depth=10, seed=3)
+    runs = ranked(c.runs)
+    rng = np.random.default_rng(0)
+    runs = runs[rng.random(len(runs)) < 0.9]  # holes: rankings of unequal length
+    runs = runs[
+        ~(
+            (runs["qid"].astype(str) == runs["qid"].cat.categories[0])
+            & (runs["name"].astype(str) == runs["name"].cat.categories[1])
+        )
+    ]
+    enc = DenseRuns([ranked(runs.drop(columns="rank"))])  # ranks 1..n again
+    u = np.array([0, 1, 1, 2, 3, 0, 4, 5, 5, 2, 1])
+    p = np.array([1, 0, 2, 3, 2, 1, 4, 0, 1, 5, 3])
+    docs = {}
+    for r in range(enc.R):
+        for t in range(enc.T):
+            d = enc.D[r, t]
+            docs[r, t] = [int(x) for x in d[d >= 0]]
+    for depth in (1, 3, 12, None):
+        pair, t, M, PR, UR = merge_rows(enc, u, p, weight=alpha, tie=tie, depth=depth, ranks=True)
+        want_rows = [
+            (i, q) for i in range(len(u)) for q in range(enc.T) if docs[u[i], q] and docs[p[i], q]
+        ]
+        assert list(zip(pair.tolist(), t.tolist(), strict=True)) == want_rows
+        for row, (i, q) in enumerate(want_rows):
+            dp, du = docs[p[i], q], docs[u[i], q]
+            ref = reference_merge(dp, du, alpha, tie)
+            ref = ref if depth is None else ref[:depth]
+            got = M[row]
+            assert got[got >= 0].tolist() == ref
+            assert (got[len(ref) :] == -1).all()
+            assert PR[row, : len(ref)].tolist() == [dp.index(d) + 1 for d in ref]
+            assert UR[row, : len(ref)].tolist() == [du.index(d) + 1 if d in du else 0 for d in ref]

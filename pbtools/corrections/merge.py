@@ -139,8 +139,10 @@ def windows(N: int, L: int) -> list[int]:
     return [w for k, w in enumerate(out) if k == 0 or w > out[k - 1]]
 
 
-def _merge_window(enc: DenseRuns, ru, rp, rt, W: int, N: int, lipani_tie: bool, ranks: bool):
-    """α = 1 merge of rows (u, p, t) looking only at the top W of both rankings.
+def _compact(p_doc, u_has, u_doc, p_has, p_of_u, N: int, lipani_tie: bool, ranks: bool):
+    """Top N of the α = 1 merge of rows given by their window (rows × W): ``p_doc`` p's
+    documents at ρ_p = 1..W (−1 padding) and whether u has them (``u_has``), ``u_doc`` u's
+    documents at ρ_u = 1..W, whether p has them (``p_has``) and their ρ_p (``p_of_u``).
 
     r' is the merge of two sorted sequences: p's exclusive documents in p order (key ρ_p) and
     p's shared documents in u order (key ρ_u). Every element with key ≤ W is in the window and
@@ -148,29 +150,23 @@ def _merge_window(enc: DenseRuns, ru, rp, rt, W: int, N: int, lipani_tie: bool, 
     (the exclusive document at ρ_p = k and the shared one at ρ_u = k, in the tie rule's order),
     so r' restricted to the window is its occupied slots in order: the rank of an element is
     the cumulative count of occupied slots. Returns the entries of the top N — row, rank − 1,
-    doc and, with ``ranks``, ρ_p and ρ_u — and the rows whose top N may extend beyond the
-    window.
+    doc and, with ``ranks``, ρ_p and ρ_u — and the number of elements in the window per row.
     """
-    n = len(ru)
-    Dp = enc.D[rp, rt, :W]
-    Du = enc.D[ru, rt, :W]
-    ex_doc = np.where(enc.rank(ru[:, None], rt[:, None], Dp) == 0, Dp, -1)  # padding stays −1
-    p_of_u = enc.rank(rp[:, None], rt[:, None], Du)
-    sh_doc = np.where(p_of_u > 0, Du, -1)
+    n, W = p_doc.shape
     slots = np.empty((n, W, 2), dtype=np.int32)
     if lipani_tie:  # a shared document that moved up (ρ_u < ρ_p) precedes the exclusive one
+        ex_doc = np.where(u_has, -1, p_doc)  # padding (−1) stays −1
+        sh_doc = np.where(p_has, u_doc, -1)
         first = p_of_u > np.arange(1, W + 1, dtype=np.int32)[None, :]
         slots[:, :, 0] = np.where(first, sh_doc, ex_doc)
         slots[:, :, 1] = np.where(first, ex_doc, sh_doc)
-    else:
+    else:  # written in place: d | −1 = −1 (the slot is empty), d | 0 = d
         first = None
-        slots[:, :, 0] = ex_doc
-        slots[:, :, 1] = sh_doc
+        np.bitwise_or(p_doc, -u_has.view(np.int8), out=slots[:, :, 0])
+        np.bitwise_or(u_doc, p_has.view(np.int8) - np.int8(1), out=slots[:, :, 1])
     slots = slots.reshape(n, 2 * W)
     occupied = slots >= 0
     rank = np.cumsum(occupied, axis=1, dtype=np.int32)
-    count = rank[:, -1]
-    beyond = (count < N) & ((enc.length[rp, rt] > W) | (enc.length[ru, rt] > W))
     f = np.flatnonzero(occupied & (rank <= N))
     row, col = np.divmod(f, 2 * W)
     entries = [row, rank.reshape(-1)[f] - 1, slots.reshape(-1)[f]]
@@ -181,7 +177,59 @@ def _merge_window(enc: DenseRuns, ru, rp, rt, W: int, N: int, lipani_tie: bool, 
             shared ^= first[row, key]
         pr = np.where(shared, p_of_u[row, key], key + 1)
         entries += [pr, np.where(shared, key + 1, 0)]
-    return entries, beyond
+    return entries, rank[:, -1]
+
+
+def _merge_pass(enc: DenseRuns, ru, rp, rt, todo, W: int, N: int, lip: bool, ranks: bool, put):
+    """α = 1 merge of the rows ``todo`` in window W (:func:`_compact`); returns the rows whose
+    top N may extend beyond the window (not written).
+
+    Rows (u, p, t) and (p, u, t) read the same two windows and the same two membership
+    lookups — p's documents in u and u's documents in p — so the rows are grouped by unordered
+    pair (lo, hi, t) and every lookup is done once for both orientations.
+    """
+    lo, hi = np.minimum(ru[todo], rp[todo]), np.maximum(ru[todo], rp[todo])
+    key = (lo * enc.R + hi) * enc.T + rt[todo]
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    cid = np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1
+    nc = int(cid[-1]) + 1 if len(cid) else 0
+    srow = todo[order]
+    flip = ru[srow] > rp[srow]  # u is the larger slot
+    # per unordered pair: its row with u = lo and its row with u = hi (−1: not asked)
+    orient = np.full((2, nc), -1, dtype=np.int64)
+    orient[flip.astype(np.int64), cid] = srow
+    c_row = np.where(orient[0] >= 0, orient[0], orient[1])
+    c_lo, c_hi = np.minimum(ru[c_row], rp[c_row]), np.maximum(ru[c_row], rp[c_row])
+    c_t = rt[c_row]
+    redo = []
+    for sl in row_chunks(nc, 8 * W):
+        a, b, t = c_lo[sl], c_hi[sl], c_t[sl]
+        A, B = enc.D[a, t, :W], enc.D[b, t, :W]
+        rA = enc.rank(b[:, None], t[:, None], A)  # lo's documents in hi
+        rB = enc.rank(a[:, None], t[:, None], B)  # hi's documents in lo
+        inA, inB = rA > 0, rB > 0
+        wide = (enc.length[a, t] > W) | (enc.length[b, t] > W)
+        # u = lo, p = hi: p's documents B (lo has them: inB), u's documents A (in p: inA, ρ_p
+        # rA); the converse for u = hi
+        for rows, *args in (
+            (orient[0, sl], B, inB, A, inA, rA),
+            (orient[1, sl], A, inA, B, inB, rB),
+        ):
+            m = rows >= 0
+            if not m.any():
+                continue
+            sub = None if m.all() else np.flatnonzero(m)
+            if sub is not None:
+                rows, args = rows[sub], [x[sub] for x in args]
+            entries, count = _compact(*args, N, lip, ranks)
+            beyond = (count < N) & (wide if sub is None else wide[sub])
+            if W < enc.L and beyond.any():  # redone in a wider window: not written
+                keep = ~beyond[entries[0]]
+                entries = [e[keep] for e in entries]
+                redo.append(rows[beyond])
+            put(rows, entries)
+    return np.concatenate(redo) if redo else todo[:0]
 
 
 def _merge_general(enc: DenseRuns, ru, rp, rt, a: int, b: int, N: int, lipani_tie: bool):
@@ -243,20 +291,18 @@ def merge_rows(
             UR[i, j] = entries[4]
 
     if a == b:  # α = 1: windowed two-sequence merge, wider only for deficient rows
-        todo = np.arange(len(pair))
+        rkey = (ru * enc.R + rp) * enc.T + t
+        _, todo, inv = np.unique(rkey, return_index=True, return_inverse=True)
+        unique = todo
         for W in windows(N, enc.L):
-            redo = []
-            for sl in row_chunks(len(todo), 2 * W):
-                rows = todo[sl]
-                entries, beyond = _merge_window(enc, ru[rows], rp[rows], t[rows], W, N, lip, ranks)
-                if W < enc.L and beyond.any():  # redone in the next window: not written
-                    keep = ~beyond[entries[0]]
-                    entries = [e[keep] for e in entries]
-                    redo.append(rows[beyond])
-                put(rows, entries)
-            todo = np.concatenate(redo) if redo else todo[:0]
+            todo = _merge_pass(enc, ru, rp, t, todo, W, N, lip, ranks, put)
             if not len(todo):
                 break
+        if len(unique) < len(pair):  # a pair asked twice: its rows copied
+            src = unique[inv.ravel()]
+            M[:] = M[src]
+            if ranks:
+                PR[:], UR[:] = PR[src], UR[src]
     else:
         for sl in row_chunks(len(pair), 3 * enc.L):
             rows = np.arange(sl.start, sl.stop)
