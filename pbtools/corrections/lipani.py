@@ -185,43 +185,48 @@ class SharedMerges:
         R, width = enc.R, max(k[2] for k, _ in jobs)
         codes = [p.new[p.pair_u].astype(np.int64) * R + p.pair_p for _, p in jobs]
         allc = np.unique(np.concatenate(codes))
+        # every pair (u, p) next to (p, u), whose merges share their lookups (merge_rows), in
+        # chunks of at most CHUNK_ELEMENTS merged cells: memory does not grow with runs²
+        u, p = allc // R, allc % R
+        order = np.lexsort((u, np.maximum(u, p), np.minimum(u, p)))
+        seq = allc[order]
+        at = np.empty(len(allc), dtype=np.int64)
+        at[order] = np.arange(len(allc))
+        where = [at[np.searchsorted(allc, code)] for code in codes]  # each pair's place in seq
+        step = max(2, CHUNK_ELEMENTS // (max(enc.T, 1) * width))
         parts = {k: [] for k, _ in jobs}
-        # chunks of whole r_u's (every problem's pairs are in r_u order, so are its rows), each
-        # with at most CHUNK_ELEMENTS merged cells: memory does not grow with runs²
-        u_of = allc // R
-        ends = np.flatnonzero(np.r_[u_of[1:] != u_of[:-1], True]) + 1
-        cost = ends * (max(enc.T, 1) * width)  # merged cells up to each r_u's end, at most
-        lo = 0
-        while lo < len(allc):
-            nxt = np.searchsorted(ends, lo, side="right")
-            k = np.searchsorted(cost, lo * max(enc.T, 1) * width + CHUNK_ELEMENTS, side="right")
-            hi = ends[max(k - 1, nxt)]
-            chunk = allc[lo:hi]
+        for lo in range(0, len(seq), step):
+            chunk = seq[lo : lo + step]
             pair, t, M = merge_rows(
                 enc, chunk // R, chunk % R, weight=self.weight, tie=self.tie, depth=width
             )
             first = np.searchsorted(pair, np.arange(len(chunk) + 1))
-            for (key, p), code in zip(jobs, codes, strict=True):
-                sel = np.flatnonzero((code >= chunk[0]) & (code <= chunk[-1]))
+            for (key, p), pos in zip(jobs, where, strict=True):
+                sel = np.flatnonzero((pos >= lo) & (pos < lo + len(chunk)))
                 if not len(sel):
                     continue
-                gi = np.searchsorted(chunk, code[sel])
+                gi = pos[sel] - lo
                 lens = first[gi + 1] - first[gi]
                 rows = np.repeat(first[gi] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
                 qp, qt = np.repeat(sel, lens), t[rows]
                 var = p.new_var[p.pair_u][qp]
                 if p.topics != "answered":
                     keep = p.present[var, qt]
-                    rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
-                docs = M[rows, : key[2]]
+                    if not keep.all():
+                        rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
+                if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
+                    docs = M[rows[0] : rows[-1] + 1, : key[2]]  # every row of the chunk: a view
+                else:
+                    docs = M[rows, : key[2]]
                 parts[key].append((qp, qt, p.score_docs(docs, var, qt, list(key[1]))))
-            lo = hi
         for key, _ in jobs:
             got = parts[key] or [
                 (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(key[1]))))
             ]
+            qp = np.concatenate([g[0] for g in got])
+            o = np.argsort(qp, kind="stable")  # rows in (pair, topic) order
             self._done[key] = (
-                np.concatenate([g[0] for g in got]),
-                np.concatenate([g[1] for g in got]),
-                np.concatenate([g[2] for g in got]),
+                qp[o],
+                np.concatenate([g[1] for g in got])[o],
+                np.concatenate([g[2] for g in got])[o],
             )
