@@ -283,12 +283,12 @@ def merge_rows(
     PR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
     UR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
 
-    def put(rows, entries):
-        i, j = rows[entries[0]], entries[1]
-        M[i, j] = entries[2]
+    def put(rows, entries):  # flat cell numbers: one index array, not two
+        cell = rows[entries[0]] * N + entries[1]
+        M.reshape(-1)[cell] = entries[2]
         if ranks:
-            PR[i, j] = entries[3]
-            UR[i, j] = entries[4]
+            PR.reshape(-1)[cell] = entries[3]
+            UR.reshape(-1)[cell] = entries[4]
 
     if a == b:  # α = 1: windowed two-sequence merge, wider only for deficient rows
         rkey = (ru * enc.R + rp) * enc.T + t
