@@ -289,3 +289,6 @@ def test_merge_rows_pairs_both_ways_repeated_and_self(tie, alpha):
             assert (got[len(ref) :] == -1).all()
             assert PR[row, : len(ref)].tolist() == [dp.index(d) + 1 for d in ref]
             assert UR[row, : len(ref)].tolist() == [du.index(d) + 1 if d in du else 0 for d in ref]
+    none = np.zeros(0, dtype=np.int64)  # no pair at all
+    pair, t, M = merge_rows(enc, none, none, weight=alpha, tie=tie, depth=3)
+    assert len(pair) == len(t) == 0 and M.shape == (0, 3)

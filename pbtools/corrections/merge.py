@@ -188,12 +188,14 @@ def _merge_pass(enc: DenseRuns, ru, rp, rt, todo, W: int, N: int, lip: bool, ran
     lookups — p's documents in u and u's documents in p — so the rows are grouped by unordered
     pair (lo, hi, t) and every lookup is done once for both orientations.
     """
+    if not len(todo):
+        return todo
     lo, hi = np.minimum(ru[todo], rp[todo]), np.maximum(ru[todo], rp[todo])
     key = (lo * enc.R + hi) * enc.T + rt[todo]
     order = np.argsort(key, kind="stable")
     k = key[order]
     cid = np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1
-    nc = int(cid[-1]) + 1 if len(cid) else 0
+    nc = int(cid[-1]) + 1
     srow = todo[order]
     flip = ru[srow] > rp[srow]  # u is the larger slot
     # per unordered pair: its row with u = lo and its row with u = hi (−1: not asked)
