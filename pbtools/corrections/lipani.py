@@ -145,10 +145,10 @@ class SharedMerges:
     Lipani's δ's need, per R_p pair and topic, P@n and P̄@n of the merged run on the unpooled
     run's qrels variant. The merge depends only on the two runs, so an experiment with several
     problems over the same encoding (run sets × leave-out units) :meth:`request` s them all
-    first; the first call then merges every distinct (r_u, r_p) pair once, in chunks of whole
-    r_u's of at most :data:`CHUNK_ELEMENTS` merged cells (memory does not
-    grow with runs²), and scores each chunk for every pending problem on its own variants and
-    width.
+    first; the first call then merges every distinct (r_u, r_p) pair once, (r_u, r_p) next to
+    (r_p, r_u) (they share their lookups), in chunks of at most :data:`CHUNK_ELEMENTS` merged
+    cells (memory does not grow with runs²), and scores each chunk for every pending problem on
+    its own variants and width.
 
     ``problem.merges`` holds one (an experiment shares it); :meth:`Lipani.estimate` makes one
     for its problem alone otherwise. Calling it returns ``(pair, t, values)``: one row per

@@ -20,12 +20,13 @@ Two shared documents with equal μ (possible for 0 < α < 1) keep their r_p orde
 Implementation (:mod:`pbtools.pooling.dense`): runs are encoded once into dense per-topic arrays —
 ``D[r, t, i]`` (the i-th document) and ``RK[r, t, x]`` (the rank of local document x). At α = 1
 the r_p-exclusive documents keep their relative order (key ρ_p) and the shared ones come in r_u
-order (key ρ_u), so r' is the merge of two sorted sequences and the top n of r' holds at most the
-first n of each: membership is a gather ``RK[u, t, D[p, t, :W]] > 0`` over a window W = 2n of
-both rankings, and the rank of each window element in r' is its index in its own sequence plus
-the number of elements of the other sequence before it (two cumulative sums, the tie rule
-deciding equal keys). Rows whose top n may reach past the window (rare) are redone at full
-length. Any other α sorts r_p's documents by the exact integer key b·μ (α = a/b, a rational
+order (key ρ_u), so r' is the merge of two sorted sequences and every element with key ≤ W lies
+in the top W of one of the two rankings: laid out two slots per key (the tie rule ordering the
+two), the window's elements in slot order are r' restricted to keys ≤ W, and a cumulative count
+gives their ranks. A row is done when its window holds at least n elements; the windows grow
+1.25·n → 2·n → full length for the rare rows that need it (:func:`windows`). Rows (u, p, t)
+and (p, u, t) read the same two windows and membership lookups, so they are computed once for
+both. Any other α sorts r_p's documents by the exact integer key b·μ (α = a/b, a rational
 approximation with b ≤ 10⁴). All (pair, topic) rows are processed at once in memory-bounded
 chunks — no Python loop over runs, topics or documents.
 """
@@ -131,9 +132,15 @@ def merge(
 def windows(N: int, L: int) -> list[int]:
     """The growing windows of the α = 1 merge for a top ``N`` out of rankings of length ``L``.
 
-    A row is merged in the first window W whose elements (keys ≤ W) number at least N; the rows
-    of real runs almost always fill their top N within 1.25·N (two rankings of one topic share
-    most of their tops), the rest are redone in 2·N, then at full length.
+    A row is merged in the first window W whose elements (keys ≤ W) number at least N. The
+    first window is N + max(N/4, 8): on TREC-2 (N = 100) 90 % of the rows fill their top N
+    within 120, on a synthetic 127-run track all but 0.005 %; the rest are redone in 2·N
+    (TREC-2: all but 0.25 %), then at full length.
+
+    Examples
+    --------
+    >>> windows(100, 1000), windows(5, 1000), windows(100, 150)
+    ([125, 200, 1000], [13, 1000], [125, 150])
     """
     out = [min(L, N + max(N // 4, 8)), min(L, 2 * N), L]
     return [w for k, w in enumerate(out) if k == 0 or w > out[k - 1]]
