@@ -292,3 +292,46 @@ def test_merge_rows_pairs_both_ways_repeated_and_self(tie, alpha):
     none = np.zeros(0, dtype=np.int64)  # no pair at all
     pair, t, M = merge_rows(enc, none, none, weight=alpha, tie=tie, depth=3)
     assert len(pair) == len(t) == 0 and M.shape == (0, 3)
+
+
+def test_indicator_values_match_the_frames():
+    # Lipani.estimate takes the δ/Δ/λ on arrays: the same numbers as deltas() + indicators()
+    # on frames, NaN δ's (a pooled run without topics) skipped in the means but counted in
+    # n_pooled, a run without any pair left with NaN
+    from pbtools.corrections.indicators import delta_values, indicator_values
+
+    rng = np.random.default_rng(5)
+    own = pd.DataFrame(
+        {
+            "name": np.repeat(["u1", "u2", "u3"], 2),
+            "measure": ["P@5", "P@10"] * 3,
+            "P": rng.random(6).round(2),
+            "AntiP": rng.random(6).round(2) / 2,
+        }
+    )
+    pairs = [(u, p) for u in ("u1", "u2") for p in ("p1", "p2", "p3")]
+    merged = pd.DataFrame(
+        [(u, p, m, *rng.random(2).round(3)) for u, p in pairs for m in ("P@5", "P@10")],
+        columns=["unpooled", "name", "measure", "P", "AntiP"],
+    )
+    pooled = pd.DataFrame(
+        [(p, m, *rng.random(2).round(3)) for p in ("p1", "p2", "p3") for m in ("P@5", "P@10")],
+        columns=["name", "measure", "P", "AntiP"],
+    )
+    pooled.loc[pooled["name"] == "p3", ["P", "AntiP"]] = np.nan
+    want = indicators(own, deltas(merged, pooled))
+    pm = pooled.set_index(["name", "measure"])
+    key = pd.MultiIndex.from_frame(merged[["name", "measure"]])
+    dP, dA, dk = delta_values(
+        merged["P"].to_numpy(),
+        merged["AntiP"].to_numpy(),
+        pm["P"].reindex(key).to_numpy(),
+        pm["AntiP"].reindex(key).to_numpy(),
+    )
+    row = {(n, m): i for i, (n, m) in enumerate(zip(own["name"], own["measure"], strict=True))}
+    group = [row[n, m] for n, m in zip(merged["unpooled"], merged["measure"], strict=True)]
+    got = indicator_values(own["P"], own["AntiP"], dP, dA, dk, np.array(group))
+    for c in ("k", "dP", "dAntiP", "dk", "n_pooled", "lam"):
+        np.testing.assert_array_equal(got[c], want[c].to_numpy(np.float64), err_msg=c)
+    assert np.isnan(got["lam"][4:]).all() and (got["n_pooled"][:4] == 3).all()
+    np.testing.assert_array_equal(fires(got), fires(want))
