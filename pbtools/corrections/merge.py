@@ -161,16 +161,17 @@ def _compact(p_doc, u_has, u_doc, p_has, p_of_u, N: int, lipani_tie: bool, ranks
     """
     n, W = p_doc.shape
     slots = np.empty((n, W, 2), dtype=np.int32)
+    ex, sh = slots[:, :, 0], slots[:, :, 1]
+    # written in place: d | −1 = −1 (the slot is empty), d | 0 = d (padding −1 stays −1)
+    np.bitwise_or(p_doc, -u_has.view(np.int8), out=ex)
+    np.bitwise_or(u_doc, p_has.view(np.int8) - np.int8(1), out=sh)
+    first = None
     if lipani_tie:  # a shared document that moved up (ρ_u < ρ_p) precedes the exclusive one
-        ex_doc = np.where(u_has, -1, p_doc)  # padding (−1) stays −1
-        sh_doc = np.where(p_has, u_doc, -1)
         first = p_of_u > np.arange(1, W + 1, dtype=np.int32)[None, :]
-        slots[:, :, 0] = np.where(first, sh_doc, ex_doc)
-        slots[:, :, 1] = np.where(first, ex_doc, sh_doc)
-    else:  # written in place: d | −1 = −1 (the slot is empty), d | 0 = d
-        first = None
-        np.bitwise_or(p_doc, -u_has.view(np.int8), out=slots[:, :, 0])
-        np.bitwise_or(u_doc, p_has.view(np.int8) - np.int8(1), out=slots[:, :, 1])
+        swap = np.bitwise_xor(ex, sh)  # the two slots swapped where ``first``: x ^ (x ^ y) = y
+        swap &= -first.view(np.int8)
+        ex ^= swap
+        sh ^= swap
     slots = slots.reshape(n, 2 * W)
     occupied = slots >= 0
     rank = np.cumsum(occupied, axis=1, dtype=np.int32)
