@@ -243,3 +243,95 @@ def test_merge_matches_reference(rankings, alpha, tie, depth):
         assert list(g["p_rank"]) == [pos_p[d] for d in dd]
         assert list(g["u_rank"]) == [pos_u.get(d, 0) for d in dd]
     assert len(ur) == len(m)
+
+
+@pytest.mark.parametrize("tie", ["exclusive_first", "lipani2015"])
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_merge_rows_pairs_both_ways_repeated_and_self(tie, alpha):
+    # merge_rows groups (u, p, t) and (p, u, t) to share their lookups: ask pairs in both
+    # orientations, in one only, twice, and a run with itself, on runs of unequal lengths
+    # (some topics absent) whose tops overlap, and compare every row with the reference
+    from pbtools.corrections.merge import merge_rows
+    from pbtools.frames import ranked
+    from pbtools.pooling.dense import DenseRuns
+    from pbtools.synth import generate
+
+    c = generate(topics=4, docs=80, runs=6, orgs=3, run_length=30, depth=10, seed=3)
+    runs = ranked(c.runs)
+    rng = np.random.default_rng(0)
+    runs = runs[rng.random(len(runs)) < 0.9]  # holes: rankings of unequal length
+    runs = runs[
+        ~(
+            (runs["qid"].astype(str) == runs["qid"].cat.categories[0])
+            & (runs["name"].astype(str) == runs["name"].cat.categories[1])
+        )
+    ]
+    enc = DenseRuns([ranked(runs.drop(columns="rank"))])  # ranks 1..n again
+    u = np.array([0, 1, 1, 2, 3, 0, 4, 5, 5, 2, 1])
+    p = np.array([1, 0, 2, 3, 2, 1, 4, 0, 1, 5, 3])
+    docs = {}
+    for r in range(enc.R):
+        for t in range(enc.T):
+            d = enc.D[r, t]
+            docs[r, t] = [int(x) for x in d[d >= 0]]
+    for depth in (1, 3, 12, None):
+        pair, t, M, PR, UR = merge_rows(enc, u, p, weight=alpha, tie=tie, depth=depth, ranks=True)
+        want_rows = [
+            (i, q) for i in range(len(u)) for q in range(enc.T) if docs[u[i], q] and docs[p[i], q]
+        ]
+        assert list(zip(pair.tolist(), t.tolist(), strict=True)) == want_rows
+        for row, (i, q) in enumerate(want_rows):
+            dp, du = docs[p[i], q], docs[u[i], q]
+            ref = reference_merge(dp, du, alpha, tie)
+            ref = ref if depth is None else ref[:depth]
+            got = M[row]
+            assert got[got >= 0].tolist() == ref
+            assert (got[len(ref) :] == -1).all()
+            assert PR[row, : len(ref)].tolist() == [dp.index(d) + 1 for d in ref]
+            assert UR[row, : len(ref)].tolist() == [du.index(d) + 1 if d in du else 0 for d in ref]
+    none = np.zeros(0, dtype=np.int64)  # no pair at all
+    pair, t, M = merge_rows(enc, none, none, weight=alpha, tie=tie, depth=3)
+    assert len(pair) == len(t) == 0 and M.shape == (0, 3)
+
+
+def test_indicator_values_match_the_frames():
+    # Lipani.estimate takes the δ/Δ/λ on arrays: the same numbers as deltas() + indicators()
+    # on frames, NaN δ's (a pooled run without topics) skipped in the means but counted in
+    # n_pooled, a run without any pair left with NaN
+    from pbtools.corrections.indicators import delta_values, indicator_values
+
+    rng = np.random.default_rng(5)
+    own = pd.DataFrame(
+        {
+            "name": np.repeat(["u1", "u2", "u3"], 2),
+            "measure": ["P@5", "P@10"] * 3,
+            "P": rng.random(6).round(2),
+            "AntiP": rng.random(6).round(2) / 2,
+        }
+    )
+    pairs = [(u, p) for u in ("u1", "u2") for p in ("p1", "p2", "p3")]
+    merged = pd.DataFrame(
+        [(u, p, m, *rng.random(2).round(3)) for u, p in pairs for m in ("P@5", "P@10")],
+        columns=["unpooled", "name", "measure", "P", "AntiP"],
+    )
+    pooled = pd.DataFrame(
+        [(p, m, *rng.random(2).round(3)) for p in ("p1", "p2", "p3") for m in ("P@5", "P@10")],
+        columns=["name", "measure", "P", "AntiP"],
+    )
+    pooled.loc[pooled["name"] == "p3", ["P", "AntiP"]] = np.nan
+    want = indicators(own, deltas(merged, pooled))
+    pm = pooled.set_index(["name", "measure"])
+    key = pd.MultiIndex.from_frame(merged[["name", "measure"]])
+    dP, dA, dk = delta_values(
+        merged["P"].to_numpy(),
+        merged["AntiP"].to_numpy(),
+        pm["P"].reindex(key).to_numpy(),
+        pm["AntiP"].reindex(key).to_numpy(),
+    )
+    row = {(n, m): i for i, (n, m) in enumerate(zip(own["name"], own["measure"], strict=True))}
+    group = [row[n, m] for n, m in zip(merged["unpooled"], merged["measure"], strict=True)]
+    got = indicator_values(own["P"], own["AntiP"], dP, dA, dk, np.array(group))
+    for c in ("k", "dP", "dAntiP", "dk", "n_pooled", "lam"):
+        np.testing.assert_array_equal(got[c], want[c].to_numpy(np.float64), err_msg=c)
+    assert np.isnan(got["lam"][4:]).all() and (got["n_pooled"][:4] == 3).all()
+    np.testing.assert_array_equal(fires(got), fires(want))

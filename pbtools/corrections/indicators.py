@@ -16,7 +16,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["INDICATORS", "deltas", "indicators", "fires"]
+__all__ = [
+    "INDICATORS",
+    "deltas",
+    "delta_values",
+    "indicators",
+    "indicator_values",
+    "fires",
+]
 
 INDICATORS = ("lambda", "dP", "dAntiP", "always")
 
@@ -52,9 +59,8 @@ def deltas(merged: pd.DataFrame, pooled: pd.DataFrame, keys: Sequence[str] = ())
         c for c in (*keys, "name", "qid", "measure") if c in merged.columns and c in pooled.columns
     ]
     m = merged.merge(pooled[[*on, "P", "AntiP"]], on=on, how="left", suffixes=("", "_p"))
-    m["dP"] = m["P"] - m["P_p"]
-    m["dAntiP"] = m["AntiP"] - m["AntiP_p"]
-    m["dk"] = -m["dP"] - m["dAntiP"]
+    dP, dA, dk = delta_values(*(m[c].to_numpy() for c in ("P", "AntiP", "P_p", "AntiP_p")))
+    m["dP"], m["dAntiP"], m["dk"] = dP, dA, dk
     return m.drop(columns=["P", "AntiP", "P_p", "AntiP_p"] + (["k"] if "k" in m else []))
 
 
@@ -95,13 +101,71 @@ def indicators(own: pd.DataFrame, d: pd.DataFrame, keys: Sequence[str] = ()) -> 
     o["name"] = o["name"].astype(str)
     o["measure"] = o["measure"].astype(str)
     out = o.merge(agg, on=[*keys, "name", "measure"], how="left")
-    out["k"] = 1.0 - out["P"] - out["AntiP"]
-    out["lam"] = out["k"] * (out["dP"] * out["AntiP"] - out["dAntiP"] * out["P"])
+    out["k"], out["lam"] = _lam(*(out[c].to_numpy() for c in ("P", "AntiP", "dP", "dAntiP")))
     return out
 
 
-def fires(ind: pd.DataFrame, indicator: str = "lambda") -> np.ndarray:
+def delta_values(P, AntiP, P_pooled, AntiP_pooled):
+    """δP = P(r') − P(r_p), δP̄ = P̄(r') − P̄(r_p) and δk = −δP − δP̄ (Algorithm 1), elementwise.
+
+    Examples
+    --------
+    >>> [v.tolist() for v in delta_values(np.array([0.5]), np.array([0.0]), np.array([0.5]),
+    ...                                   np.array([0.5]))]
+    [[0.0], [-0.5], [0.5]]
+    """
+    dP = np.asarray(P, dtype=np.float64) - P_pooled
+    dA = np.asarray(AntiP, dtype=np.float64) - AntiP_pooled
+    return dP, dA, -dP - dA
+
+
+def _lam(P, AntiP, dP, dAntiP):
+    """k̄ = 1 − P − P̄ and λ = k̄·(ΔP·P̄ − ΔP̄·P) (Eq. 3), elementwise."""
+    k = 1.0 - P - AntiP
+    return k, k * (dP * AntiP - dAntiP * P)
+
+
+def indicator_values(P, AntiP, dP, dAntiP, dk, group) -> dict:
+    """:func:`indicators` on arrays: the unpooled runs' own ``P``, ``AntiP`` (one entry per
+    (run, measure)) and the δ's of their pairs (:func:`delta_values`), ``group`` giving each δ
+    entry's (run, measure) index.
+
+    Returns a dict of arrays aligned with ``P``: ``k``, ``dP``, ``dAntiP``, ``dk`` (the means
+    over R_p of the δ's that are not NaN), ``n_pooled`` (δ entries; NaN for a run without
+    any, int64 when every run has some) and ``lam``. The means are pandas' group means of the
+    entries in order (compensated summation), exactly as :func:`indicators` takes them.
+
+    Examples
+    --------
+    >>> out = indicator_values(np.array([0.5]), np.array([0.0]), np.array([0.0, 0.0]),
+    ...                        np.array([-0.5, -0.5]), np.array([0.5, 0.5]), np.array([0, 0]))
+    >>> out["k"].tolist(), out["dk"].tolist(), out["n_pooled"].tolist(), out["lam"].tolist()
+    ([0.5], [0.5], [2], [0.125])
+    """
+    P, AntiP = np.asarray(P, dtype=np.float64), np.asarray(AntiP, dtype=np.float64)
+    n, group = len(P), np.asarray(group, dtype=np.int64)
+    means = np.full((n, 3), np.nan)
+    if len(group):
+        d = pd.DataFrame({"dP": dP, "dAntiP": dAntiP, "dk": dk})
+        agg = d.groupby(group, sort=True).mean()
+        means[agg.index.to_numpy()] = agg.to_numpy()
+    count = np.bincount(group, minlength=n)
+    n_pooled = count if count.all() else np.where(count > 0, count, np.nan)
+    k, lam = _lam(P, AntiP, means[:, 0], means[:, 1])
+    return {
+        "k": k,
+        "dP": means[:, 0],
+        "dAntiP": means[:, 1],
+        "dk": means[:, 2],
+        "n_pooled": n_pooled,
+        "lam": lam,
+    }
+
+
+def fires(ind, indicator: str = "lambda") -> np.ndarray:
     """Whether the correction is triggered: λ > 0 (Eq. 3), ΔP > 0, ΔP̄ < 0 or always (§5.1).
+
+    ``ind``: a frame of :func:`indicators` or the dict of :func:`indicator_values`.
 
     Examples
     --------
@@ -109,11 +173,11 @@ def fires(ind: pd.DataFrame, indicator: str = "lambda") -> np.ndarray:
     array([ True, False])
     """
     if indicator == "lambda":
-        return (ind["lam"] > 0).to_numpy()
+        return np.asarray(ind["lam"]) > 0
     if indicator == "dP":
-        return (ind["dP"] > 0).to_numpy()
+        return np.asarray(ind["dP"]) > 0
     if indicator == "dAntiP":
-        return (ind["dAntiP"] < 0).to_numpy()
+        return np.asarray(ind["dAntiP"]) < 0
     if indicator == "always":
-        return np.ones(len(ind), dtype=bool)
+        return np.ones(len(ind["lam"]), dtype=bool)
     raise ValueError(f"indicator must be one of {INDICATORS}, got {indicator!r}")

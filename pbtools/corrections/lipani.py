@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import Estimator
-from pbtools.corrections.indicators import deltas, fires, indicators
+from pbtools.corrections.indicators import delta_values, fires, indicator_values
 from pbtools.corrections.merge import merge_rows
 from pbtools.corrections.problem import Problem, precision_parts
 from pbtools.pooling.dense import CHUNK
@@ -103,12 +103,11 @@ class Lipani(Estimator):
         if len(problem.pair_u) == 0:
             out = own.assign(estimator=self.name, value=own["P"], adjustment=0.0, n_pooled=0)
             return out
-        enc, new = problem.enc, problem.new
+        enc = problem.enc
         # every pooled run of R_p on every variant it is compared under (its own topics)
         combo = problem.new_var[problem.pair_u] * enc.R + problem.pair_p
-        uc = np.unique(combo)
-        iv, ip = uc // enc.R, uc % enc.R
-        pooled_vals = problem.run_scores(ip, iv, pa)
+        uc, inv = np.unique(combo, return_inverse=True)
+        pooled_vals = problem.run_scores(uc % enc.R, uc // enc.R, pa)[inv.ravel()]
         # r' = r_p ∘ r_u on the topics both runs have, scored on r_u's variant
         depth = max(m.cutoff for m, _, _ in parts)
 
@@ -121,33 +120,23 @@ class Lipani(Estimator):
         key = ("lipani", float(opts["weight"]), str(opts["tie"]), depth, tuple(pa))
         pair, t, vals = problem.memo(key, merged_rows)
         merged = problem.rounded(problem.topic_means(pair, t, vals, len(problem.pair_u)))
-        names = np.asarray(enc.names)
-        mm = _pa_frame(
-            {
-                "variant": problem.new_var[problem.pair_u],
-                "unpooled": names[new[problem.pair_u]],
-                "name": names[problem.pair_p],
-            },
-            merged,
-            parts,
+        # δ per (pair, P@n) whose merged run has a topic to average over, pair-major
+        dP, dA, dk = delta_values(
+            merged[:, 0::2], merged[:, 1::2], pooled_vals[:, 0::2], pooled_vals[:, 1::2]
         )
-        pm = _pa_frame({"variant": iv, "name": names[ip]}, pooled_vals, parts)
-        d = deltas(mm, pm, keys=["variant"])
-        ind = indicators(own, d)
+        k = len(parts)
+        group = problem.pair_u[:, None] * k + np.arange(k)  # the row of (r_u, P@n) in ``own``
+        has = np.isfinite(merged[:, 0::2]).ravel()
+        ind = indicator_values(
+            own["P"].to_numpy(),
+            own["AntiP"].to_numpy(),
+            *(v.ravel()[has] for v in (dP, dA, dk)),
+            group.ravel()[has],
+        )
         fired = fires(ind, str(opts["indicator"]))
         adj = np.where(fired, ind["k"] * np.maximum(ind["dk"], 0.0), 0.0)
-        return ind.assign(fired=fired, adjustment=adj, value=ind["P"] + adj, estimator=self.name)
-
-
-def _pa_frame(cols: dict, values: np.ndarray, parts) -> pd.DataFrame:
-    """Items × (P, AntiP per P@n) → long frame with ``measure``, ``P``, ``AntiP``; items whose
-    scores are NaN (no topic to average over) are left out."""
-    n_items, k = len(values), len(parts)
-    out = {c: np.repeat(np.asarray(v), k) for c, v in cols.items()}
-    out["measure"] = np.tile([str(p[2]) for p in parts], n_items)
-    out["P"], out["AntiP"] = values[:, 0::2].ravel(), values[:, 1::2].ravel()
-    frame = pd.DataFrame(out)
-    return frame[np.isfinite(frame["P"].to_numpy())].reset_index(drop=True)
+        out = own.astype({"name": str, "measure": str}).assign(**ind)
+        return out.assign(fired=fired, adjustment=adj, value=out["P"] + adj, estimator=self.name)
 
 
 class SharedMerges:
@@ -156,10 +145,10 @@ class SharedMerges:
     Lipani's δ's need, per R_p pair and topic, P@n and P̄@n of the merged run on the unpooled
     run's qrels variant. The merge depends only on the two runs, so an experiment with several
     problems over the same encoding (run sets × leave-out units) :meth:`request` s them all
-    first; the first call then merges every distinct (r_u, r_p) pair once, in chunks of whole
-    r_u's of at most :data:`CHUNK_ELEMENTS` merged cells (memory does not
-    grow with runs²), and scores each chunk for every pending problem on its own variants and
-    width.
+    first; the first call then merges every distinct (r_u, r_p) pair once, (r_u, r_p) next to
+    (r_p, r_u) (they share their lookups), in chunks of at most :data:`CHUNK_ELEMENTS` merged
+    cells (memory does not grow with runs²), and scores each chunk for every pending problem on
+    its own variants and width.
 
     ``problem.merges`` holds one (an experiment shares it); :meth:`Lipani.estimate` makes one
     for its problem alone otherwise. Calling it returns ``(pair, t, values)``: one row per
@@ -196,43 +185,48 @@ class SharedMerges:
         R, width = enc.R, max(k[2] for k, _ in jobs)
         codes = [p.new[p.pair_u].astype(np.int64) * R + p.pair_p for _, p in jobs]
         allc = np.unique(np.concatenate(codes))
+        # every pair (u, p) next to (p, u), whose merges share their lookups (merge_rows), in
+        # chunks of at most CHUNK_ELEMENTS merged cells: memory does not grow with runs²
+        u, p = allc // R, allc % R
+        order = np.lexsort((u, np.maximum(u, p), np.minimum(u, p)))
+        seq = allc[order]
+        at = np.empty(len(allc), dtype=np.int64)
+        at[order] = np.arange(len(allc))
+        where = [at[np.searchsorted(allc, code)] for code in codes]  # each pair's place in seq
+        step = max(2, CHUNK_ELEMENTS // (max(enc.T, 1) * width))
         parts = {k: [] for k, _ in jobs}
-        # chunks of whole r_u's (every problem's pairs are in r_u order, so are its rows), each
-        # with at most CHUNK_ELEMENTS merged cells: memory does not grow with runs²
-        u_of = allc // R
-        ends = np.flatnonzero(np.r_[u_of[1:] != u_of[:-1], True]) + 1
-        cost = ends * (max(enc.T, 1) * width)  # merged cells up to each r_u's end, at most
-        lo = 0
-        while lo < len(allc):
-            nxt = np.searchsorted(ends, lo, side="right")
-            k = np.searchsorted(cost, lo * max(enc.T, 1) * width + CHUNK_ELEMENTS, side="right")
-            hi = ends[max(k - 1, nxt)]
-            chunk = allc[lo:hi]
+        for lo in range(0, len(seq), step):
+            chunk = seq[lo : lo + step]
             pair, t, M = merge_rows(
                 enc, chunk // R, chunk % R, weight=self.weight, tie=self.tie, depth=width
             )
             first = np.searchsorted(pair, np.arange(len(chunk) + 1))
-            for (key, p), code in zip(jobs, codes, strict=True):
-                sel = np.flatnonzero((code >= chunk[0]) & (code <= chunk[-1]))
+            for (key, p), pos in zip(jobs, where, strict=True):
+                sel = np.flatnonzero((pos >= lo) & (pos < lo + len(chunk)))
                 if not len(sel):
                     continue
-                gi = np.searchsorted(chunk, code[sel])
+                gi = pos[sel] - lo
                 lens = first[gi + 1] - first[gi]
                 rows = np.repeat(first[gi] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
                 qp, qt = np.repeat(sel, lens), t[rows]
                 var = p.new_var[p.pair_u][qp]
                 if p.topics != "answered":
                     keep = p.present[var, qt]
-                    rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
-                docs = M[rows, : key[2]]
+                    if not keep.all():
+                        rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
+                if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
+                    docs = M[rows[0] : rows[-1] + 1, : key[2]]  # every row of the chunk: a view
+                else:
+                    docs = M[rows, : key[2]]
                 parts[key].append((qp, qt, p.score_docs(docs, var, qt, list(key[1]))))
-            lo = hi
         for key, _ in jobs:
             got = parts[key] or [
                 (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(key[1]))))
             ]
+            qp = np.concatenate([g[0] for g in got])
+            o = np.argsort(qp, kind="stable")  # rows in (pair, topic) order
             self._done[key] = (
-                np.concatenate([g[0] for g in got]),
-                np.concatenate([g[1] for g in got]),
-                np.concatenate([g[2] for g in got]),
+                qp[o],
+                np.concatenate([g[1] for g in got])[o],
+                np.concatenate([g[2] for g in got])[o],
             )

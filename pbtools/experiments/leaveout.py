@@ -183,6 +183,8 @@ def experiment_tables(
     estimators = [e for e in estimators if e != "true"]
     R, Q, O = load(collection_or_frames, protocol=protocol)
     require_columns(O, ("name", "org"), "orgs")
+    # run → organisation of every run orgs lists (a name listed twice: its last row)
+    org_of = dict(zip(O["name"].astype(str), O["org"].astype(str), strict=True))
     pool_names, d = _pool_info(R, Q, pooled, depth, str(opts["pool_policy"]))
     name = encode(R["name"])
     in_pool = name.cat.categories.isin(pd.Index(pool_names, dtype="str"))
@@ -206,7 +208,7 @@ def experiment_tables(
     built = []
     for cfg in configs:  # a handful of configurations
         lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
-        blocks = [(bms, _build(base, O, block, lo, cache)) for bms, block in blocks_of[runs]]
+        blocks = [(bms, _build(base, org_of, b, lo, cache)) for bms, b in blocks_of[runs]]
         if cache is not None:
             for bms, (problem, _ctx) in blocks:
                 cache.request(problem, Lipani.supported(bms))
@@ -303,18 +305,15 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
     return blocks
 
 
-def _build(base: _Base, O, block, leave_out, cache):
+def _build(base: _Base, org_of: dict, block, leave_out, cache):
     """One run set S (``block``): the units' reduced qrels as a :class:`Problem` and what
-    :func:`_finish` needs besides (the run → unit map, the units)."""
+    :func:`_finish` needs besides (the run → unit map, the units). ``org_of``: the
+    organisation of every run the orgs frame lists."""
     enc = base.enc
     names = np.asarray(enc.names)
     bnames = names[block]
-    orgs = O.astype({"name": str, "org": str})
-    org_of = dict(zip(orgs["name"], orgs["org"], strict=False))
-    listed = orgs[orgs["name"].isin(set(bnames))]
-    unit_of = dict(
-        zip(listed["name"], listed["org"] if leave_out == "org" else listed["name"], strict=True)
-    )
+    # the evaluated runs: those of S that orgs lists, each with its unit
+    unit_of = {n: (org_of[n] if leave_out == "org" else n) for n in bnames if n in org_of}
     evaluated = sorted(unit_of)
     # units of every run of S (runs orgs does not list are their own organisation)
     unit_all = [org_of.get(n, n) if leave_out == "org" else n for n in bnames]
@@ -372,9 +371,14 @@ def _finish(base: _Base, ms, built, estimators):
     values = problem.score_docs(docs, tvar[item], t, ms)
     own = topic_mask(answered, judged, problem.topics)[item, t]
     true_means = problem.rounded(problem.topic_means(item[own], t[own], values[own], len(u_slots)))
-    true = problem.frame(true_means, ms, "true")[["name", "measure", "value"]]
-    res = res.merge(true.rename(columns={"value": "true"}), on=["name", "measure"], how="left")
-    res["left_out"] = res["name"].map(unit_of)
+    # each result row's truth and unit, by its (run, measure) (a left join on names, in arrays)
+    run_i = pd.Index(names[u_slots], dtype="str").get_indexer(res["name"].astype(str))
+    m_i = pd.Index([str(m) for m in ms], dtype="str").get_indexer(res["measure"].astype(str))
+    ok = (run_i >= 0) & (m_i >= 0)
+    true = np.where(ok, true_means[run_i, m_i], np.nan)
+    units = np.array([unit_of.get(n, np.nan) for n in names[u_slots]], dtype=object)
+    res.insert(len(res.columns), "true", true)
+    res["left_out"] = np.where(run_i >= 0, units[run_i], np.nan)
     res = res.rename(columns={"value": "estimate"})
     rows = judged[item, t]
     truth_frame = pd.DataFrame(
@@ -389,8 +393,11 @@ def _finish(base: _Base, ms, built, estimators):
         if c not in res.columns:
             res[c] = np.nan
     res = res[[c for c in SCORE_COLUMNS if c != "runs"]]
-    order = {str(m): i for i, m in enumerate(ms)}
-    res = res.assign(_m=res["measure"].map(order))
-    res = res.sort_values(["_m", "estimator", "name"], kind="stable").drop(columns="_m")
+    # rows by measure (in ``ms`` order), estimator, name; stable
+    keys = [
+        np.unique(res[c].astype(str).to_numpy(), return_inverse=True)[1].ravel()
+        for c in ("name", "estimator")
+    ]
+    order = np.lexsort((*keys, np.where(m_i >= 0, m_i, len(ms))))
     problem.forget()  # its cached per-topic scores: freed before the next block runs
-    return res.reset_index(drop=True), truth_frame
+    return res.iloc[order].reset_index(drop=True), truth_frame

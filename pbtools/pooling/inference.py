@@ -66,6 +66,7 @@ from pbtools.frames import (
     encode,
     group_starts,
     mapped_codes,
+    positions_in,
     ranked,
     require_columns,
     used_codes,
@@ -194,13 +195,18 @@ def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
         runs = runs.loc[on_topic]
     rqc, qcats_used = used_codes(runs["qid"])
     rdc, dcats_used = used_codes(runs["docno"])
-    nd = np.int64(max(len(dcats_used), 1))
     qq, qd = mapped_codes(qrels["qid"], qcats_used), mapped_codes(qrels["docno"], dcats_used)
     ok = (qq >= 0) & (qd >= 0)
-    qkey = np.unique(qq[ok] * nd + qd[ok])
-    rkey = rqc * nd + rdc
-    loc = np.minimum(np.searchsorted(qkey, rkey), max(len(qkey) - 1, 0))
-    unj = ~(qkey[loc] == rkey) if len(qkey) else np.ones(len(rkey), dtype=bool)
+    # (topic, document) pairs of the qrels over the documents judged on some topic: a row whose
+    # document is judged nowhere is unjudged; the others are looked up in a small key space
+    judged_docs, qj = np.unique(qd[ok], return_inverse=True)
+    nj = max(len(judged_docs), 1)
+    j_of = np.full(max(len(dcats_used), 1), -1, dtype=np.int64)
+    j_of[judged_docs] = np.arange(len(judged_docs))
+    rj = j_of[rdc]
+    qkey = np.unique(qq[ok] * nj + qj.ravel())
+    found = positions_in(qkey, rqc * nj + np.maximum(rj, 0), len(qcats_used) * nj) >= 0
+    unj = ~found | (rj < 0)
     start = group_starts(encode(runs["name"]).cat.codes.to_numpy(), rqc)
     gid = np.cumsum(start) - 1
     ng = int(gid[-1]) + 1 if len(gid) else 0

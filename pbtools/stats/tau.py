@@ -165,8 +165,12 @@ def _tau_frame(
         s = df.set_index("name")
         return pd.DataFrame({"tau": [kendall_tau(s[x], s[y], variant)]})
     rows = []
-    for key, grp in df.groupby(by, sort=False, observed=True):
-        s = grp.set_index("name")
+    for key, grp in df.groupby(by, sort=False, observed=True):  # a handful of groups
+        if grp["name"].duplicated().any():  # refused by the aligned form, naming the runs
+            s = grp.set_index("name")
+            tau = kendall_tau(s[x], s[y], variant)
+        else:  # x and y of the same rows: already aligned
+            tau = kendall_tau(grp[x].to_numpy(np.float64), grp[y].to_numpy(np.float64), variant)
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), "tau": kendall_tau(s[x], s[y], variant)})
+        rows.append({**dict(zip(by, key, strict=True)), "tau": tau})
     return pd.DataFrame(rows)
