@@ -48,6 +48,7 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     id_dtype,
     mapped_codes,
     positions_in,
+    sorted_union,
     unify,
     used_codes,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "encode_ids",
     "id_dtype",
     "mapped_codes",
+    "sorted_union",
     "unify",
     "used_codes",
     "require_columns",

@@ -10,7 +10,7 @@ Parquet keeps it. :mod:`pbtools.frames` re-exports every name here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -22,6 +22,7 @@ __all__ = [
     "id_dtype",
     "encode",
     "categorical_from_arrow",
+    "sorted_union",
     "encode_ids",
     "unify",
     "codes_into",
@@ -128,21 +129,14 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
 
 
 def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
-    """:func:`categorical_from_arrow` of dictionary-encoded chunks: one hash pass over their
-    dictionaries, then each chunk's indices mapped into the sorted union."""
-    dicts = [a.dictionary for a in arrays]
-    dic, idx = _union(dicts)
-    order = np.asarray(pc.array_sort_indices(dic))
-    remap = np.empty(len(dic), dtype=np.int32)
-    remap[order] = np.arange(len(dic), dtype=np.int32)
-    code_of = remap[idx]  # the sorted code of every chunk's dictionary entry, chunk after chunk
-    bounds = np.cumsum([0] + [len(d) for d in dicts])
+    """:func:`categorical_from_arrow` of dictionary-encoded chunks: their dictionaries merged
+    (:func:`sorted_union`), then each chunk's indices mapped into the sorted union."""
+    dtype, lookups = sorted_union([a.dictionary for a in arrays])
     starts = np.cumsum([0] + [len(a) for a in arrays])
     codes = np.empty(starts[-1], dtype=np.int32)
 
     def chunk(i: int) -> None:
-        lookup = code_of[bounds[i] : bounds[i + 1]]
-        np.take(lookup, np.asarray(arrays[i].indices), out=codes[starts[i] : starts[i + 1]])
+        np.take(lookups[i], np.asarray(arrays[i].indices), out=codes[starts[i] : starts[i + 1]])
 
     workers = min(os.cpu_count() or 1, len(arrays))
     if workers > 1 and starts[-1] >= (1 << 20):
@@ -151,19 +145,37 @@ def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
     else:
         for i in range(len(arrays)):
             chunk(i)
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
+def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
+    """The sorted union of several Arrow string dictionaries (distinct strings each) and, for
+    each dictionary, the code of every one of its entries in that union (int32).
+
+    One hash pass over the dictionaries (one Arrow memo table shared by every chunk, no
+    concatenated copy), one sort of the union; what the readers use to merge the id
+    dictionaries of many files without hashing their rows again.
+
+    Examples
+    --------
+    >>> dtype, lookups = sorted_union([pa.array(["b", "a"]), pa.array(["c", "b"])])
+    >>> dtype.categories.tolist(), [lk.tolist() for lk in lookups]
+    (['a', 'b', 'c'], [[1, 0], [2, 1]])
+    """
+    dictionaries = list(dictionaries)
+    enc = pc.dictionary_encode(pa.chunked_array(dictionaries, type=pa.string()))
+    if enc.num_chunks:
+        dic = enc.chunk(0).dictionary
+    else:
+        dic = pa.array([], type=pa.string())
+    order = np.asarray(pc.array_sort_indices(dic))
+    remap = np.empty(len(dic), dtype=np.int32)
+    remap[order] = np.arange(len(dic), dtype=np.int32)
+    lookups = [remap[np.asarray(c.indices)] for c in enc.chunks]
+    if len(lookups) != len(dictionaries):  # pragma: no cover  (Arrow keeps empty chunks)
+        raise AssertionError("dictionary chunks lost")
     cats = pd.Index(pd.array(dic.take(pa.array(order)), dtype="str"))
-    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats), validate=False)
-
-
-def _encode_strings(arrays: list[pa.Array]) -> pa.DictionaryArray:
-    return pc.dictionary_encode(pa.chunked_array(arrays, type=pa.string()).combine_chunks())
-
-
-def _union(dicts: list[pa.Array]) -> tuple[pa.Array, np.ndarray]:
-    """The distinct strings of several dictionaries (unsorted) and, for every entry of every
-    dictionary in turn, its position there (one hash pass over their concatenation)."""
-    enc = _encode_strings(dicts)
-    return enc.dictionary, np.asarray(enc.indices)
+    return pd.CategoricalDtype(cats), lookups
 
 
 def encode_ids(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
