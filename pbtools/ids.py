@@ -152,8 +152,7 @@ def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype,
     """The sorted union of several Arrow string dictionaries (distinct strings each) and, for
     each dictionary, the code of every one of its entries in that union (int32).
 
-    One hash pass over the dictionaries (one Arrow memo table shared by every chunk, no
-    concatenated copy), one sort of the union; what the readers use to merge the id
+    One hash pass over the dictionaries, one sort of the union; what the readers use to merge the id
     dictionaries of many files without hashing their rows again.
 
     Examples
@@ -162,19 +161,22 @@ def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype,
     >>> dtype.categories.tolist(), [lk.tolist() for lk in lookups]
     (['a', 'b', 'c'], [[1, 0], [2, 1]])
     """
-    dictionaries = list(dictionaries)
-    enc = pc.dictionary_encode(pa.chunked_array(dictionaries, type=pa.string()))
-    if enc.num_chunks:
-        dic = enc.chunk(0).dictionary
-    else:
-        dic = pa.array([], type=pa.string())
+    dic, idx = _union(list(dictionaries))
     order = np.asarray(pc.array_sort_indices(dic))
     remap = np.empty(len(dic), dtype=np.int32)
     remap[order] = np.arange(len(dic), dtype=np.int32)
-    lookups = [remap[np.asarray(c.indices)] for c in enc.chunks]
-    if len(lookups) != len(dictionaries):  # pragma: no cover  (Arrow keeps empty chunks)
-        raise AssertionError("dictionary chunks lost")
-    return sorted_dtype(dic, order), lookups
+    return sorted_dtype(dic, order), [remap[i] for i in idx]
+
+
+def _union(dictionaries: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
+    """The distinct strings of ``dictionaries`` (first-seen order) and each one's positions
+    there."""
+    # one array, not chunks: Arrow gives every chunk of a chunked input its own copy of the
+    # dictionary seen so far (quadratic in the number of files)
+    enc = pc.dictionary_encode(pa.chunked_array(dictionaries, type=pa.string()).combine_chunks())
+    bounds = np.cumsum([0] + [len(d) for d in dictionaries])
+    idx = np.asarray(enc.indices)
+    return enc.dictionary, [idx[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def sorted_dtype(dictionary: pa.Array, order: np.ndarray) -> pd.CategoricalDtype:

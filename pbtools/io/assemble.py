@@ -230,18 +230,30 @@ def dedup(key, score, rep, first, part_idx, line, parts, qids, docnos, repairs) 
             "dropped (equal score, later occurrence)",
         ),
     )
+    doc_r, q_r = _reprs(dcats, dc[dropped]), _reprs(qcats, q[dropped])
+    kept_part = part_idx[kept_by]
     for pi in np.unique(part_idx[dropped]):
-        sel = part_idx[dropped] == pi
-        d, k = dropped[sel], kept_by[sel]
+        sel = np.flatnonzero(part_idx[dropped] == pi)
+        where = ["" if kp == pi else parts[kp].path + ":" for kp in kept_part[sel].tolist()]
         problems = [
-            f"duplicate document {doc!r} for topic {qq!r} (also at "
-            f"{'' if part_idx[kk] == pi else parts[part_idx[kk]].path + ':'}line {line[kk]})"
-            for qq, doc, kk in zip(
-                qcats.take(q[d]).tolist(), dcats.take(dc[d]).tolist(), k, strict=True
+            f"duplicate document {doc} for topic {qq} (also at {w}line {ln})"
+            for doc, qq, w, ln in zip(
+                doc_r[sel].tolist(),
+                q_r[sel].tolist(),
+                where,
+                line[kept_by[sel]].tolist(),
+                strict=True,
             )
         ]
-        repairs.add(parts[pi].path, line[d], problems, action[sel].tolist())
+        repairs.add(parts[pi].path, line[dropped[sel]], problems, action[sel].tolist())
     return np.flatnonzero(~drop_mask)
+
+
+def _reprs(cats: pd.Index, codes: np.ndarray) -> np.ndarray:
+    """``repr`` of the id of every code (each distinct id formatted once)."""
+    u, inv = np.unique(codes, return_inverse=True)
+    text = np.array([repr(x) for x in cats.take(u).tolist()], dtype=object)
+    return text[inv.ravel()]
 
 
 def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:
