@@ -224,8 +224,10 @@ def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     """1-based position of each row inside its group, given the group-start mask (vectorised)."""
     n = len(start)
     idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
-    first = np.maximum.accumulate(np.where(start, idx, 0))
-    idx -= first - 1
+    first = np.where(start, idx, 0)
+    np.maximum.accumulate(first, out=first)  # in place: two arrays of the rows' length, not four
+    idx -= first
+    idx += 1
     return idx.astype(RANK_DTYPE, copy=False)
 
 

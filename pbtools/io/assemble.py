@@ -27,6 +27,7 @@ from pbtools.frames import (
     sorted_union,
     trec_sort_order,
 )
+from pbtools.io.files import release_memory
 from pbtools.io.parse import RunPart, duplicates, parse_many, parse_run_file_safe
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 
@@ -44,13 +45,13 @@ def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None
     # the files' bytes and temporaries are garbage now; what the allocators kept of them goes
     # back before the frame is built (with the system allocator, as the command line uses:
     # TREC-2's peak RSS 306 → 268 MB)
-    pa.default_memory_pool().release_unused()
+    release_memory()
     df, files = assemble_runs(parts, lenient=lenient, float32=float32, repairs=repairs)
     # the file bytes and per-file tables are garbage now: hand their pages back to the system,
     # or the allocator keeps ~2× the frame's size resident through the scoring that follows
     # (127-run track: peak RSS of `pbtools evaluate` 624 → 494 MB; benchmarks/evaluate_speed.py)
     del parts
-    pa.default_memory_pool().release_unused()
+    release_memory()
     rep = sort_repairs(repairs.frame(), paths)
     if lenient:
         df.attrs["repairs"] = rep
@@ -97,6 +98,7 @@ def assemble_runs(
     sorted_slow = sort_slow_rows(
         parts, slow, names, (q_of, qid_dtype), (d_of, doc_dtype), float32, lenient, repairs
     )
+    release_memory()  # its temporaries, before the columns are made
     # the runs in name order, each one fast file (its rows in its own trec order) or the
     # sorted rows of its slow files, written straight into the columns of the frame
     fast = np.flatnonzero(~slow)
