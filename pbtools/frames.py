@@ -48,7 +48,6 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     id_dtype,
     mapped_codes,
     positions_in,
-    sorted_union,
     unify,
     used_codes,
 )
@@ -71,7 +70,6 @@ __all__ = [
     "encode_ids",
     "id_dtype",
     "mapped_codes",
-    "sorted_union",
     "unify",
     "used_codes",
     "require_columns",
@@ -224,10 +222,8 @@ def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     """1-based position of each row inside its group, given the group-start mask (vectorised)."""
     n = len(start)
     idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
-    first = np.where(start, idx, 0)
-    np.maximum.accumulate(first, out=first)  # in place: two arrays of the rows' length, not four
-    idx -= first
-    idx += 1
+    first = np.maximum.accumulate(np.where(start, idx, 0))
+    idx -= first - 1
     return idx.astype(RANK_DTYPE, copy=False)
 
 

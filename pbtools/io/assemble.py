@@ -24,9 +24,9 @@ from pbtools.frames import (
     encode,
     group_starts,
     ranks_from_starts,
-    sorted_union,
     trec_sort_order,
 )
+from pbtools.ids import sorted_union
 from pbtools.io.files import release_memory
 from pbtools.io.parse import RunPart, duplicates, parse_many, parse_run_file_safe
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs

@@ -152,7 +152,6 @@ class _Setup:
         if perm is not None:
             label = label[perm]
         start = group_starts(gid)
-        del gid  # the widest array here; gone before the ranks are made
         rank = ranks_from_starts(start)
         g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
         # group table and its qrels topic; groups without qrels topic are not evaluated
@@ -178,18 +177,10 @@ class _Setup:
         self.run_table = pd.DataFrame(
             {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
         ).drop_duplicates()
-        self.groups = {
-            "keys": [k[ok] for k in gkeys],
-            "name": gname[ok],
-            "qid": gqid[ok],
-            "topic": pos[ok],
-        }
-        if ok.all():  # every group has its qrels topic (the usual case): no row is left out
-            self.rows = (g, rank, label)
-        else:
-            new_index = (np.cumsum(ok) - 1).astype(g.dtype)
-            keep_rows = ok[g] if len(g) else np.zeros(0, bool)
-            self.rows = (new_index[g[keep_rows]], rank[keep_rows], label[keep_rows])
+        self.groups = dict(keys=[k[ok] for k in gkeys], name=gname[ok], qid=gqid[ok], topic=pos[ok])
+        keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)  # (no row when no group)
+        kept = (g, rank, label) if ok.all() else (new_index[g[keep]], rank[keep], label[keep])
+        self.rows = kept  # every row when every group has its qrels topic: no copies
 
     @staticmethod
     def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
