@@ -14,7 +14,8 @@ P@15, P@20, P@30, P@100, P@200, P@500, P@1000 (``P``), AP (``map``), nDCG (``ndc
   ``RelevanceEvaluator`` and ``evaluate`` per run, each run's means written to standard output.
   Both write to ``/dev/null``. Wall time is the median of ``--repeat`` alternating runs after one
   warm-up of each. Target: pbtools / pytrec_eval ≤ 0.5.
-* **peak memory**: the child's peak resident set (``ru_maxrss`` from ``os.wait4``) against the
+* **peak memory**: the child's peak resident set (``ru_maxrss`` from ``os.wait4``, measured by a
+  small spawning process so that this script's own memory is not counted) against the
   *Arrow in-memory size of the runs*, defined as ``Table.nbytes`` of the parse-floor table
   (``benchmarks/parse_floor.py``: every run line's six fields, ids and rank as Arrow strings,
   score as float64, one table, no dictionary encoding). Target: ≤ 3×.
@@ -176,18 +177,32 @@ def track_files(track: Path) -> tuple[Path, Path]:
     return next(p for p in sorted((track / "QRels").iterdir()) if p.is_file()), track / "Runs"
 
 
+#: the measuring parent of every timed command: a small process of its own, because a child's
+#: ``ru_maxrss`` counts what it shared with its parent before ``exec`` (this script holds
+#: pandas and the parse-floor table: ~350 MiB, which every command then "reached")
+_SPAWN = """
+import os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(p.pid, 0)
+wall = time.perf_counter() - t0
+sys.stdout.flush()
+print(f"\\n@@measure {os.waitstatus_to_exitcode(status)} {wall!r} {usage.ru_maxrss}")
+"""
+
+
 def child(cmd: list[str]) -> tuple[float, float, str]:
-    """Run ``cmd``; (wall seconds, its peak RSS in MiB, its standard output)."""
+    """Run ``cmd`` from a small spawning process; (wall seconds, its peak RSS in MiB, its
+    standard output)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    out = p.stdout.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])} … failed with exit status {p.returncode}")
-    return wall, usage.ru_maxrss / 1024, out.decode()
+    out = subprocess.run(
+        [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True
+    ).stdout.decode()
+    out, _, measure = out.rpartition("\n@@measure ")
+    code, wall, rss = measure.split()
+    if int(code) != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} … failed with exit status {code}")
+    return float(wall), int(rss) / 1024, out
 
 
 def whole_process(shape: str, track: Path, repeat: int) -> dict:

@@ -26,6 +26,8 @@ from pbtools.frames import (
     ranks_from_starts,
     trec_sort_order,
 )
+from pbtools.ids import sorted_union
+from pbtools.io.files import release_memory
 from pbtools.io.parse import RunPart, duplicates, parse_many, parse_run_file_safe
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 
@@ -40,12 +42,16 @@ def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None
             repairs.extend(p)  # an empty file, skipped under lenient
         else:
             parts.append(p)
+    # the files' bytes and temporaries are garbage now; what the allocators kept of them goes
+    # back before the frame is built (with the system allocator, as the command line uses:
+    # TREC-2's peak RSS 306 → 268 MB)
+    release_memory()
     df, files = assemble_runs(parts, lenient=lenient, float32=float32, repairs=repairs)
     # the file bytes and per-file tables are garbage now: hand their pages back to the system,
     # or the allocator keeps ~2× the frame's size resident through the scoring that follows
     # (127-run track: peak RSS of `pbtools evaluate` 624 → 494 MB; benchmarks/evaluate_speed.py)
     del parts
-    pa.default_memory_pool().release_unused()
+    release_memory()
     rep = sort_repairs(repairs.frame(), paths)
     if lenient:
         df.attrs["repairs"] = rep
@@ -83,70 +89,76 @@ def assemble_runs(
     )
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
     names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
-    qid = categorical_from_arrow([p.qid for p in parts])
-    docno = categorical_from_arrow([p.docno for p in parts])
-    score = np.concatenate([p.score for p in parts]) if parts else np.zeros(0)
-    ranked = score  # the values trec order sorts: float32-rounded after the duplicate rule
-    if float32:
-        with np.errstate(over="ignore"):  # overflows were reported by to_scores
-            ranked = score.astype(np.float32).astype(SCORE_DTYPE)
-    q, d = qid.codes, docno.codes
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    n_names = len(names.categories)
+    # the files' id dictionaries merged (one hash pass over the dictionaries, not the rows);
+    # q_of[i] / d_of[i]: the merged code of each entry of file i's own dictionary
+    qid_dtype, q_of = sorted_union([p.qid.dictionary for p in parts])
+    doc_dtype, d_of = sorted_union([p.docno.dictionary for p in parts])
     slow = slow_parts(parts, names.codes)
+    sorted_slow = sort_slow_rows(
+        parts, slow, names, (q_of, qid_dtype), (d_of, doc_dtype), float32, lenient, repairs
+    )
+    release_memory()  # its temporaries, before the columns are made
+    # the runs in name order, each one fast file (its rows in its own trec order) or the
+    # sorted rows of its slow files, written straight into the columns of the frame
+    fast = np.flatnonzero(~slow)
+    run_size = np.zeros(n_names, dtype=np.int64)
+    run_size[names.codes[fast]] = sizes[fast]
+    if sorted_slow is not None:
+        run_size += np.bincount(sorted_slow[0], minlength=n_names)
+    start = np.concatenate([[0], np.cumsum(run_size)])
+    n = int(start[-1])
+    q = np.empty(n, dtype=np.int32)
+    d = np.empty(n, dtype=np.int32)
+    score = np.empty(n, dtype=SCORE_DTYPE)
+    rank = np.empty(n, dtype=RANK_DTYPE)
 
-    def one_file(i: int) -> tuple[np.ndarray | None, np.ndarray]:
-        a, b = bounds[i], bounds[i + 1]
-        o = file_order(q[a:b], ranked[a:b], d[a:b])
-        return o, ranks_from_starts(group_starts(q[a:b] if o is None else q[a:b][o]))
-
-    fast = [i for i in range(len(parts)) if not slow[i]]
-    done = dict(zip(fast, parse_many(fast, one_file), strict=True))  # in the thread pool
-    slow_rows = slow_rank = None
-    if slow.any():
-        part_idx = np.repeat(np.arange(len(parts)), sizes)
-        slow_rows = sort_slow_rows(
-            parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs
-        )
-        slow_names = names.codes[part_idx[slow_rows]]
-        slow_rank = ranks_from_starts(group_starts(slow_names, q[slow_rows]))
-        name_bounds = np.searchsorted(slow_names, np.arange(len(names.categories) + 1))
-    # the runs in name order: each one file (its rows as read or in its order) or the sorted
-    # rows of its slow files
-    take, rank, run_code, run_size = [], [], [], []
-    in_name_order = np.argsort(names.codes, kind="stable")
-    for i in in_name_order:
-        c = int(names.codes[i])
-        if not slow[i]:
-            o, r = done[i]
-            take.append(np.arange(bounds[i], bounds[i + 1]) if o is None else bounds[i] + o)
-        elif c in run_code:
-            continue
+    def fill(i: int) -> None:
+        a = start[names.codes[i]]
+        b = a + sizes[i]
+        qo, do = q[a:b], d[a:b]
+        np.take(q_of[i], np.asarray(parts[i].qid.indices), out=qo)
+        np.take(d_of[i], np.asarray(parts[i].docno.indices), out=do)
+        ranked = ranked_scores(parts[i].score, float32)
+        o = file_order(qo, ranked, do)
+        if o is None:
+            score[a:b] = ranked
         else:
-            a, b = name_bounds[c], name_bounds[c + 1]
-            take.append(slow_rows[a:b])
-            r = slow_rank[a:b]
-        rank.append(r)
-        run_code.append(c)
-        run_size.append(len(r))
-    as_read = np.array_equal(in_name_order, np.arange(len(parts)))
-    if slow_rows is None and as_read and all(done[i][0] is None for i in fast):
-        take = None  # every file in trec order, the files in name order: nothing moves
-    else:
-        take = np.concatenate(take) if take else np.zeros(0, dtype=np.int64)
-        q, d, ranked = q[take], d[take], ranked[take]
-    name_codes = np.repeat(np.asarray(run_code, dtype=names.codes.dtype), run_size)
+            qo[:] = qo[o]
+            do[:] = do[o]
+            np.take(ranked, o, out=score[a:b])
+        rank[a:b] = ranks_from_starts(group_starts(qo))
+
+    parse_many(list(fast), fill)  # in the thread pool
+    if sorted_slow is not None:
+        s_name, s_q, s_d, s_score = sorted_slow
+        first = np.searchsorted(s_name, s_name)  # each row's position inside its run
+        pos = start[s_name] + (np.arange(len(s_name)) - first)
+        q[pos], d[pos], score[pos] = s_q, s_d, s_score
+        rank[pos] = ranks_from_starts(group_starts(s_name, s_q))
+    name_codes = np.repeat(np.arange(n_names, dtype=names.codes.dtype), run_size)
     df = pd.DataFrame(
         {
             "name": pd.Categorical.from_codes(
                 name_codes, dtype=pd.CategoricalDtype(names.categories), validate=False
             ),
-            "qid": pd.Categorical.from_codes(q, dtype=qid.dtype, validate=False),
-            "docno": pd.Categorical.from_codes(d, dtype=docno.dtype, validate=False),
-            "score": ranked,
-            "rank": np.concatenate(rank) if rank else np.zeros(0, dtype=RANK_DTYPE),
-        }
+            "qid": pd.Categorical.from_codes(q, dtype=qid_dtype, validate=False),
+            "docno": pd.Categorical.from_codes(d, dtype=doc_dtype, validate=False),
+            "score": score,
+            "rank": rank,
+        },
+        copy=False,  # the columns were made for this frame
     )
     return df, files
+
+
+def ranked_scores(score: np.ndarray, float32: bool) -> np.ndarray:
+    """The values trec order sorts: the file's doubles, or (``float32``) their nearest 32-bit
+    floats as float64 (after the duplicate rule, which compares the doubles)."""
+    if not float32:
+        return score
+    with np.errstate(over="ignore"):  # overflows were reported by to_scores
+        return score.astype(np.float32).astype(SCORE_DTYPE)
 
 
 def slow_parts(parts, name_of_part) -> np.ndarray:
@@ -157,43 +169,46 @@ def slow_parts(parts, name_of_part) -> np.ndarray:
     return shared | ~np.array([p.unique for p in parts], dtype=bool)
 
 
-def sort_slow_rows(parts, slow, part_idx, names, qid, docno, score, ranked, lenient, repairs):
-    """The rows of the slow files (:func:`slow_parts`): the duplicate rule (strict: refused at
-    the first repeat; lenient: :func:`dedup`), then trec order. Returns their row positions in
-    trec order."""
-    rows = np.flatnonzero(slow[part_idx])
-    name_codes = names.codes[part_idx]
-    key = composite_key(
-        [name_codes[rows], qid.codes[rows], docno.codes[rows]],
-        [len(names.categories), len(qid.categories), len(docno.categories)],
-    )
+def sort_slow_rows(parts, slow, names, qids, docnos, float32, lenient, repairs):
+    """The rows of the slow files (:func:`slow_parts`) alone: the duplicate rule (strict:
+    refused at the first repeat; lenient: :func:`dedup`), then trec order. Returns their
+    ``(name, qid, docno, ranked score)`` codes and values in trec order, or None when no file
+    is slow. ``qids``, ``docnos``: ``(per-file lookups, dtype)`` of :func:`sorted_union`."""
+    idx = np.flatnonzero(slow)
+    if len(idx) == 0:
+        return None
+    (q_of, qid_dtype), (d_of, doc_dtype) = qids, docnos
+    qcats, dcats = qid_dtype.categories, doc_dtype.categories
+    part = np.repeat(idx, [len(parts[i].score) for i in idx])
+    name = names.codes[part]
+    q = np.concatenate([q_of[i][np.asarray(parts[i].qid.indices)] for i in idx])
+    d = np.concatenate([d_of[i][np.asarray(parts[i].docno.indices)] for i in idx])
+    score = np.concatenate([parts[i].score for i in idx])
+    key = composite_key([name, q, d], [len(names.categories), len(qcats), len(dcats)])
     rep, first = duplicates(key)
     if len(rep):
-        line = np.concatenate([p.line_numbers() for p in parts])
-        rep, first = rows[rep], rows[first]
+        line = np.concatenate([parts[i].line_numbers() for i in idx])
         if not lenient:
             i, j = int(rep[0]), int(first[0])
-            same = part_idx[i] == part_idx[j]
-            where = f"line {line[j]}" if same else f"{parts[part_idx[j]].path}:{line[j]}"
+            same = part[i] == part[j]
+            where = f"line {line[j]}" if same else f"{parts[part[j]].path}:{line[j]}"
             raise RepairableError(
-                f"duplicate document {docno[i]!r} for topic {qid[i]!r} in run "
-                f"{names.categories[name_codes[i]]!r} (first at {where})",
-                parts[part_idx[i]].path,
+                f"duplicate document {dcats[d[i]]!r} for topic {qcats[q[i]]!r} in run "
+                f"{names.categories[name[i]]!r} (first at {where})",
+                parts[part[i]].path,
                 int(line[i]),
             )
-        full = np.zeros(len(part_idx), dtype=np.int64)
-        full[rows] = key
-        kept = dedup(full, score, rep, first, part_idx, line, parts, qid, docno, repairs)
-        keep = np.zeros(len(part_idx), dtype=bool)
-        keep[kept] = True
-        rows = rows[keep[rows]]
-    o = trec_sort_order([name_codes[rows], qid.codes[rows]], ranked[rows], docno.codes[rows])
-    return rows[o]
+        kept = dedup(key, score, rep, first, part, line, parts, (q, qcats), (d, dcats), repairs)
+        name, q, d, score = name[kept], q[kept], d[kept], score[kept]
+    ranked = ranked_scores(score, float32)
+    o = trec_sort_order([name, q], ranked, d)
+    return name[o], q[o], d[o], ranked[o]
 
 
-def dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs) -> np.ndarray:
+def dedup(key, score, rep, first, part_idx, line, parts, qids, docnos, repairs) -> np.ndarray:
     """Lenient duplicate rule: per key keep the highest score, the first in file order on equal
-    scores; record one repair per dropped row. Returns the kept row positions (sorted)."""
+    scores; record one repair per dropped row. Returns the kept row positions (sorted).
+    ``qids``, ``docnos``: ``(codes of the rows, categories)``."""
     involved = np.unique(np.concatenate([rep, first]))
     o = involved[np.lexsort((involved, -score[involved], key[involved]))]
     ko = key[o]
@@ -205,25 +220,42 @@ def dedup(key, score, rep, first, part_idx, line, parts, qid, docno, repairs) ->
     drop_mask[dropped] = True
     srt = np.argsort(dropped, kind="stable")
     dropped, kept_by = dropped[srt], kept_by[srt]
+    (q, qcats), (dc, dcats) = qids, docnos
+    ds, ks = score[dropped], score[kept_by]
+    lower = (ds < ks) | (np.isnan(ds) & ~np.isnan(ks))
+    action = np.where(
+        lower,
+        "dropped (lower score)",
+        np.where(
+            np.isnan(ds),
+            "dropped (NaN score, later occurrence)",
+            "dropped (equal score, later occurrence)",
+        ),
+    )
+    doc_r, q_r = _reprs(dcats, dc[dropped]), _reprs(qcats, q[dropped])
+    kept_part = part_idx[kept_by]
     for pi in np.unique(part_idx[dropped]):
-        sel = part_idx[dropped] == pi
-        d, k = dropped[sel], kept_by[sel]
+        sel = np.flatnonzero(part_idx[dropped] == pi)
+        where = ["" if kp == pi else parts[kp].path + ":" for kp in kept_part[sel].tolist()]
         problems = [
-            f"duplicate document {doc!r} for topic {q!r} (also at "
-            f"{'' if part_idx[kk] == pi else parts[part_idx[kk]].path + ':'}line {line[kk]})"
-            for q, doc, kk in zip(np.asarray(qid[d]), np.asarray(docno[d]), k, strict=True)
+            f"duplicate document {doc} for topic {qq} (also at {w}line {ln})"
+            for doc, qq, w, ln in zip(
+                doc_r[sel].tolist(),
+                q_r[sel].tolist(),
+                where,
+                line[kept_by[sel]].tolist(),
+                strict=True,
+            )
         ]
-        actions = [_dedup_action(score[dd], score[kk]) for dd, kk in zip(d, k, strict=True)]
-        repairs.add(parts[pi].path, line[d], problems, actions)
+        repairs.add(parts[pi].path, line[dropped[sel]], problems, action[sel].tolist())
     return np.flatnonzero(~drop_mask)
 
 
-def _dedup_action(dropped: float, kept: float) -> str:
-    if dropped < kept or (np.isnan(dropped) and not np.isnan(kept)):
-        return "dropped (lower score)"
-    if np.isnan(dropped):
-        return "dropped (NaN score, later occurrence)"
-    return "dropped (equal score, later occurrence)"
+def _reprs(cats: pd.Index, codes: np.ndarray) -> np.ndarray:
+    """``repr`` of the id of every code (each distinct id formatted once)."""
+    u, inv = np.unique(codes, return_inverse=True)
+    text = np.array([repr(x) for x in cats.take(u).tolist()], dtype=object)
+    return text[inv.ravel()]
 
 
 def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:

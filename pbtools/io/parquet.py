@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pbtools.frames import encode
 from pbtools.io.repairs import AttrsFrame
@@ -112,6 +111,8 @@ def write_parquet(df: pd.DataFrame, path: PathLike, metadata: dict | None = None
     }
     schema_meta = dict(table.schema.metadata or {})
     schema_meta[_META_KEY] = json.dumps(meta).encode()
+    import pyarrow.parquet as pq  # on first use: `import pbtools` stays cheap (~20 ms)
+
     pq.write_table(table.replace_schema_metadata(schema_meta), str(path))
 
 
@@ -122,6 +123,8 @@ def read_parquet(path: PathLike) -> pd.DataFrame:
     categories for pbtools ids); ``attrs`` are restored and the ``metadata`` given to
     :func:`write_parquet` is ``attrs["metadata"]``.
     """
+    import pyarrow.parquet as pq
+
     table = pq.read_table(str(path))
     raw = (table.schema.metadata or {}).get(_META_KEY)
     df = table.to_pandas()

@@ -67,6 +67,7 @@ from pbtools.frames import (
     trec_sort_order,
     unify,
 )
+from pbtools.io.files import release_memory
 from pbtools.measures import kernels as K
 from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
 from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
@@ -176,15 +177,10 @@ class _Setup:
         self.run_table = pd.DataFrame(
             {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
         ).drop_duplicates()
-        new_index = (np.cumsum(ok) - 1).astype(g.dtype)
-        keep_rows = ok[g] if len(g) else np.zeros(0, bool)
-        self.groups = {
-            "keys": [k[ok] for k in gkeys],
-            "name": gname[ok],
-            "qid": gqid[ok],
-            "topic": pos[ok],
-        }
-        self.rows = (new_index[g[keep_rows]], rank[keep_rows], label[keep_rows])
+        self.groups = dict(keys=[k[ok] for k in gkeys], name=gname[ok], qid=gqid[ok], topic=pos[ok])
+        keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)  # (no row when no group)
+        kept = (g, rank, label) if ok.all() else (new_index[g[keep]], rank[keep], label[keep])
+        self.rows = kept  # every row when every group has its qrels topic: no copies
 
     @staticmethod
     def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
@@ -311,6 +307,7 @@ def compute(
     setup = _Setup(judged, qrels, keys, mode)
     if mode == "all":
         setup.add_missing_topics()
+    release_memory()  # the sort and grouping temporaries, before scoring
     values, resid = setup.scores(ms)
     return _frame(setup, keys, ms, values, resid)
 
@@ -371,6 +368,7 @@ def evaluate(
     if warn and not keys:
         warn_coverage(runs, qrels, topics=mode)
     judged = judge(runs, qrels, keys=keys)
+    release_memory()  # judging's temporaries (a few row-sized arrays), before scoring
     pt = compute(judged, qrels, ms, keys, topics=mode)
     return pt if per_topic else aggregate(pt)
 
