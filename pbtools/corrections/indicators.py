@@ -90,19 +90,23 @@ def indicators(own: pd.DataFrame, d: pd.DataFrame, keys: Sequence[str] = ()) -> 
     >>> indicators(own, d)[["k", "dk", "n_pooled", "lam"]].to_numpy().tolist()
     [[0.5, 0.5, 2.0, 0.125]]
     """
-    by = [*keys, "unpooled", "measure"]
-    grouped = d.groupby(by, observed=True)
-    agg = grouped[["dP", "dAntiP", "dk"]].mean()
-    agg["n_pooled"] = grouped.size()
-    agg = agg.reset_index().rename(columns={"unpooled": "name"})
-    agg["name"] = agg["name"].astype(str)
-    agg["measure"] = agg["measure"].astype(str)
+    on = [*keys, "name", "measure"]
     o = own.copy()
     o["name"] = o["name"].astype(str)
     o["measure"] = o["measure"].astype(str)
-    out = o.merge(agg, on=[*keys, "name", "measure"], how="left")
-    out["k"], out["lam"] = _lam(*(out[c].to_numpy() for c in ("P", "AntiP", "dP", "dAntiP")))
-    return out
+    dd = d[[*keys, "measure"]].astype({"measure": str}).assign(name=d["unpooled"].astype(str))
+    # each δ entry's (run, measure) row of ``own``: the Δ's are taken by indicator_values
+    group = pd.MultiIndex.from_frame(o[on]).get_indexer(pd.MultiIndex.from_frame(dd[on]))
+    ok = group >= 0
+    vals = indicator_values(
+        o["P"].to_numpy(),
+        o["AntiP"].to_numpy(),
+        *(d[c].to_numpy()[ok] for c in ("dP", "dAntiP", "dk")),
+        group[ok],
+    )
+    for c in ("dP", "dAntiP", "dk", "n_pooled", "k", "lam"):
+        o[c] = vals[c]
+    return o
 
 
 def delta_values(P, AntiP, P_pooled, AntiP_pooled):

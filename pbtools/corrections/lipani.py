@@ -25,7 +25,7 @@ from pbtools.corrections.base import Estimator
 from pbtools.corrections.indicators import delta_values, fires, indicator_values
 from pbtools.corrections.merge import merge_rows
 from pbtools.corrections.problem import Problem, precision_parts
-from pbtools.pooling.dense import CHUNK
+from pbtools.pooling.dense import CHUNK, expand_ranges
 
 __all__ = ["Lipani", "SharedMerges"]
 
@@ -207,8 +207,8 @@ class SharedMerges:
                     continue
                 gi = pos[sel] - lo
                 lens = first[gi + 1] - first[gi]
-                rows = np.repeat(first[gi] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
-                qp, qt = np.repeat(sel, lens), t[rows]
+                item, rows = expand_ranges(first[gi], lens)
+                qp, qt = sel[item], t[rows]
                 var = p.new_var[p.pair_u][qp]
                 if p.topics != "answered":
                     keep = p.present[var, qt]

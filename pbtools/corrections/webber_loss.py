@@ -22,7 +22,7 @@ import numpy as np
 from pbtools.corrections.problem import Problem
 from pbtools.corrections.rowgroups import dense_unique, same_rankings
 from pbtools.measures import kernels as K
-from pbtools.pooling.dense import CHUNK, row_chunks
+from pbtools.pooling.dense import CHUNK, expand_ranges, row_chunks
 
 __all__ = [
     "loss_rows",
@@ -214,7 +214,8 @@ def lost_entries(problem: Problem, width: int, replace: bool):
     b_c = c_start[kinv[base]]
     l0 = []
     for lo, hi in _chunks(b_n):
-        eb, ix = _expand(b_c, b_n, lo, hi)
+        eb, ix = expand_ranges(b_c[lo:hi], b_n[lo:hi])
+        eb += lo
         cell = cand_cell[ix]
         # lost: no other run of R_p pooled it and judged (each test only on the entries that
         # passed the previous one)
@@ -229,7 +230,8 @@ def lost_entries(problem: Problem, width: int, replace: bool):
         r_n, r_s = m[binv], (np.cumsum(m) - m)[binv]
         parts = []
         for lo, hi in _chunks(r_n):
-            er, e = _expand(r_s, r_n, lo, hi)
+            er, e = expand_ranges(r_s[lo:hi], r_n[lo:hi])
+            er += lo
             parts.append((er, l0_ix[e], l0_cell[e]))
     u_pooled = np.isin(new, S)  # runs to score whose top d C counts
     lost_r, lost_j, lost_cell = [], [], []
@@ -266,15 +268,6 @@ def _chunks(n: np.ndarray):
         hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - n[lo] + CHUNK, "right")))
         yield lo, hi
         lo = hi
-
-
-def _expand(start: np.ndarray, n: np.ndarray, lo: int, hi: int):
-    """Rows ``lo:hi`` each repeated ``n`` times, with the positions ``start …
-    start + n − 1`` of its entries: ``(row, position)``."""
-    n = n[lo:hi]
-    first = np.cumsum(n) - n
-    row = np.repeat(np.arange(lo, hi), n)
-    return row, np.arange(len(row)) + np.repeat(start[lo:hi] - first, n)
 
 
 def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int):

@@ -29,7 +29,14 @@ import pandas as pd
 
 from pbtools.frames import encode, mapped_codes
 
-__all__ = ["CHUNK", "RANK_TABLE_BYTES", "DenseRuns", "row_chunks", "label_histograms"]
+__all__ = [
+    "CHUNK",
+    "RANK_TABLE_BYTES",
+    "DenseRuns",
+    "row_chunks",
+    "expand_ranges",
+    "label_histograms",
+]
 
 #: elements per chunk of (row × window) temporaries
 CHUNK = 1 << 22
@@ -42,6 +49,20 @@ def row_chunks(n_rows: int, width: int):
     step = max(1, CHUNK // max(width, 1))
     for i in range(0, n_rows, step):
         yield slice(i, min(n_rows, i + step))
+
+
+def expand_ranges(start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges ``start[i] … start[i] + n[i] − 1`` concatenated: ``(item, position)``, one
+    entry per position, ``item`` the index i of its range.
+
+    >>> item, pos = expand_ranges(np.array([10, 3]), np.array([2, 3]))
+    >>> item.tolist(), pos.tolist()
+    ([0, 0, 1, 1, 1], [10, 11, 3, 4, 5])
+    """
+    n = np.asarray(n)
+    first = np.cumsum(n) - n
+    item = np.repeat(np.arange(len(n)), n)
+    return item, np.arange(len(item)) + np.repeat(np.asarray(start) - first, n)
 
 
 def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
