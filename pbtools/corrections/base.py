@@ -196,8 +196,9 @@ class Estimator:
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every column of :data:`RESULT_COLUMNS` (NaN where absent), in order."""
-    out = frame.copy()
-    for c in RESULT_COLUMNS:
-        if c not in out.columns:
-            out[c] = np.nan
-    return out[list(RESULT_COLUMNS)].reset_index(drop=True)
+    # one frame built from the columns' arrays (no copy, insert and reorder passes)
+    n = len(frame)
+    have = set(frame.columns)
+    return pd.DataFrame(
+        {c: frame[c].array if c in have else np.full(n, np.nan) for c in RESULT_COLUMNS}
+    )

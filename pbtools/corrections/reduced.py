@@ -6,17 +6,27 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import Estimator
-from pbtools.corrections.problem import Problem, condensed_measures
+from pbtools.corrections.problem import Problem, condensed_measures, precision_parts
+from pbtools.measures.names import parse_all
 
 __all__ = ["ReducedPool", "TrueScore", "Condensed"]
 
 
-def _with_precision(problem: Problem, frame: pd.DataFrame, measures) -> pd.DataFrame:
-    """Attach the runs' own P@n, P̄@n, k̄@n (P@n measures only) to an estimator's frame."""
+def _precision_columns(problem: Problem, measures) -> dict[str, np.ndarray]:
+    """The runs' own P@n, P̄@n, k̄@n (:meth:`Problem.precision_frame`) as extra columns of
+    :meth:`Problem.frame` (len(new) × measures arrays, NaN for a measure that is not a P@n):
+    the frame's left join on (name, measure), done on positions."""
     parts = problem.precision_frame(measures)
     if parts.empty:
-        return frame
-    return frame.merge(parts, on=["name", "measure"], how="left")
+        return {}
+    pm = [str(p[2]) for p in precision_parts(measures)]
+    pos = np.array([pm.index(str(m)) if str(m) in pm else -1 for m in parse_all(measures)])
+    n = len(problem.new)
+    cols = {}
+    for c in ("P", "AntiP", "k"):
+        v = parts[c].to_numpy(np.float64).reshape(n, len(pm))[:, np.maximum(pos, 0)]
+        cols[c] = np.where(pos[None, :] >= 0, v, np.nan)
+    return cols
 
 
 class ReducedPool(Estimator):
@@ -41,8 +51,8 @@ class ReducedPool(Estimator):
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:
         """score(r_u, Q) for every run to score (rounded when the problem says so)."""
         values = problem.own(measures)
-        out = problem.frame(values, measures, self.name, adjustment=np.zeros_like(values))
-        return _with_precision(problem, out, measures)
+        extra = _precision_columns(problem, measures)
+        return problem.frame(values, measures, self.name, adjustment=np.zeros_like(values), **extra)
 
 
 class TrueScore(Estimator):

@@ -326,13 +326,14 @@ def _build(base: _Base, org_of: dict, block, leave_out, cache):
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
     ev_code = ulabels.get_indexer(eval_units)
     # unit v's reduced qrels: the truth without the documents only v pooled (set sparsely)
-    reduced = np.repeat(truth[None], len(eval_units), axis=0)
+    # the variants: every unit's reduced qrels, then the truth (one array, filled in place)
+    lab = np.empty((len(eval_units) + 1, *truth.shape), dtype=truth.dtype)
+    lab[:] = truth
     ev_of = np.full(len(ulabels) + 1, -1, dtype=np.int64)
     ev_of[ev_code] = np.arange(len(ev_code))
     only = ev_of[owner.ravel()]  # owner −1 (none or several units) reads the spare −1
     cells = np.flatnonzero(only >= 0)
-    reduced.reshape(len(eval_units), -1)[only[cells], cells] = -1
-    lab = np.concatenate([reduced, truth[None]])
+    lab.reshape(len(lab), -1)[only[cells], cells] = -1
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
     if base.opts["rp"] == "run":
@@ -371,33 +372,41 @@ def _finish(base: _Base, ms, built, estimators):
     values = problem.score_docs(docs, tvar[item], t, ms)
     own = topic_mask(answered, judged, problem.topics)[item, t]
     true_means = problem.rounded(problem.topic_means(item[own], t[own], values[own], len(u_slots)))
-    # each result row's truth and unit, by its (run, measure) (a left join on names, in arrays)
-    run_i = pd.Index(names[u_slots], dtype="str").get_indexer(res["name"].astype(str))
-    m_i = pd.Index([str(m) for m in ms], dtype="str").get_indexer(res["measure"].astype(str))
+    # each result row's truth and unit, by its (run, measure) (a left join on names, in arrays;
+    # the evaluated runs' names are sorted: slots are in name order)
+    evaluated = names[u_slots]
+    rn = res["name"].astype(str).to_numpy(dtype=object)
+    rm = res["measure"].astype(str).to_numpy(dtype=object)
+    run_i = _position(evaluated, rn)
+    m_i = pd.Index([str(m) for m in ms], dtype="str").get_indexer(rm)
     ok = (run_i >= 0) & (m_i >= 0)
     true = np.where(ok, true_means[run_i, m_i], np.nan)
-    units = np.array([unit_of.get(n, np.nan) for n in names[u_slots]], dtype=object)
-    res.insert(len(res.columns), "true", true)
-    res["left_out"] = np.where(run_i >= 0, units[run_i], np.nan)
-    res = res.rename(columns={"value": "estimate"})
+    units = np.array([unit_of.get(n, np.nan) for n in evaluated], dtype=object)
+    left_out = np.where(run_i >= 0, units[run_i], np.nan)
     rows = judged[item, t]
     truth_frame = pd.DataFrame(
         {
             "measure": np.repeat([str(m) for m in ms], int(rows.sum())),
-            "name": np.tile(names[u_slots][item[rows]], len(ms)),
+            "name": np.tile(evaluated[item[rows]], len(ms)),
             "qid": np.tile(np.asarray(enc.qids)[t[rows]], len(ms)),
             "value": values[rows].T.ravel(),
         }
     )
-    for c in SCORE_COLUMNS:
-        if c not in res.columns:
-            res[c] = np.nan
-    res = res[[c for c in SCORE_COLUMNS if c != "runs"]]
     # rows by measure (in ``ms`` order), estimator, name; stable
-    keys = [
-        np.unique(res[c].astype(str).to_numpy(), return_inverse=True)[1].ravel()
-        for c in ("name", "estimator")
-    ]
+    est = res["estimator"].astype(str).to_numpy(dtype=object)
+    keys = [np.unique(k, return_inverse=True)[1].ravel() for k in (rn, est)]
     order = np.lexsort((*keys, np.where(m_i >= 0, m_i, len(ms))))
+    extra = {"left_out": left_out, "true": true, "estimate": res["value"].to_numpy()}
+    out = pd.DataFrame(
+        {c: (extra[c] if c in extra else res[c].array)[order] for c in SCORE_COLUMNS if c != "runs"}
+    )
     problem.forget()  # its cached per-topic scores: freed before the next block runs
-    return res.iloc[order].reset_index(drop=True), truth_frame
+    return out, truth_frame
+
+
+def _position(sorted_names: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Position of each of ``names`` in the sorted, distinct ``sorted_names`` (−1 if absent)."""
+    if len(sorted_names) == 0:
+        return np.full(len(names), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(sorted_names, names), len(sorted_names) - 1)
+    return np.where(sorted_names[pos] == names, pos, -1)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.frames import require_columns
+from pbtools.stats.matrix import group_rows
 
 _VALUE_COLUMNS = ("name", "true", "estimate", "qid")
 
@@ -57,7 +58,7 @@ def _run_level(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             .mean()
             .reset_index()
         )
-    elif df.duplicated([*keys, "name"]).any():
+    elif len(group_rows(df, [*keys, "name"], dropna=False)[1]) < len(df):
         dup = df.loc[df.duplicated([*keys, "name"], keep=False), [*keys, "name"]].head(4)
         raise ValueError(
             "several rows per (group, run) and no 'qid' column; add qid for per-topic rows or "
@@ -70,9 +71,8 @@ def _group_codes(df: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Data
     """Integer group code per row and the frame of distinct keys (in order of first appearance)."""
     if not keys:
         return np.zeros(len(df), dtype=np.int64), pd.DataFrame(index=[0])
-    codes = df.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
-    first = np.unique(codes, return_index=True)[1]
-    return codes.astype(np.int64), df.iloc[first][keys].reset_index(drop=True)
+    codes, first = group_rows(df, keys, dropna=False)
+    return codes, df.iloc[first][keys].reset_index(drop=True)
 
 
 def _with_keys(groups: pd.DataFrame, **columns) -> pd.DataFrame:
@@ -120,26 +120,36 @@ def mae(
         if "qid" not in frame.columns:
             raise ValueError("per_topic=True needs a 'qid' column")
         df = frame[[*keys, "true", "estimate"]]
+        g, groups = _group_codes(df, keys)
     else:
-        df = _run_level(frame, keys)
-    g, groups = _group_codes(df, keys)
+        _, df, g, groups = _prepare(frame, keys)
+    return _mae(df, g, groups)
+
+
+def _mae(df, g, groups) -> pd.DataFrame:
     err = np.abs(df["true"].to_numpy(float) - df["estimate"].to_numpy(float))
     n = np.bincount(g, minlength=len(groups))
     return _with_keys(groups, mae=np.bincount(g, err, minlength=len(groups)) / n)
 
 
-def _crossing(frame: pd.DataFrame, by: Sequence[str] | None):
-    """Run-level rows, group codes, groups, and per run the crossed interval (lo, hi]."""
+def _prepare(frame: pd.DataFrame, by: Sequence[str] | None):
+    """The run-level rows of ``frame``, their group codes and the groups' keys."""
     keys = _keys(frame, by)
     df = _run_level(frame, keys)
     g, groups = _group_codes(df, keys)
+    return keys, df, g, groups
+
+
+def _crossing(prepared):
+    """Per run of the prepared rows (:func:`_prepare`) the crossed interval (lo, hi]."""
+    _, df, g, groups = prepared
     size = np.bincount(g, minlength=len(groups))
     if (size < 2).any():
         bad = groups.iloc[np.flatnonzero(size < 2)[:3]].to_dict("records")
         raise ValueError(f"rank errors need at least 2 runs per group; groups such as {bad}")
     t = df["true"].to_numpy(float)
     e = df["estimate"].to_numpy(float)
-    return keys, df, g, groups, t, np.minimum(t, e), np.maximum(t, e)
+    return t, np.minimum(t, e), np.maximum(t, e)
 
 
 def _count_in(g, t, qg, lo, hi) -> np.ndarray:
@@ -192,7 +202,12 @@ def sre(frame: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
     0         x    2
     1         y    0
     """
-    _, _, g, groups, t, lo, hi = _crossing(frame, by)
+    return _sre(_prepare(frame, by))
+
+
+def _sre(prepared) -> pd.DataFrame:
+    _, _, g, groups = prepared
+    t, lo, hi = _crossing(prepared)
     # run i itself lies in (lo, hi] iff t_i = hi > lo, i.e. iff it moved down
     crossed = _count_in(g, t, g, lo, hi) - ((t == hi) & (lo < hi))
     return _with_keys(groups, sre=np.bincount(g, crossed, minlength=len(groups)).astype(np.int64))
@@ -200,21 +215,27 @@ def sre(frame: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
 
 def _reject_table(significance: pd.DataFrame, alpha: float) -> pd.DataFrame:
     require_columns(significance, ("name_a", "name_b"), "significance")
-    sig = significance.copy()
+    sig = significance.copy(deep=False)
     if "reject" not in sig.columns:
         if "p_value" not in sig.columns:
             raise ValueError("significance needs a 'reject' or a 'p_value' column")
         sig["reject"] = sig["p_value"].to_numpy(float) < alpha
-    a = sig["name_a"].astype(str).to_numpy(dtype=object)
-    b = sig["name_b"].astype(str).to_numpy(dtype=object)
-    sig["_lo"], sig["_hi"] = _ordered(a, b)
     return sig
 
 
 def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Element-wise (min, max) of two object arrays of strings: the unordered pair's key."""
+    """Element-wise (min, max): the unordered pair's key."""
     first = a <= b
     return np.where(first, a, b), np.where(first, b, a)
+
+
+def _joint_codes(*columns: pd.Series) -> tuple[list[np.ndarray], int]:
+    """Codes of several columns in one shared dictionary (equal values, equal codes)."""
+    both = pd.concat([pd.Series(c.to_numpy()) for c in columns], ignore_index=True)
+    codes, uniq = pd.factorize(both, use_na_sentinel=False)
+    bounds = np.cumsum([0, *(len(c) for c in columns)])
+    parts = [codes[a:b].astype(np.int64) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return parts, len(uniq)
 
 
 def sre_star(
@@ -260,7 +281,12 @@ def sre_star(
     >>> sre_star(f, sig)["sre_star"].tolist()
     [1]
     """
-    keys, df, g, groups, t, lo, hi = _crossing(frame, by)
+    return _sre_star(_prepare(frame, by), significance, alpha)
+
+
+def _sre_star(prepared, significance: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    keys, df, g, groups = prepared
+    t, lo, hi = _crossing(prepared)
     sig = _reject_table(significance, alpha)
     join_keys = [k for k in keys if k in sig.columns]
     # all ordered pairs (i, j) within a group whose j falls in i's crossed interval
@@ -273,22 +299,39 @@ def sre_star(
     j = order[start[g[i]] + offs]
     hit = (i != j) & (lo[i] < t[j]) & (t[j] <= hi[i])
     i, j = i[hit], j[hit]
-    names = df["name"].astype(str).to_numpy(dtype=object)
-    p_lo, p_hi = _ordered(names[i], names[j])
-    pairs = pd.DataFrame({"_g": g[i], "_lo": p_lo, "_hi": p_hi})
-    for k in join_keys:
-        pairs[k] = df[k].to_numpy()[i]
-    on = [*join_keys, "_lo", "_hi"]
-    sig = sig[[*on, "reject"]]
-    if sig.duplicated(on).any():
-        raise ValueError(f"significance has duplicate pairs for keys {on[:-2]}")
-    merged = pairs.merge(sig, on=on, how="left", validate="many_to_one")
-    if merged["reject"].isna().any():
-        miss = merged.loc[merged["reject"].isna(), on].drop_duplicates().head(5)
-        raise ValueError(f"significance lacks crossed pairs (joined on {on[:-2]} + pair):\n{miss}")
-    counts = np.bincount(
-        merged["_g"].to_numpy(), merged["reject"].to_numpy(bool), minlength=len(groups)
+    # the join on (join keys, unordered pair), on integer codes shared by both sides
+    (run, sa, sb), n_names = _joint_codes(
+        df["name"].astype(str), sig["name_a"].astype(str), sig["name_b"].astype(str)
     )
+    p_lo, p_hi = _ordered(run[i], run[j])
+    s_lo, s_hi = _ordered(sa, sb)
+    pkey = np.zeros(len(i), dtype=np.int64)
+    skey = np.zeros(len(sig), dtype=np.int64)
+    for k in join_keys:
+        (dk, sk), n = _joint_codes(df[k], sig[k])
+        pkey, skey = pkey * n + dk[i], skey * n + sk
+    pkey = (pkey * n_names + p_lo) * n_names + p_hi
+    skey = (skey * n_names + s_lo) * n_names + s_hi
+    on = [*join_keys, "_lo", "_hi"]
+    o = np.argsort(skey, kind="stable")
+    sorted_keys = skey[o]
+    if len(sorted_keys) > 1 and (sorted_keys[1:] == sorted_keys[:-1]).any():
+        raise ValueError(f"significance has duplicate pairs for keys {on[:-2]}")
+    pos = np.minimum(np.searchsorted(sorted_keys, pkey), max(len(o) - 1, 0))
+    found = sorted_keys[pos] == pkey if len(o) else np.zeros(len(pkey), dtype=bool)
+    reject = sig["reject"]
+    na = reject.isna().to_numpy()
+    rej_of = o[pos] if len(o) else pos
+    bad = ~found | (na[rej_of] if len(o) else True)
+    if bad.any():
+        names = df["name"].astype(str).to_numpy(dtype=object)
+        lo_n, hi_n = _ordered(names[i[bad]], names[j[bad]])
+        miss = pd.DataFrame({k: df[k].to_numpy()[i[bad]] for k in join_keys})
+        miss["_lo"], miss["_hi"] = lo_n, hi_n
+        miss = miss.drop_duplicates().head(5)
+        raise ValueError(f"significance lacks crossed pairs (joined on {on[:-2]} + pair):\n{miss}")
+    hits = reject.to_numpy()[rej_of].astype(bool)
+    counts = np.bincount(g[i], hits, minlength=len(groups))
     return _with_keys(groups, sre_star=counts.astype(np.int64))
 
 
@@ -323,11 +366,12 @@ def error_table(
          mae  sre  sre_star
     0  0.075    2         1
     """
-    keys = _keys(frame, by)
-    out = mae(frame, keys, per_topic=per_topic)
-    out["sre"] = sre(frame, keys)["sre"].to_numpy()
+    prepared = _prepare(frame, by)  # the run-level rows and groups, once for all three
+    keys = prepared[0]
+    out = mae(frame, keys, per_topic=True) if per_topic else _mae(*prepared[1:])
+    out["sre"] = _sre(prepared)["sre"].to_numpy()
     if significance is None:
         out["sre_star"] = pd.array([pd.NA] * len(out), dtype="Int64")
     else:
-        out["sre_star"] = sre_star(frame, significance, keys, alpha)["sre_star"].to_numpy()
+        out["sre_star"] = _sre_star(prepared, significance, alpha)["sre_star"].to_numpy()
     return out

@@ -221,11 +221,13 @@ def tukey_hsd(
 
 
 def _grouped(results, by, measure, two_way, alpha) -> pd.DataFrame:
-    parts = []
+    parts, keys = [], []
     for key, grp in results.groupby(list(by), sort=True, observed=True):
-        res = tukey_hsd(grp, measure, two_way, alpha)
-        key = key if isinstance(key, tuple) else (key,)
-        for col, val in zip(reversed(by), reversed(key), strict=True):
-            res.insert(0, col, val)
-        parts.append(res)
-    return pd.concat(parts, ignore_index=True)
+        parts.append(tukey_hsd(grp, measure, two_way, alpha))
+        keys.append(key if isinstance(key, tuple) else (key,))
+    out = pd.concat(parts, ignore_index=True)
+    sizes = [len(p) for p in parts]
+    for c in reversed(range(len(by))):  # the keys lead, one insert per key column
+        vals = pd.Series([k[c] for k in keys])  # inferred as a scalar key inserted would be
+        out.insert(0, by[c], vals.iloc[np.repeat(np.arange(len(keys)), sizes)].to_numpy())
+    return out

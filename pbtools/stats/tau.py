@@ -9,6 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from pbtools.frames import require_columns
+from pbtools.stats.matrix import group_rows
 
 
 def _aligned(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -164,13 +165,19 @@ def _tau_frame(
     if not by:
         s = df.set_index("name")
         return pd.DataFrame({"tau": [kendall_tau(s[x], s[y], variant)]})
-    rows = []
-    for key, grp in df.groupby(by, sort=False, observed=True):  # a handful of groups
-        if grp["name"].duplicated().any():  # refused by the aligned form, naming the runs
-            s = grp.set_index("name")
-            tau = kendall_tau(s[x], s[y], variant)
+    codes, first = group_rows(df, by)
+    order = np.argsort(codes, kind="stable")  # rows by group, in order within each
+    bounds = np.searchsorted(codes[order], np.arange(len(first) + 1))
+    name = pd.factorize(df["name"])[0]
+    xs, ys = df[x].to_numpy(np.float64), df[y].to_numpy(np.float64)
+    taus = []
+    for gi in range(len(first)):  # a handful of groups
+        rows = order[bounds[gi] : bounds[gi + 1]]
+        if len(np.unique(name[rows])) < len(rows):  # refused by the aligned form, naming them
+            s = df.iloc[rows].set_index("name")
+            taus.append(kendall_tau(s[x], s[y], variant))
         else:  # x and y of the same rows: already aligned
-            tau = kendall_tau(grp[x].to_numpy(np.float64), grp[y].to_numpy(np.float64), variant)
-        key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), "tau": tau})
-    return pd.DataFrame(rows)
+            taus.append(kendall_tau(xs[rows], ys[rows], variant))
+    keys = df[by].iloc[first]
+    out = {c: keys[c].tolist() for c in by}  # Python values, as the rows of a groupby loop
+    return pd.DataFrame({**out, "tau": np.asarray(taus, dtype=np.float64)})
