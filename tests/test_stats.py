@@ -227,6 +227,13 @@ def test_sre_star_join_on_keys_and_missing_pairs():
     assert out["sre_star"].tolist() == [1, 0] and out["n"].tolist() == [5, 10]
     with pytest.raises(ValueError, match="lacks crossed pairs"):
         S.sre_star(f, sig.iloc[:1])
+    # the pair is unordered: (B, A) in the significance matches the crossed (A, B)
+    swapped = sig.assign(name_a=["B", "B"], name_b=["A", "A"])
+    assert S.sre_star(f, swapped)["sre_star"].tolist() == [1, 0]
+    with pytest.raises(ValueError, match="duplicate pairs"):
+        S.sre_star(f, pd.concat([sig, swapped.iloc[:1]]))
+    with pytest.raises(ValueError, match="several rows per"):
+        S.sre(pd.concat([f, f.iloc[:1]]))
 
 
 def test_per_topic_error_frames_average_first():
@@ -324,6 +331,18 @@ def test_kendall_tau_b_identical_on_larger_rankings():
         a = rng.random(n)
         for b in (a + rng.random(n), rng.integers(0, 4, n).astype(float), -a, a.copy()):
             assert S.kendall_tau(a, b) == _tau_b_pairs(a, b)
+    assert np.isnan(S.kendall_tau(np.ones(5), np.arange(5.0)))
+
+
+def test_kendall_tau_b_direct_and_scipy_paths_agree(monkeypatch):
+    """Small rankings count pairs directly, large ones go through scipy: the same float."""
+    from pbtools.stats import tau as tau_module
+
+    rng = np.random.default_rng(11)
+    cases = [(rng.random(n), rng.integers(0, 5, n).astype(float)) for n in (2, 40, 300)]
+    direct = [S.kendall_tau(a, b) for a, b in cases]
+    monkeypatch.setattr(tau_module, "_DIRECT_MAX", 0)
+    assert [S.kendall_tau(a, b) for a, b in cases] == direct
     assert np.isnan(S.kendall_tau(np.ones(5), np.arange(5.0)))
 
 
