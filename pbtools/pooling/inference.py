@@ -71,6 +71,7 @@ from pbtools.frames import (
     require_columns,
     used_codes,
 )
+from pbtools.ids import index_in
 
 __all__ = [
     "ALIASES",
@@ -194,17 +195,16 @@ def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
     if not on_topic.all():
         runs = runs.loc[on_topic]
     rqc, qcats_used = used_codes(runs["qid"])
-    rdc, dcats_used = used_codes(runs["docno"])
-    qq, qd = mapped_codes(qrels["qid"], qcats_used), mapped_codes(qrels["docno"], dcats_used)
+    qq = mapped_codes(qrels["qid"], qcats_used)
+    # every run row's document by its code in the qrels' docno dictionary (−1: judged on no
+    # topic, so unjudged): the runs' dictionary is looked up in the qrels' (the small side);
+    # the (topic, document) pairs of the qrels then live in a small key space
+    rd, qdoc = encode(runs["docno"]), encode(qrels["docno"])
+    qd = qdoc.cat.codes.to_numpy().astype(np.int64)
+    nj = max(len(qdoc.cat.categories), 1)
+    rj = index_in(rd.cat.categories, qdoc.cat.categories)[rd.cat.codes.to_numpy()]
     ok = (qq >= 0) & (qd >= 0)
-    # (topic, document) pairs of the qrels over the documents judged on some topic: a row whose
-    # document is judged nowhere is unjudged; the others are looked up in a small key space
-    judged_docs, qj = np.unique(qd[ok], return_inverse=True)
-    nj = max(len(judged_docs), 1)
-    j_of = np.full(max(len(dcats_used), 1), -1, dtype=np.int64)
-    j_of[judged_docs] = np.arange(len(judged_docs))
-    rj = j_of[rdc]
-    qkey = np.unique(qq[ok] * nj + qj.ravel())
+    qkey = np.unique(qq[ok] * nj + qd[ok])
     found = positions_in(qkey, rqc * nj + np.maximum(rj, 0), len(qcats_used) * nj) >= 0
     unj = ~found | (rj < 0)
     start = group_starts(encode(runs["name"]).cat.codes.to_numpy(), rqc)
