@@ -214,10 +214,11 @@ class SharedMerges:
                     keep = p.present[var, qt]
                     if not keep.all():
                         rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
+                # M is column-major: the rows gathered as columns of M.T, column-major too
                 if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
                     docs = M[rows[0] : rows[-1] + 1, : key[2]]  # every row of the chunk: a view
                 else:
-                    docs = M[rows, : key[2]]
+                    docs = np.take(M.T[: key[2]], rows, axis=1).T
                 parts[key].append((qp, qt, p.score_docs(docs, var, qt, list(key[1]))))
         for key, _ in jobs:
             got = parts[key] or [

@@ -12,6 +12,7 @@ from dataclasses import replace as _replace
 
 import numpy as np
 
+from pbtools.corrections.rowgroups import dense_unique, group_rows, same_rankings
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure, parse_all
 from pbtools.pooling.dense import row_chunks
@@ -81,12 +82,15 @@ class Scoring:
 
     def cell_labels(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Labels of ranked local docs (rows × W, −1 past the end) under each row's variant;
-        PAD past the end. Narrow signed integers (int8 when the labels fit)."""
+        PAD past the end. Narrow signed integers (int8 when the labels fit); column-major when
+        ``docs`` is (the layout the engine's :class:`~pbtools.measures.kernels.MatrixView`
+        keeps)."""
         T = self.lab.shape[1]
         tab = self.padded_labels()
+        # int64 cells: the index type np.take works in (narrower ones are converted)
         base = (np.asarray(var, np.int64) * T + t) * tab.shape[1] + 1
-        if tab.size < 2**31:  # int32 cells: docs (int32) + base without a widening pass
-            base = base.astype(np.int32)
+        if docs.ndim == 2 and docs.strides[0] < docs.strides[1]:  # column-major: so is the
+            return np.take(tab.reshape(-1), docs.T + base, mode="clip").T  # result, no copy
         return np.take(tab.reshape(-1), docs + base[:, None], mode="clip")
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
@@ -143,12 +147,36 @@ class Scoring:
         got = self._cache.get(key)
         if got is None or not set(ms) <= set(got[0]):
             wide = list(dict.fromkeys([*ms, *(m for p in precision_parts(ms) for m in p[:2])]))
-            mask = self.topic_rows(slots, var)
-            item, t, docs = self.enc.run_rows(slots, mask, K.depth_needed(wide))
-            got = (wide, (item, t, self.score_docs(docs, var[item], t, wide)))
+            item, t = np.nonzero(self.topic_rows(slots, var))
+            vals = self.score_runs(slots[item], var[item], t, K.depth_needed(wide), wide)
+            got = (wide, (item, t, vals))
             self._cache[key] = got
         item, t, values = got[1]
         return item, t, values[:, [got[0].index(m) for m in ms]]
+
+    def score_runs(self, slots, var, t, width: int | None, measures) -> np.ndarray:
+        """Scores of runs ``slots`` cut at ``width`` (None: whole) on topics ``t`` under
+        variants ``var`` (one per row): rows × measures.
+
+        When the rows repeat runs and topics (a pooled run under many variants), each distinct
+        labelled ranking — the same run, topic, labels of its top ``width`` and, for measures
+        that read it (:func:`~pbtools.measures.kernels.reads_relevance_set`), relevance set —
+        is scored once (:func:`~pbtools.corrections.rowgroups.same_rankings`; exact)."""
+        enc = self.enc
+        w = enc.L if width is None else max(1, min(int(width), enc.L))
+        slots, var, t = (np.asarray(a, np.int64) for a in (slots, var, t))
+        n_runs = len(dense_unique(slots * enc.T + t, enc.R * enc.T)[0]) if len(slots) else 0
+        if len(slots) < 2 * n_runs:  # few repeats: grouping would not pay
+            return self.score_docs(enc.D[slots, t, :w], var, t, measures)
+        extra = []
+        if K.reads_relevance_set(parse_all(measures)):  # equal relevance sets, by their id
+            V, T = self.hist.shape[:2]
+            hid = group_rows(list(self.hist.reshape(V * T, -1).T))[1]
+            extra = [hid[var * T + t]]
+        ref = 0 if self.truth_var is None else int(self.truth_var)
+        rep, grp = same_rankings(enc.D, self.lab, ref, slots, var, t, w, extra)
+        r = slots[rep], var[rep], t[rep]
+        return self.score_docs(enc.D[r[0], r[2], :w], r[1], r[2], measures)[grp]
 
     def run_scores(self, slots: np.ndarray, var: np.ndarray, measures) -> np.ndarray:
         """Run-level scores (items × measures): the mean over the run's topics, rounded."""
