@@ -24,6 +24,7 @@ import pandas as pd
 from pbtools.corrections.base import Estimator
 from pbtools.corrections.indicators import delta_values, fires, indicator_values
 from pbtools.corrections.merge import merge_rows
+from pbtools.corrections.parallel import ordered_map, resolve_threads
 from pbtools.corrections.problem import Problem, precision_parts
 from pbtools.pooling.dense import CHUNK, expand_ranges
 
@@ -150,13 +151,19 @@ class SharedMerges:
     cells (memory does not grow with runs²), and scores each chunk for every pending problem on
     its own variants and width.
 
+    ``threads`` chunks are merged and scored at once (default: the usable cores, capped —
+    :func:`~pbtools.corrections.parallel.default_threads`; 1: serially); the results are the
+    same whatever the count, and each thread's chunks are :data:`CHUNK_ELEMENTS` / ``threads``
+    merged cells, so memory does not grow with it.
+
     ``problem.merges`` holds one (an experiment shares it); :meth:`Lipani.estimate` makes one
     for its problem alone otherwise. Calling it returns ``(pair, t, values)``: one row per
     (pair, topic) the problem averages over, values rows × ``pa``, rows in (pair, topic) order.
     """
 
-    def __init__(self, weight: float = 1.0, tie: str = "exclusive_first"):
+    def __init__(self, weight: float = 1.0, tie: str = "exclusive_first", threads=None):
         self.weight, self.tie = weight, tie
+        self.threads = resolve_threads(threads)
         self._pending: dict = {}
         self._done: dict = {}
 
@@ -193,14 +200,17 @@ class SharedMerges:
         at = np.empty(len(allc), dtype=np.int64)
         at[order] = np.arange(len(allc))
         where = [at[np.searchsorted(allc, code)] for code in codes]  # each pair's place in seq
-        step = max(2, CHUNK_ELEMENTS // (max(enc.T, 1) * width))
-        parts = {k: [] for k, _ in jobs}
-        for lo in range(0, len(seq), step):
+        step = max(2, CHUNK_ELEMENTS // (self.threads * max(enc.T, 1) * width))
+        for _, p in jobs:  # the problems' shared tables, built before the threads read them
+            p.padded_labels(), p.hist
+
+        def one(lo):  # the chunk seq[lo : lo + step], merged and scored for every job
             chunk = seq[lo : lo + step]
             pair, t, M = merge_rows(
                 enc, chunk // R, chunk % R, weight=self.weight, tie=self.tie, depth=width
             )
             first = np.searchsorted(pair, np.arange(len(chunk) + 1))
+            out = []
             for (key, p), pos in zip(jobs, where, strict=True):
                 sel = np.flatnonzero((pos >= lo) & (pos < lo + len(chunk)))
                 if not len(sel):
@@ -214,11 +224,18 @@ class SharedMerges:
                     keep = p.present[var, qt]
                     if not keep.all():
                         rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
+                # M is column-major: the rows gathered as columns of M.T, column-major too
                 if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
                     docs = M[rows[0] : rows[-1] + 1, : key[2]]  # every row of the chunk: a view
                 else:
-                    docs = M[rows, : key[2]]
-                parts[key].append((qp, qt, p.score_docs(docs, var, qt, list(key[1]))))
+                    docs = np.take(M.T[: key[2]], rows, axis=1).T
+                out.append((key, (qp, qt, p.score_docs(docs, var, qt, list(key[1])))))
+            return out
+
+        parts = {k: [] for k, _ in jobs}
+        for out in ordered_map(one, range(0, len(seq), step), self.threads):
+            for key, got in out:
+                parts[key].append(got)
         for key, _ in jobs:
             got = parts[key] or [
                 (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(key[1]))))

@@ -176,16 +176,21 @@ def _compact(p_doc, u_has, u_doc, p_has, p_of_u, N: int, lipani_tie: bool, ranks
     occupied = slots >= 0
     rank = np.cumsum(occupied, axis=1, dtype=np.int32)
     f = np.flatnonzero(occupied & (rank <= N))
-    row, col = np.divmod(f, 2 * W)
-    entries = [row, rank.reshape(-1)[f] - 1, slots.reshape(-1)[f]]
+    # a row's entries are its first min(count, N) occupied slots, in rank order
+    count = rank[:, -1]
+    kept = np.minimum(count, N)
+    row = np.repeat(np.arange(n), kept)
+    pos = np.arange(len(f)) - np.repeat(np.cumsum(kept) - kept, kept)
+    entries = [row, pos, slots.reshape(-1)[f]]
     if ranks:
+        col = f - row * (2 * W)
         key = col // 2
         shared = (col % 2).astype(bool)
         if first is not None:
             shared ^= first[row, key]
         pr = np.where(shared, p_of_u[row, key], key + 1)
         entries += [pr, np.where(shared, key + 1, 0)]
-    return entries, rank[:, -1]
+    return entries, count
 
 
 def _merge_pass(enc: DenseRuns, ru, rp, rt, todo, W: int, N: int, lip: bool, ranks: bool, put):
@@ -276,9 +281,9 @@ def merge_rows(
 ):
     """Top ``depth`` of r' = r_p ∘ r_u for every pair (slot arrays) and topic both runs have.
 
-    Returns ``(pair, t, M)`` with one row per (pair, topic): ``M`` (rows × depth, int32) the
-    local docs of r' by rank (−1 padding); with ``ranks=True`` also ``PR`` and ``UR`` (ρ_p,
-    ρ_u of those docs, 0 padding / absent).
+    Returns ``(pair, t, M)`` with one row per (pair, topic): ``M`` (rows × depth, int32,
+    column-major) the local docs of r' by rank (−1 padding); with ``ranks=True`` also ``PR``
+    and ``UR`` (ρ_p, ρ_u of those docs, 0 padding / absent).
     """
     if tie not in TIES:
         raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
@@ -289,16 +294,19 @@ def merge_rows(
     both = (enc.length[pair_u] > 0) & (enc.length[pair_p] > 0)  # pairs × T
     pair, t = np.nonzero(both)
     ru, rp = pair_u[pair], pair_p[pair]
-    M = np.full((len(pair), N), -1, dtype=np.int32)
-    PR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
-    UR = np.zeros((len(pair), N), dtype=np.int32) if ranks else None
+    # column-major (ranks outermost, as the scoring engine reads label matrices): cell
+    # (row, rank) is element rank · rows + row of the transposed arrays
+    n = len(pair)
+    M = np.full((N, n), -1, dtype=np.int32).T
+    PR = np.zeros((N, n), dtype=np.int32).T if ranks else None
+    UR = np.zeros((N, n), dtype=np.int32).T if ranks else None
 
     def put(rows, entries):  # flat cell numbers: one index array, not two
-        cell = rows[entries[0]] * N + entries[1]
-        M.reshape(-1)[cell] = entries[2]
+        cell = entries[1] * n + rows[entries[0]]
+        M.T.reshape(-1)[cell] = entries[2]
         if ranks:
-            PR.reshape(-1)[cell] = entries[3]
-            UR.reshape(-1)[cell] = entries[4]
+            PR.T.reshape(-1)[cell] = entries[3]
+            UR.T.reshape(-1)[cell] = entries[4]
 
     if a == b:  # α = 1: windowed two-sequence merge, wider only for deficient rows
         rkey = (ru * enc.R + rp) * enc.T + t
@@ -310,9 +318,9 @@ def merge_rows(
                 break
         if len(unique) < len(pair):  # a pair asked twice: its rows copied
             src = unique[inv.ravel()]
-            M[:] = M[src]
+            M.T[:] = M.T[:, src]
             if ranks:
-                PR[:], UR[:] = PR[src], UR[src]
+                PR.T[:], UR.T[:] = PR.T[:, src], UR.T[:, src]
     else:
         for sl in row_chunks(len(pair), 3 * enc.L):
             rows = np.arange(sl.start, sl.stop)

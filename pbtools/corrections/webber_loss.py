@@ -98,7 +98,8 @@ def loss_rows(problem: Problem, ms, replace: bool, before):
     inner_hist = hist[var, tt] - gone_hist
     if removed.any():  # never in a leave-out experiment
         inner_hist -= removed[u, tt]
-    rep, grp = distinct_rows(problem, pp, tt, var, inner_hist, lost_at, lost_j, width)
+    key_hist = inner_hist if K.reads_relevance_set(ms) else None  # P@n: any Q_u,p alike
+    rep, grp = distinct_rows(problem, pp, tt, var, key_hist, lost_at, lost_j, width)
     # each distinct ranking scored once: p's top ``width`` under Q_u with its lost documents
     # unjudged, against Q_u,p's histogram
     after = np.zeros((len(rep), len(ms)))
@@ -275,7 +276,8 @@ def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int
 
     Two rows are the same ranking when they rank the same run on the same topic, their labels
     of its top ``width`` agree (the same variant, or both agree with the reference variant
-    there), they lose the same ranks and their relevance sets have the same histogram. Exact:
+    there), they lose the same ranks and their relevance sets have the same histogram (when
+    ``hist`` is given). Exact:
     the rows are compared on those keys (:func:`~pbtools.corrections.rowgroups.same_rankings`).
 
     Parameters
@@ -284,8 +286,9 @@ def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int
         The estimation problem.
     p, t, var : ndarray
         Per row: the pooled run (slot) re-scored, the topic and the variant of its labels.
-    hist : ndarray
-        rows × labels: each row's inner relevance set Q_u,p.
+    hist : ndarray or None
+        rows × labels: each row's inner relevance set Q_u,p; None when the measures do not read
+        it (:func:`~pbtools.measures.kernels.reads_relevance_set`).
     lost_at, lost_j : ndarray
         The lost documents: row and rank − 1.
     width : int
@@ -322,7 +325,9 @@ def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int
         head = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
         words[f[head]] = np.add.reduceat(bit, head)
     ref = 0 if problem.truth_var is None else int(problem.truth_var)
-    extra = [*words.reshape(n, n_words).view(np.int64).T, *np.asarray(hist, np.int64).T]
+    extra = [*words.reshape(n, n_words).view(np.int64).T]
+    if hist is not None:
+        extra += [*np.asarray(hist, np.int64).T]
     return same_rankings(problem.enc.D, problem.lab, ref, p, var, t, width, extra)
 
 

@@ -351,6 +351,37 @@ def score(
 KERNELS: dict = {}
 
 
+#: measure bases whose built-in kernel reads the rankings' labels only, never the relevance set
+#: (:class:`Topics`): their score of a ranking is the same against any relevance set
+RANKING_ONLY = frozenset(
+    {"NumRet", "P", "NumRelRet", "AntiP", "Unjudged", "Judged", "RR", "Success", "RBP"}
+)
+
+
+def reads_relevance_set(measures) -> bool:
+    """Whether a kernel of ``measures`` reads the relevance set (:class:`Topics`) at all.
+
+    False when every measure is one of :data:`RANKING_ONLY` scored by pbtools' own kernel (a
+    kernel registered by a user is assumed to read it): rankings with equal labels then score
+    the same whatever their relevance sets, so groupings of equal rankings need not compare
+    the sets.
+
+    Examples
+    --------
+    >>> from pbtools.measures.names import parse_all
+    >>> reads_relevance_set(parse_all(["P@5", "AntiP@10"])), reads_relevance_set(parse_all(["AP"]))
+    (False, True)
+    """
+    for m in measures:
+        fn = KERNELS.get(m.base)
+        if m.base not in RANKING_ONLY or getattr(fn, "__module__", "") != _BUILTIN:
+            return True
+    return False
+
+
+_BUILTIN = "pbtools.measures.formulas"  # the module of pbtools' own kernels
+
+
 def depth_needed(measures) -> int | None:
     """The ranks the measures read: the largest cut-off, or None (whole ranking) when a measure
     has no cut-off or reads past it (Rprec, Bpref; condensed lists may skip unjudged ranks)."""

@@ -192,13 +192,13 @@ class DenseRuns:
         """ρ(x, r) on topic t (0 when absent or x < 0); arguments broadcast."""
         x = np.asarray(x)
         if self.RK is not None:  # x = −1 reads the leading zero column (as any x < 0)
+            # int64 cells: the index type np.take works in (narrower ones are converted)
             base = (np.asarray(r, np.int64) * self.T + t) * (self.U + 1) + 1
-            if self.RK.size < 2**31:  # int32 cells: x (int32) + base without a widening pass
-                base = np.asarray(base).astype(np.int32)
             idx = x + base
             if x.min(initial=0) < -1:
                 idx = np.where(x < 0, base - 1, idx)
-            return np.take(self.RK.reshape(-1), idx, mode="clip").astype(np.int32)
+            got = np.take(self.RK.reshape(-1), idx, mode="clip")
+            return got.astype(np.int32, copy=False)
         r, t, x = np.broadcast_arrays(r, t, x)
         k = (r.astype(np.int64) * self.T + t) * self.U + x
         pos = np.searchsorted(self._keys, k)

@@ -1,0 +1,82 @@
+"""The pairwise stages on threads: ordered, bounded, and the same results whatever the count."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from pbtools import synth
+from pbtools.corrections import lipani
+from pbtools.corrections.parallel import ordered_map, resolve_threads
+from pbtools.corrections.problem import from_frames, precision_parts
+from pbtools.measures.names import parse_all
+
+
+def test_ordered_map_keeps_order_and_bounds_the_chunks_in_flight():
+    lock, state = threading.Lock(), {"started": 0, "handed": 0, "most": 0}
+
+    def work(i):
+        with lock:
+            state["started"] += 1
+            state["most"] = max(state["most"], state["started"] - state["handed"])
+        return i * i
+
+    out = []
+    for v in ordered_map(work, range(40), threads=3):
+        state["handed"] += 1
+        out.append(v)
+    assert out == [i * i for i in range(40)]
+    assert state["most"] <= 3 + 1
+
+
+def test_ordered_map_raises_the_workers_error():
+    def work(i):
+        if i == 3:
+            raise KeyError("chunk 3")
+        return i
+
+    with pytest.raises(KeyError, match="chunk 3"):
+        list(ordered_map(work, range(6), threads=2))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_resolve_threads_refuses_non_counts(bad):
+    with pytest.raises((ValueError, TypeError)):
+        resolve_threads(bad)
+
+
+def _problem():
+    c = synth.generate(topics=5, docs=150, runs=10, orgs=4, run_length=60, depth=8, seed=3)
+    pooled = c.runs[c.runs["name"].isin(c.pooled)]
+    return from_frames(
+        pooled, pooled, c.qrels, orgs=c.orgs, depth=c.depth, leave_out="org", rp="run"
+    )
+
+
+def test_shared_merges_identical_whatever_the_thread_count(monkeypatch):
+    # tiny chunks: many chunks per pass, so that threads really interleave
+    monkeypatch.setattr(lipani, "CHUNK_ELEMENTS", 400)
+    pa = [m for p in precision_parts(parse_all(["P@5", "P@20"])) for m in p[:2]]
+    got = []
+    for threads in (1, 2, 3):
+        pb = _problem()
+        got.append(lipani.SharedMerges(threads=threads)(pb, pa, 20))
+    for other in got[1:]:
+        for a, b in zip(got[0], other, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert len(got[0][0]) > 0
+
+
+@pytest.mark.parametrize("measures", [["P@5", "P@10"], ["AP", "nDCG@10", "P@5"]])
+def test_per_topic_distinct_rankings_score_as_every_row(measures):
+    # pooled runs under every left-out unit's variant: scored once per distinct ranking
+    pb = _problem()
+    ms = parse_all(measures)
+    V = len(pb.lab)
+    slots = np.repeat(pb.pooled, V)
+    var = np.tile(np.arange(V), len(pb.pooled))
+    item, t, vals = pb.per_topic(slots, var, ms)
+    docs = pb.enc.D[slots[item], t, :]
+    direct = pb.score_docs(docs, var[item], t, ms)
+    assert V >= 2  # each (run, topic) under several variants: the grouped path
+    assert np.array_equal(vals, direct)
