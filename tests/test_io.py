@@ -13,6 +13,7 @@ import pytest
 
 from pbtools import TrecFormatError, TrecFormatWarning, io
 from pbtools.frames import is_trec_ordered, judge
+from pbtools.io import files
 
 RUN6 = ["1 Q0 d1 1 3.0 r", "1 Q0 d2 2 2.0 r", "2 Q0 d1 1 1.0 r"]
 
@@ -243,18 +244,57 @@ def test_two_files_one_tag_strict(tmp_path):
     assert io.read_runs(tmp_path, run_id="file")["name"].nunique() == 2
 
 
-def test_corrupt_gz(tmp_path):
+@pytest.fixture(params=["fast", "stdlib"])
+def gunzip_path(request, monkeypatch):
+    """Both gzip paths of the readers: python-isal (the ``fast`` extra) and the standard
+    library (the chooser's answer when isal is absent)."""
+    if request.param == "stdlib":
+        monkeypatch.setattr(files, "FAST_GUNZIP", None)
+    elif files.FAST_GUNZIP is None:
+        pytest.skip("python-isal (the optional 'fast' extra) is not installed")
+    return request.param
+
+
+def corrupt_gz_files(tmp_path) -> list[Path]:
     good = gzip.compress(("\n".join(RUN6) + "\n").encode())
-    truncated = tmp_path / "input.t.gz"
-    truncated.write_bytes(good[: len(good) // 2])
-    garbage = tmp_path / "input.g.gz"
-    garbage.write_bytes(b"\x1f\x8b" + b"garbage, not deflate data" * 3)
-    for p in (truncated, garbage):
+    files_ = {
+        "input.t.gz": good[: len(good) // 2],  # truncated
+        "input.g.gz": b"\x1f\x8b" + b"garbage, not deflate data" * 3,
+        "input.c.gz": good[:-8] + b"\0\0\0\0" + good[-4:],  # wrong CRC
+        "input.x.gz": good + b"trailing garbage",
+    }
+    for name, data in files_.items():
+        (tmp_path / name).write_bytes(data)
+    return [tmp_path / name for name in files_]
+
+
+def test_corrupt_gz(tmp_path, gunzip_path):
+    paths = corrupt_gz_files(tmp_path)
+    for p in paths:
         for mode in (False, True):
             err = strict_error(io.read_run, p, lenient=mode)
             assert "corrupt gzip" in err.problem and err.line is None
-    err = strict_error(io.read_qrels, truncated)
+    err = strict_error(io.read_qrels, paths[0])
     assert "corrupt gzip" in err.problem
+
+
+def test_gunzip_paths_agree(tmp_path, monkeypatch):
+    """The fast decompressor and the standard library read the same bytes (several members,
+    trailing zero padding) and refuse a corrupt file with the same message."""
+    text = ("\n".join(RUN6) + "\n").encode()
+    members = gzip.compress(text[:20]) + gzip.compress(text[20:]) + b"\0" * 16
+    good = write(tmp_path / "input.m.gz", [])
+    good.write_bytes(members)
+    bad = corrupt_gz_files(tmp_path)
+    got = {}
+    for path_ in ("fast", "stdlib"):
+        if path_ == "stdlib":
+            monkeypatch.setattr(files, "FAST_GUNZIP", None)
+        elif files.FAST_GUNZIP is None:
+            continue
+        assert files.read_bytes(good) == text
+        got[path_] = [strict_error(files.read_bytes, p).problem for p in bad]
+    assert len(set(map(tuple, got.values()))) == 1
 
 
 def test_invalid_utf8(tmp_path):

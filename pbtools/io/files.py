@@ -9,7 +9,9 @@ The first stage of reading (used by :mod:`pbtools.io.parse`; the API is :mod:`pb
   or a glob yielded it. The same file reached twice (given twice, through a symbolic link or a
   hard link) is refused (strict) or read once and reported (lenient).
 * **bytes** (:func:`read_bytes`): the file is read in one go and gunzipped when it starts with
-  the gzip magic number.
+  the gzip magic number (:func:`gunzip`: python-isal's ``igzip`` when installed, the optional
+  ``fast`` extra, about 2.5× less CPU than the standard library's ``gzip``; the standard
+  library otherwise, and always for the message of a corrupt file).
 * **byte-level checks** (:func:`clean_bytes`), all vectorised (one C-level pass over the bytes):
   a UTF-8 byte-order mark, bare carriage returns (CR-only line ends) and control bytes are
   refused (strict) or repaired and reported (lenient); see :mod:`pbtools.io.readers` for the
@@ -200,12 +202,45 @@ def read_bytes(path) -> bytes:
             raw = f.read()
     except OSError as e:
         raise TrecFormatError(f"cannot read file ({e.strerror or e})", path) from e
-    if raw[:2] == b"\x1f\x8b":
+    return gunzip(raw, path) if raw[:2] == b"\x1f\x8b" else raw
+
+
+def fast_gunzip():
+    """python-isal's ``igzip.decompress`` (the optional ``fast`` extra: ``pip install
+    pbtools[fast]``), or None when it is not installed."""
+    try:
+        from isal import igzip
+    except ImportError:
+        return None
+    return igzip.decompress
+
+
+#: the fast decompressor :func:`gunzip` tries first (None: the standard library only)
+FAST_GUNZIP = fast_gunzip()
+
+
+def gunzip(raw: bytes, path) -> bytes:
+    """The decompressed bytes of a gzip file (every member, like :func:`gzip.decompress`).
+
+    :data:`FAST_GUNZIP` when installed (ISA-L, the same output as zlib); when it fails, or is
+    absent, the standard library, whose exception names the problem: a corrupt file is refused
+    with the same message either way (:class:`~pbtools.frames.TrecFormatError`, ``corrupt gzip
+    data (...)``).
+
+    Examples
+    --------
+    >>> gunzip(gzip.compress(b"1 Q0 d1 1 2.5 r\\n"), "input.r.gz")
+    b'1 Q0 d1 1 2.5 r\\n'
+    """
+    if FAST_GUNZIP is not None:
         try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise TrecFormatError(f"corrupt gzip data ({e})", path) from e
-    return raw
+            return FAST_GUNZIP(raw)
+        except Exception:  # the standard library names the problem, below
+            pass
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as e:
+        raise TrecFormatError(f"corrupt gzip data ({e})", path) from e
 
 
 def _line_of(data: bytes, pos) -> np.ndarray:
