@@ -51,7 +51,7 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize(
     ("folder", "groups"),
-    [("pbtools", ("dependencies", "plots", "progress", "dask")), ("tests", None)],
+    [("pbtools", ("dependencies", "plots", "progress", "dask", "fast")), ("tests", None)],
 )
 def test_every_third_party_import_is_declared(folder, groups):
     """Each module imported by pbtools/ (tests/) comes from a distribution that pyproject.toml
