@@ -18,6 +18,8 @@ declares ``supports = {"P"}``; Webber & Park's adjustment covers the other measu
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 
@@ -166,6 +168,7 @@ class SharedMerges:
         self.threads = resolve_threads(threads)
         self._pending: dict = {}
         self._done: dict = {}
+        self._lock = threading.Lock()
 
     def request(self, problem: Problem, measures) -> None:
         """Announce that ``problem`` will ask for the merges of the P@n of ``measures``."""
@@ -180,10 +183,11 @@ class SharedMerges:
 
     def __call__(self, problem: Problem, pa, depth: int):
         key = self._key(problem, pa, depth)
-        if key not in self._done:
-            self._pending[key] = problem
-            self._run()
-        return self._done.pop(key)
+        with self._lock:  # problems finished on several threads: one pass serves them all
+            if key not in self._done:
+                self._pending[key] = problem
+                self._run()
+            return self._done.pop(key)
 
     def _run(self) -> None:
         jobs = list(self._pending.items())

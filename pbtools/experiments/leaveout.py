@@ -39,6 +39,7 @@ from pbtools.corrections.base import RESULT_COLUMNS
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import run_estimators
 from pbtools.corrections.lipani import Lipani, SharedMerges
+from pbtools.corrections.parallel import ordered_map, resolve_threads
 from pbtools.corrections.problem import Problem
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
@@ -213,11 +214,15 @@ def experiment_tables(
             for bms, (problem, _ctx) in blocks:
                 cache.request(problem, Lipani.supported(bms))
         built.append((runs, blocks))
+    # the blocks finished on a few threads (numpy releases the GIL in the big array work), in
+    # block order: the results are the same whatever the thread count
+    tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
+    done = ordered_map(lambda task: _finish(base, *task, estimators), tasks, resolve_threads(None))
     results = []
     for runs, blocks in built:
         if bar is not None:
             bar.update(1)
-        parts = [_finish(base, bms, pc, estimators) for bms, pc in blocks]
+        parts = [next(done) for _ in blocks]
         scores = pd.concat([p[0] for p in parts], ignore_index=True)
         scores.insert(3, "runs", runs)
         truth = pd.concat([p[1] for p in parts], ignore_index=True)

@@ -261,17 +261,25 @@ class DenseRuns:
         """Who pooled what: how many of the runs ``slots`` have x in their top ``depth``:
         (groups ×) T × U. ``groups`` (one group id per slot) makes one count table per group."""
         dd = min(int(depth), self.L)
-        docs = self.D[slots, :, :dd]  # slots × T × d
+        slots = np.asarray(slots, np.int64)
         gid = np.zeros(len(slots), np.int64) if groups is None else np.asarray(groups, np.int64)
-        ok = docs >= 0
-        flat = ((gid[:, None, None] * self.T + np.arange(self.T)[None, :, None]) * self.U + docs)[
-            ok
-        ]
         dt = np.uint8 if len(np.unique(slots)) < 255 else np.int32
-        out = np.zeros(n_groups * self.T * self.U, dtype=dt)
-        cells, counts = np.unique(flat, return_counts=True)  # faster than np.add.at
-        out[cells] = counts.astype(dt)
-        out = out.reshape(n_groups, self.T, self.U)
+        TU1 = self.T * (self.U + 1)
+        if n_groups * TU1 > 2 * len(slots) * self.T * dd:  # sparse: count the entries' cells
+            docs = self.D[slots, :, :dd]  # slots × T × d
+            ok = docs >= 0
+            top = np.arange(self.T)[None, :, None]
+            flat = ((gid[:, None, None] * self.T + top) * self.U + docs)[ok]
+            out = np.zeros(n_groups * self.T * self.U, dtype=dt)
+            cells, counts = np.unique(flat, return_counts=True)  # faster than np.add.at
+            out[cells] = counts.astype(dt)
+            out = out.reshape(n_groups, self.T, self.U)
+            return out[0] if groups is None else out
+        # dense: np.bincount over (group, topic, 1 + local doc) cells, the padding −1 in a
+        # spare column 0 (no mask, no sort)
+        flat = gid[:, None, None] * TU1 + (np.arange(self.T) * (self.U + 1) + 1)[None, :, None]
+        cnt = np.bincount((flat + self.D[slots, :, :dd]).reshape(-1), minlength=n_groups * TU1)
+        out = cnt.reshape(n_groups, self.T, self.U + 1)[:, :, 1:].astype(dt)
         return out[0] if groups is None else out
 
     def top_owners(
