@@ -5,8 +5,9 @@ reads the collection once (lenient, as ``pbtools analyze TRACK --lenient``), mea
 floor of its run files (:func:`benchmarks.parse_floor.parse_floor`) and then the analysis
 (:func:`pbtools.experiments.analysis.analyze` on the frames read: pool inference, the four
 leave-one-out experiments, significance, errors), alternating floor and analysis ``--repeat``
-times in one process and quoting medians. The analysis is broken down into stages by timing the
-functions that do the work (exclusive times: a stage's own time without the stages it calls):
+times in one process and quoting medians. One more run on one thread (the analysis runs its
+blocks and merges on a few threads otherwise) is broken down into stages by timing the functions
+that do the work (exclusive times: a stage's own time without the stages it calls):
 
     pool inference, encoding (DenseRuns), truth/top-75 (re-pool, run sets), merges (r_p ∘ r_u of
     every pair), lipani, webber, reduced, true scores (per-topic truth), stats (Tukey HSD, errors,
@@ -145,6 +146,27 @@ def peak_mib(frames) -> float:
     return out
 
 
+def serial_stages(frames, clock) -> tuple[dict, float]:
+    """The stage times of one analysis run on one thread (the probes time one call stack) and
+    that run's total."""
+    from pbtools.corrections import parallel
+
+    saved = getattr(parallel, "default_threads", None)
+    if saved is not None:
+        parallel.default_threads = lambda: 1
+    try:
+        probes = Probes(clock)
+        with probes.active():
+            t = clock()
+            _analysis(frames)
+            total = clock() - t
+    finally:
+        if saved is not None:
+            parallel.default_threads = saved
+    probes.times["other"] = total - sum(probes.times.values())
+    return probes.times, total
+
+
 def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
     from pbtools import io
 
@@ -156,20 +178,16 @@ def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
         parse_s = time.perf_counter() - t
     frames = (col.runs, col.qrels, col.orgs)
     files = sorted(p for p in (track / "Runs").iterdir() if p.is_file())
-    floors, totals, stages = [], [], []
+    floors, totals = [], []
     for _ in range(repeat):  # alternating, in one process
         t = clock()
         parse_floor(files)
         floors.append(clock() - t)
-        probes = Probes(clock)
-        with probes.active():
-            t = clock()
-            _analysis(frames)
-            totals.append(clock() - t)
-        probes.times["other"] = totals[-1] - sum(probes.times.values())
-        stages.append(probes.times)
+        t = clock()
+        _analysis(frames)
+        totals.append(clock() - t)
     floor, total = statistics.median(floors), statistics.median(totals)
-    best = stages[totals.index(sorted(totals)[len(totals) // 2])]
+    best, serial = serial_stages(frames, clock)
     mem = peak_mib(frames)
     print(f"{name}: {len(files)} run files; pbtools parse {parse_s:.2f} s (once)")
     print(f"  parse floor (median of {repeat})   {floor:7.2f} s")
@@ -177,6 +195,7 @@ def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
         f"  analysis after parsing         {total:7.2f} s = {total / floor:5.2f}× floor"
         f"   (target ≤ 3×)   peak +{mem:.0f} MiB"
     )
+    print(f"  stages of one serial run ({serial:.2f} s, exclusive times; threads: 1)")
     for k, v in sorted(best.items(), key=lambda kv: -kv[1]):
         print(f"    {k:20s} {v:7.2f} s  {v / floor:5.2f}× floor")
     sys.stdout.flush()

@@ -3,6 +3,7 @@
 import threading
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pbtools import synth
@@ -12,7 +13,8 @@ from pbtools.corrections.problem import from_frames, precision_parts
 from pbtools.measures.names import parse_all
 
 
-def test_ordered_map_keeps_order_and_bounds_the_chunks_in_flight():
+@pytest.mark.parametrize("ahead", [1, 0])
+def test_ordered_map_keeps_order_and_bounds_the_chunks_in_flight(ahead):
     lock, state = threading.Lock(), {"started": 0, "handed": 0, "most": 0}
 
     def work(i):
@@ -22,11 +24,11 @@ def test_ordered_map_keeps_order_and_bounds_the_chunks_in_flight():
         return i * i
 
     out = []
-    for v in ordered_map(work, range(40), threads=3):
+    for v in ordered_map(work, range(40), threads=3, ahead=ahead):
         state["handed"] += 1
         out.append(v)
     assert out == [i * i for i in range(40)]
-    assert state["most"] <= 3 + 1
+    assert state["most"] <= 3 + ahead
 
 
 def test_ordered_map_raises_the_workers_error():
@@ -80,3 +82,24 @@ def test_per_topic_distinct_rankings_score_as_every_row(measures):
     direct = pb.score_docs(docs, var[item], t, ms)
     assert V >= 2  # each (run, topic) under several variants: the grouped path
     assert np.array_equal(vals, direct)
+
+
+def test_experiment_blocks_identical_whatever_the_thread_count(monkeypatch):
+    # the blocks of the four configurations finished on threads: the same tables as serially
+    from pbtools.corrections import parallel
+    from pbtools.experiments.leaveout import experiment_tables
+
+    c = synth.generate(topics=6, docs=120, runs=9, orgs=4, run_length=40, depth=10, seed=5)
+    configs = [{"leave_out": lo, "runs": r} for r in ("all", "top75") for lo in ("org", "run")]
+    got = []
+    for n in (1, 3):
+        monkeypatch.setattr(parallel, "default_threads", lambda n=n: n)
+        tables = experiment_tables(
+            (c.runs, c.qrels, c.orgs), configs, ["P@5", "P@10"], pooled=c.pooled, depth=10
+        )
+        got.append(tables)
+    assert len(got[0]) == len(configs)
+    for (s1, t1), (s2, t2) in zip(*got, strict=True):
+        assert len(s1) and len(t1)
+        pd.testing.assert_frame_equal(s1, s2)
+        pd.testing.assert_frame_equal(t1, t2)

@@ -4,7 +4,7 @@ The merges of :class:`~pbtools.corrections.lipani.SharedMerges` and the losses o
 estimator work on independent chunks of run pairs with numpy calls that release the GIL (take,
 sort, cumsum, ufuncs), so a few threads overlap them. :func:`ordered_map` hands the results
 back in chunk order — the results are the same whatever the thread count — and keeps at most
-``threads + 1`` chunks in flight, so memory stays bounded.
+``threads + 1`` chunks (or ``threads``) in flight, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def resolve_threads(threads: int | None) -> int:
     return int(threads)
 
 
-def ordered_map(fn: Callable, items: Iterable, threads: int = 1) -> Iterator:
+def ordered_map(fn: Callable, items: Iterable, threads: int = 1, ahead: int = 1) -> Iterator:
     """``fn(item)`` for every item, yielded in the order of ``items``.
 
     Parameters
@@ -61,7 +61,10 @@ def ordered_map(fn: Callable, items: Iterable, threads: int = 1) -> Iterator:
         The items, consumed lazily.
     threads : int, optional
         Worker threads; 1 (default) runs serially in the caller's thread. At most
-        ``threads + 1`` items are submitted and not yet handed back at any time.
+        ``threads + ahead`` items are submitted and not yet handed back at any time.
+    ahead : int, optional
+        How many items beyond one per thread may be in flight (default 1: a thread never
+        waits for the caller; 0: the least memory, for large items).
 
     Yields
     ------
@@ -80,7 +83,7 @@ def ordered_map(fn: Callable, items: Iterable, threads: int = 1) -> Iterator:
     with ThreadPoolExecutor(max_workers=threads) as pool:
         pending: deque = deque()
         for item in items:
-            if len(pending) > threads:
+            if len(pending) >= threads + max(int(ahead), 0):
                 yield pending.popleft().result()
             pending.append(pool.submit(fn, item))
         while pending:

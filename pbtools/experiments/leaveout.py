@@ -217,7 +217,9 @@ def experiment_tables(
     # the blocks finished on a few threads (numpy releases the GIL in the big array work), in
     # block order: the results are the same whatever the thread count
     tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
-    done = ordered_map(lambda task: _finish(base, *task, estimators), tasks, resolve_threads(None))
+    done = ordered_map(
+        lambda task: _finish(base, *task, estimators), tasks, resolve_threads(None), ahead=0
+    )
     results = []
     for runs, blocks in built:
         if bar is not None:
