@@ -117,3 +117,34 @@ def test_score_cells_with_a_table_of_relevance_sets_equals_per_row_sets():
     rows = p.score_cells(labels, table[topic], ms)
     assert np.array_equal(p.score_cells(labels, table, ms, topic=topic), rows)
     assert rows.shape == (40, len(ms)) and (rows[:, 0] > 0).any()
+
+
+def test_variant_histograms_are_the_label_histograms_of_the_variants():
+    from pbtools.pooling.dense import label_histograms, variant_histograms
+
+    rng = np.random.default_rng(7)
+    base = rng.choice(np.array([-1, -1, 0, 0, 1, 2], np.int8), size=(6, 40))
+    V = 5
+    pick = rng.choice((V - 1) * base.size, 90, replace=False)  # distinct (variant, cell)
+    var, cells = pick // base.size, pick % base.size  # the last variant keeps every label
+    lab = np.repeat(base[None], V, axis=0)
+    lab.reshape(V, -1)[var, cells] = -1
+    got = variant_histograms(base, var, cells, V)
+    assert got.shape == (V, 6, 3)
+    np.testing.assert_array_equal(got, label_histograms(lab))
+
+
+def test_top_counts_dense_and_sparse_agree():
+    # both paths of DenseRuns.top_counts against a direct count of every run's top d
+    c = synth.generate(topics=4, docs=40, runs=7, orgs=3, run_length=25, depth=10, seed=2)
+    enc = DenseRuns([c.runs], [c.qrels])
+    S = np.arange(enc.R)
+    groups = np.array([0, 2, 1, 0, 2, 2, 1])
+    for d in (1, 5, 25):  # sparse for small d, dense for large d (cells vs entries)
+        want = np.zeros((3, enc.T, enc.U), dtype=np.int64)
+        for s, g in zip(S, groups, strict=True):  # a handful of runs
+            docs = enc.D[s, :, :d]
+            t, j = np.nonzero(docs >= 0)
+            want[g, t, docs[t, j]] += 1
+        np.testing.assert_array_equal(enc.top_counts(S, d, groups=groups, n_groups=3), want)
+        np.testing.assert_array_equal(enc.top_counts(S, d), want.sum(axis=0))

@@ -104,6 +104,16 @@ class Problem(Scoring):
             self._cache["hist"] = label_histograms(self.lab)
         return self._cache["hist"]
 
+    def set_hist(self, hist: np.ndarray) -> None:
+        """Give :attr:`hist` when the caller derived it (an experiment's variants from their
+        truth, :func:`~pbtools.pooling.dense.variant_histograms`): it must equal
+        :func:`~pbtools.pooling.dense.label_histograms` of :attr:`lab`; kept until
+        :meth:`forget`."""
+        hist = np.asarray(hist, dtype=np.int64)
+        if hist.shape[:2] != self.lab.shape[:2]:
+            raise ValueError(f"hist must be variants × topics × labels, got {hist.shape}")
+        self._cache["hist"] = hist
+
     def set_weights(self, weights) -> None:
         """Weight every topic average by ``weights`` (T,; None: unweighted) from now on; the
         cached run scores that depend on the weights are dropped."""

@@ -46,7 +46,7 @@ from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import parse_all
 from pbtools.measures.topics import topic_mask
-from pbtools.pooling.dense import DenseRuns
+from pbtools.pooling.dense import DenseRuns, variant_histograms
 from pbtools.pooling.reductions import top_fraction
 
 __all__ = [
@@ -341,6 +341,7 @@ def _build(base: _Base, org_of: dict, block, leave_out, cache):
     only = ev_of[owner.ravel()]  # owner −1 (none or several units) reads the spare −1
     cells = np.flatnonzero(only >= 0)
     lab.reshape(len(lab), -1)[only[cells], cells] = -1
+    hist = variant_histograms(truth, only[cells], cells, len(lab))  # no pass over every variant
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
     if base.opts["rp"] == "run":
@@ -360,6 +361,7 @@ def _build(base: _Base, org_of: dict, block, leave_out, cache):
         len(eval_units),
         cache=cache,
     )
+    problem.set_hist(hist)
     return problem, (unit_of, eval_units)
 
 
