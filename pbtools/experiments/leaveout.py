@@ -205,21 +205,28 @@ def experiment_tables(
     from pbtools.progress import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
-    # every block's problem first, so that one streamed pass merges the pairs for all of them
+    # every block's problem first, so that one streamed pass merges the pairs for all of them;
+    # the blocks built, then finished, on a few threads (numpy releases the GIL in the big
+    # array work), in block order: the results are the same whatever the thread count
+    threads = resolve_threads(None)
+    specs = [
+        (cfg.get("leave_out", "org"), bms, b)
+        for cfg in configs  # a handful of configurations
+        for bms, b in blocks_of[cfg.get("runs", "all")]
+    ]
+    made = iter(
+        list(ordered_map(lambda s: _build(base, org_of, s[2], s[0], cache), specs, threads))
+    )
     built = []
-    for cfg in configs:  # a handful of configurations
-        lo, runs = cfg.get("leave_out", "org"), cfg.get("runs", "all")
-        blocks = [(bms, _build(base, org_of, b, lo, cache)) for bms, b in blocks_of[runs]]
+    for cfg in configs:
+        runs = cfg.get("runs", "all")
+        blocks = [(bms, next(made)) for bms, _b in blocks_of[runs]]
         if cache is not None:
             for bms, (problem, _ctx) in blocks:
                 cache.request(problem, Lipani.supported(bms))
         built.append((runs, blocks))
-    # the blocks finished on a few threads (numpy releases the GIL in the big array work), in
-    # block order: the results are the same whatever the thread count
     tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
-    done = ordered_map(
-        lambda task: _finish(base, *task, estimators), tasks, resolve_threads(None), ahead=0
-    )
+    done = ordered_map(lambda task: _finish(base, *task, estimators), tasks, threads, ahead=0)
     results = []
     for runs, blocks in built:
         if bar is not None:
