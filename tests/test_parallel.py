@@ -92,14 +92,20 @@ def test_experiment_blocks_identical_whatever_the_thread_count(monkeypatch):
     c = synth.generate(topics=6, docs=120, runs=9, orgs=4, run_length=40, depth=10, seed=5)
     configs = [{"leave_out": lo, "runs": r} for r in ("all", "top75") for lo in ("org", "run")]
     got = []
-    for n in (1, 3):
+    for n, threads in ((1, None), (3, None), (2, 1)):
         monkeypatch.setattr(parallel, "default_threads", lambda n=n: n)
         tables = experiment_tables(
-            (c.runs, c.qrels, c.orgs), configs, ["P@5", "P@10"], pooled=c.pooled, depth=10
+            (c.runs, c.qrels, c.orgs),
+            configs,
+            ["P@5", "P@10"],
+            pooled=c.pooled,
+            depth=10,
+            threads=threads,
         )
         got.append(tables)
     assert len(got[0]) == len(configs)
-    for (s1, t1), (s2, t2) in zip(*got, strict=True):
-        assert len(s1) and len(t1)
-        pd.testing.assert_frame_equal(s1, s2)
-        pd.testing.assert_frame_equal(t1, t2)
+    for other in got[1:]:
+        for (s1, t1), (s2, t2) in zip(got[0], other, strict=True):
+            assert len(s1) and len(t1)
+            pd.testing.assert_frame_equal(s1, s2)
+            pd.testing.assert_frame_equal(t1, t2)

@@ -98,9 +98,9 @@ def leave_one_out_experiment(
     protocol : str, optional
         ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
     **options
-        ``pooled`` (run names), ``depth``, ``fraction`` (0.75), ``progress`` and the choices
-        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``,
-        ``pool_policy``.
+        ``pooled`` (run names), ``depth``, ``fraction`` (0.75), ``progress``, ``threads``
+        (:func:`experiment_tables`) and the choices ``weight``, ``tie``, ``indicator``, ``rp``,
+        ``decimals``, ``replace``, ``topics``, ``pool_policy``.
 
     Returns
     -------
@@ -165,6 +165,7 @@ def experiment_tables(
     depth: int | None = None,
     fraction: float = 0.75,
     progress: bool | None = False,
+    threads: int | None = None,
     **choices,
 ) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     """The experiments of ``configs`` and, for each, the per-topic truth of its evaluated runs.
@@ -173,6 +174,11 @@ def experiment_tables(
     ``truth`` the true per-topic scores (``runs``, ``measure``, ``name``, ``qid``, ``value``)
     over every qrels topic, a topic a run lacks scoring as an empty ranking (the balanced design
     the paired statistics behind SRE* need, trec_eval ``-c``).
+
+    ``threads``: how many blocks (a configuration's run set, or one measure's top-75 set) are
+    built and finished at once (None: the usable cores, capped —
+    :func:`~pbtools.corrections.parallel.default_threads`; 1: one after the other, the least
+    memory). The results are the same whatever the count.
     """
     opts = resolve(protocol, **choices)
     for cfg in configs:
@@ -208,7 +214,7 @@ def experiment_tables(
     # every block's problem first, so that one streamed pass merges the pairs for all of them;
     # the blocks built, then finished, on a few threads (numpy releases the GIL in the big
     # array work), in block order: the results are the same whatever the thread count
-    threads = resolve_threads(None)
+    threads = resolve_threads(threads)
     specs = [
         (cfg.get("leave_out", "org"), bms, b)
         for cfg in configs  # a handful of configurations
