@@ -153,6 +153,19 @@ def test_group_rows_mixed_and_sorted_agree_with_unique():
     assert [a.tolist() for a in group_rows([np.zeros(0, np.int64)])] == [[], []]
 
 
+def test_group_rows_one_small_key_table_agrees_with_the_mix():
+    # one small non-negative column goes through a table of its values; a wide column (and
+    # the same values with a second, constant column) through the mix: the same groups
+    rng = np.random.default_rng(1)
+    for key in (rng.integers(0, 50, 400), rng.integers(0, 3000, 400)):
+        want = group_rows([key, np.zeros_like(key)])
+        got = group_rows([key])
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        _, first = np.unique(key, return_index=True)
+        assert got[0].tolist() == sorted(first.tolist())
+    assert group_rows([np.array([5, -1, 5])])[1].tolist() == [0, 1, 0]  # negative: the mix
+
+
 def test_dense_unique_matches_unique():
     key = np.array([9, 3, 3, 0, 9, 4])
     for size in (10, 10**9):  # the flag table and the sort

@@ -64,7 +64,8 @@ def same_rankings(D, lab, ref: int, slots, var, t, width: int, extra=()):
 def group_rows(cols, mixed: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Rows with equal values in every column of ``cols``.
 
-    The rows are grouped by a 64-bit mix of their columns and the groups then checked column by
+    One small non-negative column is grouped through a table of its values; otherwise the rows
+    are grouped by a 64-bit mix of their columns and the groups then checked column by
     column against their first row; should two different rows ever share a mix, the rows are
     sorted on the columns themselves instead: exact either way.
 
@@ -92,6 +93,12 @@ def group_rows(cols, mixed: bool = True) -> tuple[np.ndarray, np.ndarray]:
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     ok = False
+    if len(cols) == 1 and cols[0].min() >= 0 and cols[0].max() < 8 * n + (1 << 16):
+        # one small non-negative key: a table of flags (dense_unique), no mix, no sort of rows
+        keys, inv = dense_unique(cols[0], int(cols[0].max()) + 1)
+        first = np.full(len(keys), n, dtype=np.int64)
+        np.minimum.at(first, inv, np.arange(n))  # each group's first row
+        ok, mixed = True, False
     if mixed:
         h = np.zeros(n, dtype=np.uint64)
         for c in cols:
