@@ -168,9 +168,32 @@ def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype,
     return sorted_dtype(dic, order), [remap[i] for i in idx]
 
 
+#: total entries from which :func:`_union` hashes the two halves of the dictionaries at once
+PARALLEL_UNION = 1 << 19
+
+
 def _union(dictionaries: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
     """The distinct strings of ``dictionaries`` (first-seen order) and each one's positions
-    there."""
+    there.
+
+    Many large dictionaries (TREC-2: 38 files, 1.4 M docnos, 205 k distinct) are split in two
+    halves, each hashed on its own thread (Arrow releases the GIL), and the two results are
+    hashed together: the same strings in the same first-seen order (a half's new strings
+    follow the first half's), about 0.2 s less of a TREC-2 ``evaluate`` process, where these
+    allocations are fresh pages.
+    """
+    total = sum(len(d) for d in dictionaries)
+    if len(dictionaries) >= 4 and total >= PARALLEL_UNION and (os.cpu_count() or 1) > 1:
+        half = len(dictionaries) // 2
+        with ThreadPoolExecutor(2) as ex:
+            (da, ia), (db, ib) = ex.map(_hash_union, [dictionaries[:half], dictionaries[half:]])
+        dic, (ja, jb) = _hash_union([da, db])
+        return dic, [ja[i] for i in ia] + [jb[i] for i in ib]
+    return _hash_union(dictionaries)
+
+
+def _hash_union(dictionaries: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
+    """:func:`_union` in one hash pass."""
     # one array, not chunks: Arrow gives every chunk of a chunked input its own copy of the
     # dictionary seen so far (quadratic in the number of files)
     enc = pc.dictionary_encode(pa.chunked_array(dictionaries, type=pa.string()).combine_chunks())
