@@ -9,7 +9,6 @@ Parquet keeps it. :mod:`pbtools.frames` re-exports every name here.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from pbtools.threads import threads_for
 
 __all__ = [
     "id_dtype",
@@ -138,7 +139,7 @@ def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
     def chunk(i: int) -> None:
         np.take(lookups[i], np.asarray(arrays[i].indices), out=codes[starts[i] : starts[i + 1]])
 
-    workers = min(os.cpu_count() or 1, len(arrays))
+    workers = threads_for(len(arrays))
     if workers > 1 and starts[-1] >= (1 << 20):
         with ThreadPoolExecutor(workers) as ex:
             list(ex.map(chunk, range(len(arrays))))
@@ -183,7 +184,7 @@ def _union(dictionaries: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
     allocations are fresh pages.
     """
     total = sum(len(d) for d in dictionaries)
-    if len(dictionaries) >= 4 and total >= PARALLEL_UNION and (os.cpu_count() or 1) > 1:
+    if len(dictionaries) >= 4 and total >= PARALLEL_UNION and threads_for(2) > 1:
         half = len(dictionaries) // 2
         with ThreadPoolExecutor(2) as ex:
             (da, ia), (db, ib) = ex.map(_hash_union, [dictionaries[:half], dictionaries[half:]])
