@@ -226,6 +226,7 @@ def _run_chunk(chunk: list[tuple[int, Task]]) -> list[tuple[int, Any]]:
 
 
 def _dask_call(fn: Callable[..., Any], kwargs: Mapping[str, Any], **shared: Any) -> Any:
+    limit_threads(1)  # the tasks run in parallel already: one thread each, as in _init_worker
     return fn(**shared, **kwargs)
 
 
