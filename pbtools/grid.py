@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from pbtools.progress import progress_bar
-from pbtools.threads import limit_threads, usable_cores
+from pbtools.threads import limit_threads, limited_threads, usable_cores
 
 __all__ = [
     "Task",
@@ -226,8 +226,8 @@ def _run_chunk(chunk: list[tuple[int, Task]]) -> list[tuple[int, Any]]:
 
 
 def _dask_call(fn: Callable[..., Any], kwargs: Mapping[str, Any], **shared: Any) -> Any:
-    limit_threads(1)  # the tasks run in parallel already: one thread each, as in _init_worker
-    return fn(**shared, **kwargs)
+    with limited_threads(1):  # the tasks run in parallel already: one thread each
+        return fn(**shared, **kwargs)
 
 
 def _raise(i: int, task: Task, exc: BaseException) -> None:

@@ -6,8 +6,9 @@ dictionaries (:mod:`pbtools.ids`), the merges of Lipani's estimator
 (:mod:`pbtools.corrections.parallel`). Each asks :func:`threads_for`. The usable cores are the
 process's CPU affinity (``os.sched_getaffinity``; ``os.cpu_count`` elsewhere), capped by
 
-* :func:`limit_threads` — the worker processes of :func:`pbtools.grid.run_grid` set 1, so that
-  N workers on N cores do not run N × cores threads;
+* :func:`limit_threads` / :func:`limited_threads`, for the calling thread — the worker
+  processes and Dask tasks of :func:`pbtools.grid.run_grid` set 1, so that N workers on N
+  cores do not run N × cores threads;
 * the environment variable ``PBTOOLS_THREADS`` (an integer ≥ 1), for a user who shares the
   machine.
 
@@ -17,13 +18,16 @@ Results never depend on the thread count, only the time does.
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["ENV", "usable_cores", "limit_threads", "max_threads", "threads_for"]
+__all__ = ["ENV", "usable_cores", "limit_threads", "limited_threads", "max_threads", "threads_for"]
 
 #: the environment variable that caps pbtools' threads in a process
 ENV = "PBTOOLS_THREADS"
 
-_limit: int | None = None
+_local = threading.local()  # .limit: the calling thread's cap (None or absent: no cap)
 
 
 def usable_cores() -> int:
@@ -42,7 +46,7 @@ def usable_cores() -> int:
 
 
 def limit_threads(n: int | None) -> None:
-    """Cap the threads of pbtools' pools in this process at ``n`` (None: no cap).
+    """Cap at ``n`` the threads of the pools that the calling thread starts (None: no cap).
 
     Examples
     --------
@@ -50,10 +54,27 @@ def limit_threads(n: int | None) -> None:
     1
     >>> limit_threads(None)
     """
-    global _limit
     if n is not None and (isinstance(n, bool) or int(n) != n or n < 1):
         raise ValueError(f"the thread limit must be an integer >= 1 or None, got {n!r}")
-    _limit = None if n is None else int(n)
+    _local.limit = None if n is None else int(n)
+
+
+@contextmanager
+def limited_threads(n: int | None) -> Iterator[None]:
+    """:func:`limit_threads` for the duration of a ``with`` block (the previous cap after it).
+
+    Examples
+    --------
+    >>> with limited_threads(1):
+    ...     max_threads()
+    1
+    """
+    before = getattr(_local, "limit", None)
+    limit_threads(n)
+    try:
+        yield
+    finally:
+        _local.limit = before
 
 
 def max_threads() -> int:
@@ -65,8 +86,9 @@ def max_threads() -> int:
         ``PBTOOLS_THREADS`` is set to anything but an integer ≥ 1.
     """
     n = usable_cores()
-    if _limit is not None:
-        n = min(n, _limit)
+    limit = getattr(_local, "limit", None)
+    if limit is not None:
+        n = min(n, limit)
     env = os.environ.get(ENV, "").strip()
     if env:
         try:
