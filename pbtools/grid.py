@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from pbtools.progress import progress_bar
+from pbtools.threads import limit_threads, limited_threads, usable_cores
 
 __all__ = [
     "Task",
@@ -80,11 +81,8 @@ class GridError(RuntimeError):
 
 
 def default_jobs() -> int:
-    """The number of usable cores (``os.sched_getaffinity`` where available, else cpu_count)."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # pragma: no cover - non-Linux
-        return max(os.cpu_count() or 1, 1)
+    """The number of usable cores (:func:`pbtools.threads.usable_cores`)."""
+    return usable_cores()
 
 
 def plan_jobs(jobs: int | None, n_tasks: int) -> tuple[int, str | None]:
@@ -204,7 +202,9 @@ def _init_worker(shared: Mapping[str, Any]) -> None:
 
 
 def _limit_threads() -> None:
-    """One BLAS/OpenMP thread per worker process, so N workers do not oversubscribe N cores."""
+    """One thread per worker process — pbtools' own pools (:func:`pbtools.threads.limit_threads`)
+    and BLAS/OpenMP — so N workers do not oversubscribe N cores."""
+    limit_threads(1)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -226,7 +226,8 @@ def _run_chunk(chunk: list[tuple[int, Task]]) -> list[tuple[int, Any]]:
 
 
 def _dask_call(fn: Callable[..., Any], kwargs: Mapping[str, Any], **shared: Any) -> Any:
-    return fn(**shared, **kwargs)
+    with limited_threads(1):  # the tasks run in parallel already: one thread each
+        return fn(**shared, **kwargs)
 
 
 def _raise(i: int, task: Task, exc: BaseException) -> None:

@@ -251,3 +251,38 @@ def test_missing_paths_are_named(capsys, tmp_path):
         code, _, err = run_cli(capsys, *argv)
         assert code == 2
         assert "no such file or directory" in err and str(tmp_path / name) in err
+
+
+def test_entry_exit_fast_keeps_output_and_exit_status(capsys, tmp_path):
+    """``evaluate`` ends its process without the interpreter's teardown (cli.entry): what it
+    wrote to a pipe or a file is complete, ``atexit`` handlers run, and a refusal still exits 2."""
+    qrels, runs = SAMPLE / "QRels" / "qrels", SAMPLE / "Runs"
+    args = ["evaluate", str(qrels), str(runs), "-m", "P@5", "-m", "AP", "--per-topic"]
+    code, expected, _ = run_cli(capsys, *args)
+    assert code == 0 and expected.count("\n") > 10
+    script = (
+        "import atexit, sys; atexit.register(lambda: print('atexit ran'));"
+        "from pbtools.cli import entry; sys.argv = ['pbtools', *sys.argv[1:]]; entry()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected + "atexit ran\n"
+    pq = tmp_path / "out.parquet"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pbtools", *args, "--format", "parquet", "-o", str(pq)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(io.read_parquet(pq)) == expected.count("\n") - 1  # the table less its header
+    missing = tmp_path / "none"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pbtools", "evaluate", str(qrels), str(missing)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "none" in proc.stderr

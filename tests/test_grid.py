@@ -101,3 +101,29 @@ def test_progress_bar_forced_off_and_on(capsys):
         1,
         4,
     ]
+
+
+def _threads(k: int) -> int:
+    from pbtools import threads
+
+    return threads.max_threads()
+
+
+def test_workers_run_one_thread_each_and_env_caps_threads(monkeypatch):
+    """pbtools.threads: a grid worker process caps pbtools' own pools at one thread; the
+    PBTOOLS_THREADS variable caps them in any process and is refused when it is not an
+    integer >= 1."""
+    from pbtools import threads
+
+    if grid.plan_jobs(2, 2)[0] < 2:
+        pytest.skip("one usable core: run_grid runs serially")
+    got = grid.run_grid(_threads, grid.product(k=[0, 1]), jobs=2, progress=False)
+    assert got == [1, 1]
+    monkeypatch.setenv(threads.ENV, "1")
+    assert threads.max_threads() == 1 and threads.threads_for(10) == 1
+    monkeypatch.setenv(threads.ENV, "99")
+    assert threads.max_threads() == threads.usable_cores()
+    for bad in ("0", "two", "-3"):
+        monkeypatch.setenv(threads.ENV, bad)
+        with pytest.raises(ValueError, match="PBTOOLS_THREADS must be an integer"):
+            threads.max_threads()

@@ -679,3 +679,39 @@ def test_ir_datasets_tuples():
     run = io.from_ir_datasets([ScoredDoc("1", "d2", 1.0), ScoredDoc("1", "d1", 3.0)], name="bm25")
     assert run["docno"].astype(str).tolist() == ["d1", "d2"] and run["rank"].tolist() == [1, 2]
     assert (run["name"] == "bm25").all()
+
+
+@pytest.mark.parametrize("threshold", [1, 1 << 40])  # the two halves on threads / one pass
+def test_sorted_union_of_many_dictionaries(monkeypatch, threshold):
+    """The union of many files' id dictionaries: sorted, each file's lookup exact, whichever
+    path (ids.PARALLEL_UNION) hashes it."""
+    import pyarrow as pa
+
+    from pbtools import ids
+
+    monkeypatch.setattr(ids, "PARALLEL_UNION", threshold)
+    rng = np.random.default_rng(7)
+    words = np.array([f"d{i:05d}" for i in rng.permutation(3000)])
+    dicts = [pa.array(rng.choice(words, size=n, replace=False)) for n in (5, 400, 1, 900, 37, 250)]
+    dtype, lookups = ids.sorted_union(dicts)
+    union = sorted(set().union(*(d.to_pylist() for d in dicts)))
+    assert dtype.categories.tolist() == union
+    for d, lk in zip(dicts, lookups, strict=True):
+        assert dtype.categories[lk].tolist() == d.to_pylist()
+
+
+def test_uniform_blanks_every_short_string():
+    """direct.uniform_blanks against its definition — per line, the blank-separated fields
+    joined by one space — on every string of up to 7 bytes over space, TAB, LF and a letter."""
+    import itertools
+
+    from pbtools.io.direct import uniform_blanks
+
+    def reference(data: bytes) -> bytes:
+        lines = data.split(b"\n")
+        return b"\n".join(b" ".join(ln.replace(b"\t", b" ").split()) for ln in lines)
+
+    for n in range(8):
+        for t in itertools.product([b" ", b"\t", b"\n", b"a"], repeat=n):
+            s = b"".join(t)
+            assert uniform_blanks(s) == reference(s), s

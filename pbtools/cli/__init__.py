@@ -101,9 +101,39 @@ def cli_words(text: str) -> str:
     return text
 
 
+def entry() -> None:
+    """The ``pbtools`` console script and ``python -m pbtools``: :func:`main`, then exit.
+
+    A command that sets ``exit_fast`` (``evaluate``) and returns ends the process without the
+    interpreter's teardown — freeing every object of a run frame one by one, ~0.2 s of a
+    ~3 s TREC-2 ``evaluate`` (``benchmarks/evaluate_speed.py``): the standard streams are
+    flushed and the ``atexit`` handlers run first, so nothing written is lost. Any other
+    command, an error and an interrupt exit normally.
+    """
+    import atexit
+
+    code = main()
+    if not _STATE.get("exit_fast"):
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be written
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+#: what :func:`main` tells :func:`entry` about the command it ran
+_STATE: dict = {}
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``pbtools`` console script; returns the exit status."""
+    """Run the ``pbtools`` command line on ``argv`` (default ``sys.argv[1:]``); returns the exit
+    status (the console script is :func:`entry`)."""
     import pbtools.accessor  # noqa: F401  (registers .pb)
+
+    _STATE.clear()
 
     use_system_allocator()
     parser = build_parser(commands_of(sys.argv[1:] if argv is None else argv))
@@ -119,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
             validate = getattr(args, "validate", None)
             if validate is not None:
                 validate(args)
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+            _STATE["exit_fast"] = bool(getattr(args, "exit_fast", False))
+            return code
     except BrokenPipeError:  # e.g. `pbtools ... | head`
         sys.stderr.close()
         return 0

@@ -13,7 +13,6 @@ parts into one run frame; ``desc.xml`` is :mod:`pbtools.io.desc`, the ``repairs`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from pbtools.io.direct import read_direct
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
 from pbtools.io.files import BOM, clean_bytes, read_bytes
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
+from pbtools.threads import threads_for
 
 # --------------------------------------------------------------------------------------------
 # ids
@@ -54,10 +54,6 @@ def duplicates(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rep, first = order[same], order[start[same]]
     o = np.argsort(rep, kind="stable")
     return rep[o], first[o]
-
-
-def cpu_workers(n_items: int) -> int:
-    return max(1, min(n_items, os.cpu_count() or 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,7 +169,7 @@ def parse_many(paths: Sequence[str], fn, *args) -> list:
     order."""
     if len(paths) <= 1:
         return [fn(p, *args) for p in paths]
-    with ThreadPoolExecutor(cpu_workers(len(paths))) as ex:
+    with ThreadPoolExecutor(threads_for(len(paths))) as ex:
         futures = [ex.submit(fn, p, *args) for p in paths]
         return [fu.result() for fu in futures]
 
