@@ -41,6 +41,16 @@ def test_ordered_map_raises_the_workers_error():
         list(ordered_map(work, range(6), threads=2))
 
 
+def test_default_threads_follow_the_thread_cap(monkeypatch):
+    from pbtools.corrections.parallel import default_threads
+    from pbtools.threads import ENV, limited_threads
+
+    with limited_threads(1):
+        assert default_threads() == 1 and resolve_threads(None) == 1
+    monkeypatch.setenv(ENV, "1")
+    assert default_threads() == 1
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_resolve_threads_refuses_non_counts(bad):
     with pytest.raises((ValueError, TypeError)):

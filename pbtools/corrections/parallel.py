@@ -1,18 +1,21 @@
 """A small, ordered, memory-bounded thread map for the pairwise chunk loops.
 
-The merges of :class:`~pbtools.corrections.lipani.SharedMerges` and the losses of Webber's
-estimator work on independent chunks of run pairs with numpy calls that release the GIL (take,
-sort, cumsum, ufuncs), so a few threads overlap them. :func:`ordered_map` hands the results
-back in chunk order — the results are the same whatever the thread count — and keeps at most
-``threads + 1`` chunks (or ``threads``) in flight, so memory stays bounded.
+The merges of :class:`~pbtools.corrections.lipani.SharedMerges` (independent chunks of run
+pairs) and the blocks of a leave-out experiment
+(:func:`~pbtools.experiments.leaveout.experiment_tables`) do their work in numpy calls that
+release the GIL (take, sort, cumsum, ufuncs), so a few threads overlap them.
+:func:`ordered_map` hands the results back in chunk order — the results are the same whatever
+the thread count — and keeps at most ``threads + 1`` chunks (or ``threads``) in flight, so
+memory stays bounded.
 """
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+
+from pbtools.threads import max_threads
 
 __all__ = ["MAX_THREADS", "default_threads", "resolve_threads", "ordered_map"]
 
@@ -21,18 +24,16 @@ MAX_THREADS = 4
 
 
 def default_threads() -> int:
-    """The usable cores of this process (its CPU affinity), capped at :data:`MAX_THREADS`.
+    """The threads pbtools may use here (:func:`pbtools.threads.max_threads`: the process's
+    usable cores, capped by the calling thread's limit and ``PBTOOLS_THREADS``), at most
+    :data:`MAX_THREADS`.
 
     Examples
     --------
     >>> 1 <= default_threads() <= MAX_THREADS
     True
     """
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        n = os.cpu_count() or 1
-    return max(1, min(n, MAX_THREADS))
+    return max(1, min(max_threads(), MAX_THREADS))
 
 
 def resolve_threads(threads: int | None) -> int:
