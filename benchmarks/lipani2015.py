@@ -173,7 +173,7 @@ def _analyze(source, cutoffs, protocol, jobs, dask, progress):
         estimators=ESTIMATORS,
         protocol=protocol,
         lenient=True,
-        jobs=1 if dask is None else jobs,
+        jobs=jobs,  # the cores: threads of this process (workers only beyond 4 cores)
         dask=dask,
         progress=progress,
     )

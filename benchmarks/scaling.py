@@ -5,7 +5,8 @@
 2 unpooled runs, 2,000 documents per topic, 1,000 per run and topic, pool depth 100), each
 analysed as ``pbtools analyze`` does (:func:`pbtools.experiments.analysis.analyze`: both
 leave-out units × both run sets × P@5..P@100, estimators reduced, Webber & Park, Lipani) in a
-fresh process (for its peak RSS). Per point it prints
+fresh process (for its peak RSS) on one thread (``jobs=1``: the estimators' clocks then time
+only their own work). Per point it prints
 
 * the analysis time after parsing, split into the **pairwise** parts — the estimators that
   compare every evaluated run with every pooled run (Webber & Park, Lipani with the merge
@@ -30,11 +31,12 @@ needs no hook inside the estimators; the stage times are :attr:`Analysis.timings
 
 **--jobs.** ``--jobs-compare SHAPE ...`` (``trec2``, ``synth127`` of ``benchmarks/shapes.py``, or
 ``scaling:RUNS:TOPICS`` a track of the scaling table, or a track directory) reads each track once
-and alternates ``analyze(jobs=1)`` and ``analyze(jobs=2)`` ``--repeat`` times on the same frames:
-medians of
-the wall time and of the CPU seconds on the critical path (serial: the process; ``--jobs 2``:
-the parent's own work plus the slower worker's), which is what the wall time would be on two
-otherwise idle cores, and does not move with the load of a shared machine.
+and alternates, ``--repeat`` times on the same frames, ``analyze(jobs=1)`` (one thread),
+``analyze(jobs=2)`` (one process on two threads) and the same configurations on two
+single-threaded worker processes (the split ``--jobs`` makes only beyond
+``analysis.CORES_PER_PROCESS`` cores, forced here): medians of the wall time and of the CPU
+seconds (with workers, also the critical path: the parent's own work plus the slower worker's,
+which is what the wall time would be on two otherwise idle cores).
 
 Usage::
 
@@ -142,7 +144,7 @@ def point(runs: int, topics: int, repeat: int) -> dict:
     rows = []
     for _ in range(repeat):
         with EstimatorClock() as clock:
-            a = analyze(frames, jobs=1, progress=False)
+            a = analyze(frames, jobs=1, progress=False)  # one thread
         pairwise = sum(clock.seconds[n] for n in PAIRWISE)
         rows.append(
             {
@@ -255,12 +257,24 @@ def timed_group(group, **shared):
     return out
 
 
+#: what ``--jobs-compare`` runs: label → (``jobs``, forced onto worker processes)
+JOB_MODES = {
+    "--jobs 1": (1, False),
+    "--jobs 2": (2, False),
+    "2 workers": (2, True),
+}
+
+
 def jobs_compare(names: list[str], repeat: int) -> None:
-    """``analyze(jobs=1)`` vs ``analyze(jobs=2)`` on the frames of each shape (medians).
+    """``analyze(jobs=1)`` (one thread), ``analyze(jobs=2)`` (this process on two threads, what
+    ``--jobs 2`` does on a machine of up to ``analysis.CORES_PER_PROCESS`` cores) and two
+    single-threaded worker processes (the split ``--jobs`` uses beyond that, forced here) on
+    the frames of each shape, alternated ``repeat`` times (medians).
 
     Wall times depend on what else the machine runs; CPU seconds do not, so each analysis also
-    reports them: serial, the CPU seconds of the process; ``--jobs 2``, each worker's (their
-    maximum is the wall time of the split on two idle cores, their sum the work done)."""
+    reports them: in one process, its CPU seconds (all threads); with workers, the parent's own
+    plus each worker's (the parent + the slower worker is the wall time of the split on two
+    idle cores, the sum the work done)."""
     import tempfile
 
     global _CPU_LOG, _GROUP
@@ -270,6 +284,7 @@ def jobs_compare(names: list[str], repeat: int) -> None:
     _GROUP = analysis._config_group
     analysis._config_group = timed_group  # pickled by reference as __main__.timed_group
     _CPU_LOG = Path(tempfile.mkdtemp()) / "cpu.log"
+    defaults = analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB
     for name in names:
         if name.startswith("scaling:"):  # scaling:RUNS:TOPICS, a point of the scaling table
             path = track(*map(int, name.split(":")[1:]))
@@ -280,42 +295,50 @@ def jobs_compare(names: list[str], repeat: int) -> None:
             col = io.load_collection([path], lenient=True)
         col.runs.attrs, col.qrels.attrs = {}, {}
         frames = (col.runs, col.qrels, col.orgs)
-        wall: dict[int, list[float]] = {1: [], 2: []}
-        crit: dict[int, list[float]] = {1: [], 2: []}
-        total: dict[int, list[float]] = {1: [], 2: []}
+        wall: dict[str, list[float]] = {m: [] for m in JOB_MODES}
+        crit: dict[str, list[float]] = {m: [] for m in JOB_MODES}
+        total: dict[str, list[float]] = {m: [] for m in JOB_MODES}
         for _ in range(repeat):
-            for jobs in (1, 2):
+            for mode, (jobs, forced) in JOB_MODES.items():
                 _CPU_LOG.write_text("")
+                if forced:
+                    analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB = 1, 0
                 t, c = time.perf_counter(), time.process_time()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    analysis.analyze(frames, jobs=jobs, progress=False)
-                wall[jobs].append(time.perf_counter() - t)
-                own = time.process_time() - c  # this process (serial: everything)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        analysis.analyze(frames, jobs=jobs, progress=False)
+                finally:
+                    analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB = defaults
+                wall[mode].append(time.perf_counter() - t)
+                own = time.process_time() - c  # this process, all its threads
                 per_pid: dict[str, float] = {}
                 for line in _CPU_LOG.read_text().split("\n"):
                     if line:
                         pid, cpu = line.split()
                         per_pid[pid] = max(per_pid.get(pid, 0.0), float(cpu))
                 workers = list(per_pid.values())
-                if jobs == 1 or not workers:
-                    crit[jobs].append(own)
-                    total[jobs].append(own)
-                else:  # the parent's own work (pool inference, significance) + the slower worker
-                    crit[jobs].append(own + max(workers))
-                    total[jobs].append(own + sum(workers))
-        med = {k: {j: statistics.median(v[j]) for j in (1, 2)} for k, v in
+                # with workers: the parent's own work (pool inference, significance) + the
+                # slower worker is the critical path
+                crit[mode].append(own + max(workers, default=0.0))
+                total[mode].append(own + sum(workers))
+        med = {k: {m: statistics.median(v[m]) for m in JOB_MODES} for k, v in
                (("wall", wall), ("crit", crit), ("total", total))}  # fmt: skip
-        print(
-            f"{name}: {len(col.runs):,} rows; analyze after parsing, medians of {repeat}:\n"
-            f"  wall  --jobs 1 {med['wall'][1]:.2f} s, --jobs 2 {med['wall'][2]:.2f} s "
-            f"(ratio {med['wall'][2] / med['wall'][1]:.2f}; each: "
-            f"{', '.join(f'{t:.1f}' for t in wall[1])} | {', '.join(f'{t:.1f}' for t in wall[2])})"
-            f"\n  CPU   --jobs 1 {med['crit'][1]:.2f} s; --jobs 2 critical path (parent + slower "
-            f"worker) {med['crit'][2]:.2f} s = {med['crit'][2] / med['crit'][1]:.2f}× serial, "
-            f"total {med['total'][2]:.2f} s",
-            flush=True,
-        )
+        base = med["wall"]["--jobs 1"]
+        print(f"{name}: {len(col.runs):,} rows; analyze after parsing, medians of {repeat}:")
+        for mode in JOB_MODES:
+            each = ", ".join(f"{t:.1f}" for t in wall[mode])
+            cpu = (
+                f"CPU {med['total'][mode]:.2f} s"
+                if med["crit"][mode] == med["total"][mode]
+                else f"CPU critical path {med['crit'][mode]:.2f} s, "
+                f"total {med['total'][mode]:.2f} s"
+            )
+            print(
+                f"  {mode:10s} wall {med['wall'][mode]:.2f} s = {med['wall'][mode] / base:.2f}× "
+                f"--jobs 1 (each: {each}); {cpu}",
+                flush=True,
+            )
 
 
 def main(argv=None) -> int:
@@ -332,11 +355,6 @@ def main(argv=None) -> int:
         help="trec2, synth127, scaling:RUNS:TOPICS or a TRACK_DIR",
     )
     ap.add_argument(
-        "--force-processes",
-        action="store_true",
-        help="--jobs-compare: use processes even below analysis.MIN_ROWS_PER_JOB",
-    )
-    ap.add_argument(
         "--point", type=int, nargs=2, metavar=("RUNS", "TOPICS"), help=argparse.SUPPRESS
     )
     args = ap.parse_args(argv)
@@ -345,10 +363,6 @@ def main(argv=None) -> int:
         return 0
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     if args.jobs_compare:
-        if args.force_processes:
-            from pbtools.experiments import analysis
-
-            analysis.MIN_ROWS_PER_JOB = 0
         jobs_compare(args.jobs_compare, args.repeat)
         return 0
     b_r, b_t = args.base_runs, args.base_topics

@@ -22,7 +22,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["ENV", "usable_cores", "limit_threads", "limited_threads", "max_threads", "threads_for"]
+__all__ = [
+    "ENV",
+    "usable_cores",
+    "limit_threads",
+    "limited_threads",
+    "max_threads",
+    "threads_for",
+    "cores_for",
+]
 
 #: the environment variable that caps pbtools' threads in a process
 ENV = "PBTOOLS_THREADS"
@@ -114,3 +122,35 @@ def threads_for(n_items: int, cap: int | None = None) -> int:
     if cap is not None:
         n = min(n, cap)
     return max(1, min(n, n_items))
+
+
+def cores_for(jobs: int | None) -> tuple[int, str | None]:
+    """The cores a ``--jobs`` request gets here, and why fewer than asked, if fewer.
+
+    ``jobs`` None or 0 asks for every core this thread may use (:func:`max_threads`: the
+    usable cores, capped by the caller's :func:`limit_threads` and ``PBTOOLS_THREADS``); an
+    integer ≥ 1 asks for that many, granted up to :func:`max_threads`. Returns ``(n, note)``:
+    ``note`` is None when ``n`` is what was asked (or every core), else a short sentence.
+
+    Raises
+    ------
+    ValueError
+        ``jobs`` is negative or not an integer.
+
+    Examples
+    --------
+    >>> cores_for(1)
+    (1, None)
+    >>> cores_for(None)[0] == cores_for(0)[0] == max_threads()
+    True
+    """
+    if isinstance(jobs, bool) or (jobs is not None and (int(jobs) != jobs or jobs < 0)):
+        raise ValueError(f"jobs must be an integer >= 1 (0 or None: every core), got {jobs!r}")
+    n = max_threads()
+    if not jobs:
+        return n, None
+    if jobs <= n:
+        return int(jobs), None
+    env = os.environ.get(ENV, "").strip()
+    why = f" ({ENV}={env})" if env and int(env) == n else ""
+    return n, f"only {n} usable core{'s' if n != 1 else ''}{why}"

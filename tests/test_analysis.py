@@ -109,37 +109,90 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
 def test_jobs_give_identical_results(monkeypatch, capsys):
     from pbtools.experiments import analysis
 
-    a = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=1)
-    # the sample is too small to pay for worker processes: jobs=2 runs serially and says why
-    b = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
-    err = capsys.readouterr().err
-    assert "--jobs 2: running serially" in err and "too little work" in err
-    # forced onto two processes (disjoint groups of configurations), the same tables
-    monkeypatch.setattr(analysis, "MIN_ROWS_PER_JOB", 0)
-    c = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
+    a = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=1)  # one thread
+    b = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)  # this process, 2 threads
     assert capsys.readouterr().err == ""
-    for other in (b, c):
+    # more cores than usable: granted what is usable, with a note
+    c = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=10_000)
+    assert "--jobs 10000: using" in capsys.readouterr().err
+    # forced onto two worker processes (disjoint groups of configurations), the same tables
+    monkeypatch.setattr(analysis, "MIN_ROWS_PER_JOB", 0)
+    monkeypatch.setattr(analysis, "CORES_PER_PROCESS", 1)
+    calls = []
+    monkeypatch.setattr(analysis, "_configs", _counting(analysis._configs, calls))
+    d = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
+    assert capsys.readouterr().err == ""
+    assert calls == []  # the configurations ran in the workers, not in this process
+    for other in (b, c, d):
         pd.testing.assert_frame_equal(a.errors, other.errors)
         pd.testing.assert_frame_equal(a.scores, other.scores)
         pd.testing.assert_frame_equal(a.truth, other.truth)
         pd.testing.assert_frame_equal(a.significance, other.significance)
 
 
-def test_plan_configs_never_asks_for_more_than_it_can_use():
+def _counting(fn, calls):
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+
+    return wrapped
+
+
+def test_jobs_cap_the_threads_of_the_analysis(monkeypatch):
+    """--jobs N is the cores: the leave-out blocks see a thread cap of N (1: serial)."""
+    from pbtools.experiments import analysis
+    from pbtools.threads import max_threads
+
+    seen = []
+    original = analysis._configs
+
+    def spy(*args, **kwargs):
+        seen.append(max_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "_configs", spy)
+    analyze(SAMPLE, measures=("P@10",), run_sets=("all",), progress=False, jobs=1)
+    analyze(SAMPLE, measures=("P@10",), run_sets=("all",), progress=False, jobs=None)
+    assert seen[0] == 1
+    assert seen[1] == max_threads()
+
+
+def test_cli_refuses_a_bad_thread_cap_before_any_work(monkeypatch, capsys, tmp_path):
+    from pbtools.experiments import analysis
+
+    def never(*args, **kwargs):  # pragma: no cover - the refusal must come first
+        raise AssertionError("analysis started")
+
+    monkeypatch.setattr(analysis, "analyze", never)
+    monkeypatch.setenv("PBTOOLS_THREADS", "two")
+    assert main(["analyze", "-m", "P@10", "--no-progress", "-o", str(tmp_path / "o")]) == 2
+    assert "PBTOOLS_THREADS must be an integer >= 1, got 'two'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_plan_configs_never_asks_for_more_than_it_can_use(monkeypatch):
+    from pbtools.experiments import analysis
     from pbtools.experiments.analysis import MIN_ROWS_PER_JOB, plan_configs
-    from pbtools.grid import default_jobs
+    from pbtools.threads import max_threads
 
     configs = [{"leave_out": lo, "runs": rs} for lo in ("org", "run") for rs in ("all", "top75")]
     big = 100 * MIN_ROWS_PER_JOB
-    assert plan_configs(configs, 1, None, big) == (1, None)
-    n, reason = plan_configs(configs, 64, None, big)
-    assert n == min(4, default_jobs()) and reason is not None
-    n, reason = plan_configs(configs[:1], 2, None, big)
-    assert (n, reason) == (1, "only 1 task to run")
-    n, reason = plan_configs(configs, 2, None, MIN_ROWS_PER_JOB)
-    assert n == 1 and "too little work" in reason
-    assert plan_configs(configs, 1, "tcp://x:8786", 10) == (4, None)
-    assert plan_configs(configs, 2, "tcp://x:8786", 10) == (2, None)
+    cores = max_threads()
+    assert plan_configs(configs, 1, None, big) == (1, 1, None)
+    # up to CORES_PER_PROCESS cores: this process's threads
+    n, threads, note = plan_configs(configs, 64, None, big)
+    assert n * threads <= cores and note is not None and f"only {cores}" in note
+    # beyond it: one worker per CORES_PER_PROCESS cores, at most one per configuration
+    monkeypatch.setattr(analysis, "CORES_PER_PROCESS", 1)
+    monkeypatch.setattr(analysis, "max_threads", lambda: 64)
+    monkeypatch.setattr("pbtools.threads.max_threads", lambda: 64)
+    assert plan_configs(configs, 64, None, big) == (4, 16, None)
+    assert plan_configs(configs[:1], 2, None, big) == (1, 2, None)
+    # too few rows for worker processes: one process on the threads
+    assert plan_configs(configs, 2, None, MIN_ROWS_PER_JOB) == (1, 2, None)
+    assert plan_configs(configs, 3, None, 2 * MIN_ROWS_PER_JOB) == (2, 1, None)
+    assert plan_configs(configs, 1, "tcp://x:8786", 10) == (4, 1, None)
+    assert plan_configs(configs, 2, "tcp://x:8786", 10) == (2, 1, None)
 
 
 def test_dask_cluster_gives_identical_results():

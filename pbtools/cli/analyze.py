@@ -22,6 +22,7 @@ from pbtools.cli.common import (
     check_output,
 )
 from pbtools.cli.pool import add_strategy_args, check_strategy, describe_simulation, simulate
+from pbtools.threads import cores_for
 
 LEAVE_OUT = ("org", "run")
 RUN_SETS = ("all", "top75")
@@ -69,9 +70,9 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--jobs",
         type=int,
-        default=1,
-        help="worker processes, >= 1 (0: every core); runs serially, saying why, when the "
-        "collection is too small for parallelism to pay",
+        default=0,
+        help="cores to use, >= 1 (default 0: every usable core); threads of this process, "
+        "worker processes only beyond 4 cores; --jobs 1 uses the least memory",
     )
     p.add_argument(
         "--dask",
@@ -118,6 +119,10 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_strategy(args)
     if args.jobs < 0:
         raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
+    try:  # PBTOOLS_THREADS, before any work
+        cores_for(args.jobs)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if getattr(args, "dask", None) is not None:
         from pbtools.grid import import_distributed
 

@@ -44,9 +44,11 @@ from types import SimpleNamespace
 import pandas as pd
 
 from pbtools import stats
+from pbtools.corrections.parallel import MAX_THREADS
 from pbtools.frames import TrecFormatWarning, encode
 from pbtools.measures.names import measure_names
 from pbtools.progress import stage, staged
+from pbtools.threads import cores_for, limited_threads, max_threads
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
@@ -167,7 +169,7 @@ def analyze(
     pooled: Sequence[str] | None = None,
     depth: int | None = None,
     topics: str | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     dask=None,
     progress: bool | None = None,
     alpha: float = 0.05,
@@ -181,10 +183,9 @@ def analyze(
     ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
-    follows the preset too (run identity, float32 scores). ``jobs`` > 1 runs the
-    configurations in parallel processes, ``dask`` (a scheduler address, a
-    ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) on a
-    Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
+    follows the preset too (run identity, float32 scores). ``dask`` (a scheduler address, a
+    ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) runs
+    the configurations on a Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
 
     ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
     ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
@@ -193,9 +194,12 @@ def analyze(
     ``pooled`` and ``depth`` give the pool instead of inferring it (e.g. a simulated pool
     built by a strategy, whose pooled runs and contribution depth are known).
 
-    ``jobs`` > 1 splits the configurations into disjoint groups, one per worker process (each
-    group shares one encoding and one merge r_p ∘ r_u, as the serial run does); it runs serially
-    instead, saying why on standard error, when parallelism cannot pay (:func:`plan_configs`).
+    ``jobs`` is the cores to use (None or 0, the default: every usable core; 1: one thread, the
+    least memory). They run the parse, the leave-out blocks and Lipani's merges as threads of
+    this process; only beyond :data:`CORES_PER_PROCESS` cores are the configurations split into
+    disjoint groups on worker processes, each of which redoes the encoding and the merge
+    r_p ∘ r_u (:func:`plan_configs`). The tables never depend on ``jobs``; a request for more
+    cores than are usable is granted what is usable, with a note on standard error.
 
     Returns an :class:`Analysis` (columns in the module docstring); ``timings`` holds the parse
     time of the collection (``parse``), the time of everything after it (``analysis``) and of
@@ -205,92 +209,97 @@ def analyze(
     from pbtools.pooling.inference import infer_pool
 
     source = SAMPLE if source is None else source
-    t0 = time.perf_counter()
-    stage("reading")
-    runs, qrels, orgs, col = _read(
-        source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
-    )
-    t_parse = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    stage("pool inference")
-    from pbtools.corrections.choices import resolve
-    from pbtools.measures.topics import warn_coverage
+    # --jobs is the cores to use: this process's threads (and its workers', see plan_configs)
+    cap = cores_for(jobs)[0] if dask is None else max_threads()
+    with limited_threads(cap):
+        t0 = time.perf_counter()
+        stage("reading")
+        runs, qrels, orgs, col = _read(
+            source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
+        )
+        t_parse = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        stage("pool inference")
+        from pbtools.corrections.choices import resolve
+        from pbtools.measures.topics import warn_coverage
 
-    mode = str(resolve(protocol, topics=topics)["topics"])
-    warn_coverage(runs, qrels, topics=mode)
-    if pooled is not None and depth is not None:  # a pool whose builder is known (a strategy)
-        info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
-    else:
-        info = infer_pool(runs, qrels, policy=policy, depth=depth)
-    if isinstance(source, tuple):
-        name = "collection"
-    elif col is not None and not isinstance(col, pd.DataFrame):
-        name = col.name
-    else:
-        name = Path(source).name
-    props = _properties(name, runs, qrels, orgs, info, col)
-    measures = measure_names(measures)
-    configs = product(leave_out=list(leave_out), runs=list(run_sets))
-    shared = {
-        "frames": (runs, qrels, orgs),
-        "measures": measures,
-        "estimators": tuple(estimators),
-        "protocol": protocol,
-        "pooled": list(info.pooled_runs),
-        "depth": int(info.depth),
-        "fraction": fraction,
-        "topics": topics,
-    }
-    t_stage = {"pool inference": time.perf_counter() - t1}
-    stage("leave-outs and truth")
-    t2 = time.perf_counter()
-    results = _run_configs(configs, shared, jobs=jobs, dask=dask, rows=len(runs), progress=progress)
-    scores = pd.concat([r[0] for r in results], ignore_index=True)
-    scores["name"] = scores["name"].astype(str)
-    scores["left_out"] = scores["left_out"].astype(str)
-    # the truth depends on the run set only: one per run set
-    seen: dict[str, pd.DataFrame] = {}
-    for cfg, (_s, t) in zip(configs, results, strict=True):
-        seen.setdefault(cfg["runs"], t)
-    truth = pd.concat(list(seen.values()), ignore_index=True)
-    t_stage["leave-outs and truth"] = time.perf_counter() - t2
-    stage("significance")
-    t3 = time.perf_counter()
-    significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
-    keys = ["leave_out", "runs", "measure", "estimator"]
-    keyed = scores[[*keys, "name", "true", "estimate"]]
-    errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
-    tau = stats.kendall_tau(keyed, by=keys)
-    errors = errors.merge(tau, on=keys, how="left")
-    t_stage["significance"] = time.perf_counter() - t3
-    t_analysis = time.perf_counter() - t1
-    params = {
-        "collection": name,
-        "measures": measures,
-        "leave_out": list(leave_out),
-        "run_sets": list(run_sets),
-        "estimators": list(estimators),
-        "protocol": protocol,
-        "lenient": lenient,
-        "float32": float32,
-        "run_id": run_id,
-        "fraction": fraction,
-        "topics": mode,
-        "policy": policy,
-        "alpha": alpha,
-        "depth": int(info.depth),
-        "pooled_runs": list(info.pooled_runs),
-    }
-    return Analysis(
-        properties=props,
-        scores=scores,
-        truth=truth,
-        significance=significance,
-        errors=errors,
-        params=params,
-        timings={"parse": t_parse, "analysis": t_analysis, **t_stage},
-        frames=(runs, qrels, orgs),
-    )
+        mode = str(resolve(protocol, topics=topics)["topics"])
+        warn_coverage(runs, qrels, topics=mode)
+        if pooled is not None and depth is not None:  # a pool whose builder is known (a strategy)
+            info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
+        else:
+            info = infer_pool(runs, qrels, policy=policy, depth=depth)
+        if isinstance(source, tuple):
+            name = "collection"
+        elif col is not None and not isinstance(col, pd.DataFrame):
+            name = col.name
+        else:
+            name = Path(source).name
+        props = _properties(name, runs, qrels, orgs, info, col)
+        measures = measure_names(measures)
+        configs = product(leave_out=list(leave_out), runs=list(run_sets))
+        shared = {
+            "frames": (runs, qrels, orgs),
+            "measures": measures,
+            "estimators": tuple(estimators),
+            "protocol": protocol,
+            "pooled": list(info.pooled_runs),
+            "depth": int(info.depth),
+            "fraction": fraction,
+            "topics": topics,
+        }
+        t_stage = {"pool inference": time.perf_counter() - t1}
+        stage("leave-outs and truth")
+        t2 = time.perf_counter()
+        results = _run_configs(
+            configs, shared, jobs=jobs, dask=dask, rows=len(runs), progress=progress
+        )
+        scores = pd.concat([r[0] for r in results], ignore_index=True)
+        scores["name"] = scores["name"].astype(str)
+        scores["left_out"] = scores["left_out"].astype(str)
+        # the truth depends on the run set only: one per run set
+        seen: dict[str, pd.DataFrame] = {}
+        for cfg, (_s, t) in zip(configs, results, strict=True):
+            seen.setdefault(cfg["runs"], t)
+        truth = pd.concat(list(seen.values()), ignore_index=True)
+        t_stage["leave-outs and truth"] = time.perf_counter() - t2
+        stage("significance")
+        t3 = time.perf_counter()
+        significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
+        keys = ["leave_out", "runs", "measure", "estimator"]
+        keyed = scores[[*keys, "name", "true", "estimate"]]
+        errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
+        tau = stats.kendall_tau(keyed, by=keys)
+        errors = errors.merge(tau, on=keys, how="left")
+        t_stage["significance"] = time.perf_counter() - t3
+        t_analysis = time.perf_counter() - t1
+        params = {
+            "collection": name,
+            "measures": measures,
+            "leave_out": list(leave_out),
+            "run_sets": list(run_sets),
+            "estimators": list(estimators),
+            "protocol": protocol,
+            "lenient": lenient,
+            "float32": float32,
+            "run_id": run_id,
+            "fraction": fraction,
+            "topics": mode,
+            "policy": policy,
+            "alpha": alpha,
+            "depth": int(info.depth),
+            "pooled_runs": list(info.pooled_runs),
+        }
+        return Analysis(
+            properties=props,
+            scores=scores,
+            truth=truth,
+            significance=significance,
+            errors=errors,
+            params=params,
+            timings={"parse": t_parse, "analysis": t_analysis, **t_stage},
+            frames=(runs, qrels, orgs),
+        )
 
 
 def _configs(
@@ -326,57 +335,73 @@ def _configs(
     return results
 
 
-#: below this many run rows per worker process, ``analyze(jobs=N)`` runs serially: each worker
-#: redoes the encoding and the merge r_p ∘ r_u, and a pool of two processes costs 0.10-0.17 s to
-#: start; on the bundled sample (24,000 rows) and a 180,000-row track the split saved only
-#: 0.2 CPU seconds (``benchmarks/scaling.py --jobs-compare ... --force-processes``)
+#: below this many run rows per worker process, ``analyze`` uses no worker processes: each
+#: worker redoes the encoding and the merge r_p ∘ r_u, and a pool of two processes costs
+#: 0.10-0.17 s to start; on the bundled sample (24,000 rows) and a 180,000-row track the split
+#: saved only 0.2 CPU seconds (``benchmarks/scaling.py --jobs-compare ...``)
 MIN_ROWS_PER_JOB = 100_000
 
+#: the cores one process keeps busy: its leave-out blocks and Lipani's merges run on up to this
+#: many threads (:data:`pbtools.corrections.parallel.MAX_THREADS`). Worker processes are used
+#: only for cores beyond it — each worker redoes the encoding and the merge (1.4-1.5× the CPU
+#: of one process), and on 2 idle cores two single-threaded workers took 1.02-1.07× the wall
+#: time of one process on two threads (``benchmarks/scaling.py --jobs-compare trec2 synth127``;
+#: more than 2 cores could not be measured on the development machines).
+CORES_PER_PROCESS = MAX_THREADS
 
-def plan_configs(configs, jobs, dask, rows: int) -> tuple[int, str | None]:
-    """How many groups of ``configs`` to run at once (1: serially in this process) and, when
-    ``jobs`` > 1 asked for more, why not.
 
-    A Dask cluster gets one group per configuration, or ``jobs`` groups if ``jobs`` > 1
+def plan_configs(configs, jobs, dask, rows: int) -> tuple[int, int, str | None]:
+    """How to run ``configs`` on ``jobs`` cores: ``(processes, threads per process, note)``.
+
+    ``jobs`` is the cores to use (None or 0: every usable core, :func:`pbtools.threads.cores_for`;
+    ``note`` says why fewer were granted). Without Dask: one process — this one, on that many
+    threads — up to :data:`CORES_PER_PROCESS` cores; beyond it, one worker process per
+    :data:`CORES_PER_PROCESS` cores (at most one per configuration and one per
+    :data:`MIN_ROWS_PER_JOB` run rows), the cores shared out as threads. A Dask cluster gets one
+    single-threaded group per configuration, or ``jobs`` groups if ``jobs`` > 1
     (``dask="local"``: one per usable core).
-    Processes: at most the usable cores and the configurations (:func:`pbtools.grid.plan_jobs`),
-    and serially when the collection has fewer than :data:`MIN_ROWS_PER_JOB` run rows per
-    worker (too little work to pay for the duplicated encoding and merge).
+
+    Examples
+    --------
+    >>> configs = [{"leave_out": "org", "runs": "all"}, {"leave_out": "run", "runs": "all"}]
+    >>> plan_configs(configs, 1, None, 10_000_000)
+    (1, 1, None)
+    >>> plan_configs(configs, 2, "tcp://scheduler:8786", 10_000_000)
+    (2, 1, None)
     """
     from pbtools.grid import plan_jobs
 
     if dask == "local":  # a LocalCluster of this machine's cores: one group per worker
-        return plan_jobs(jobs if jobs > 1 else 0, len(configs))[0], None
+        return plan_jobs(jobs if jobs and jobs > 1 else 0, len(configs))[0], 1, None
     if dask is not None:
-        return (min(jobs, len(configs)) if jobs > 1 else len(configs)), None
-    n, reason = plan_jobs(jobs, len(configs))
-    if n > 1 and rows < MIN_ROWS_PER_JOB * n:
-        n = 1
-        reason = (
-            f"{rows:,} run rows are too little work to split over worker processes "
-            f"(under {MIN_ROWS_PER_JOB:,} per worker, each worker's own encoding and merge "
-            "costs more than it saves)"
-        )
-    return n, reason
+        return (min(jobs, len(configs)) if jobs and jobs > 1 else len(configs)), 1, None
+    cores, note = cores_for(jobs)
+    processes = min(-(-cores // CORES_PER_PROCESS), len(configs), rows // max(MIN_ROWS_PER_JOB, 1))
+    if processes <= 1:
+        return 1, cores, note
+    return processes, cores // processes, note
 
 
 def _run_configs(configs, shared, *, jobs, dask, rows, progress):
-    """``(scores, truth)`` per configuration, in order: serially in one call (the configurations
-    share the encoding and the merge), or as disjoint groups on worker processes or Dask."""
+    """``(scores, truth)`` per configuration, in order: in one call on this process's threads
+    (the configurations share the encoding and the merge), or as disjoint groups on worker
+    processes or Dask (:func:`plan_configs`)."""
     from pbtools.grid import run_grid
     from pbtools.progress import write
 
-    n, reason = plan_configs(configs, jobs, dask, rows)
-    if reason is not None and jobs != 1:
-        write(f"analyze: --jobs {jobs}: running {'serially' if n == 1 else f'{n} jobs'}: {reason}")
+    n, threads, note = plan_configs(configs, jobs, dask, rows)
+    if note is not None:
+        k = threads * n
+        write(f"analyze: --jobs {jobs}: using {k} core{'s' if k != 1 else ''}: {note}")
     if n == 1 and dask is None:
-        return _configs(configs, **shared, progress=progress)
+        with limited_threads(threads):
+            return _configs(configs, **shared, progress=progress)
     # heaviest first (top75 redoes the experiment per measure), dealt round-robin
     order = sorted(range(len(configs)), key=lambda i: configs[i]["runs"] != "top75")
     groups = [order[g::n] for g in range(n)]
     parts = run_grid(
         _config_group,
-        [{"group": [configs[i] for i in g]} for g in groups],
+        [{"group": [configs[i] for i in g], "threads": threads} for g in groups],
         jobs=n,
         dask=dask,
         progress=progress,
@@ -390,9 +415,11 @@ def _run_configs(configs, shared, *, jobs, dask, rows, progress):
     return results
 
 
-def _config_group(group, **shared):
-    """Several leave-one-out configurations in one worker (a grid task for ``jobs`` > 1 or Dask)."""
-    return _configs(group, **shared)
+def _config_group(group, threads=1, **shared):
+    """Several leave-one-out configurations in one worker (a grid task for processes or Dask),
+    on ``threads`` threads."""
+    with limited_threads(threads):
+        return _configs(group, **shared)
 
 
 def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
@@ -411,5 +438,6 @@ __all__ = [
     "ESTIMATORS",
     "MEASURES",
     "MIN_ROWS_PER_JOB",
+    "CORES_PER_PROCESS",
     "SAMPLE",
 ]
