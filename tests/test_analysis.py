@@ -150,11 +150,21 @@ def test_jobs_cap_the_threads_of_the_analysis(monkeypatch):
         seen.append(max_threads())
         return original(*args, **kwargs)
 
+    import pbtools.io.parse as parse
+
+    parsed = []
+    threads_for = parse.threads_for
+
+    def spy_parse(n):
+        parsed.append(max_threads())
+        return threads_for(n)
+
     monkeypatch.setattr(analysis, "_configs", spy)
+    monkeypatch.setattr(parse, "threads_for", spy_parse)
     analyze(SAMPLE, measures=("P@10",), run_sets=("all",), progress=False, jobs=1)
     analyze(SAMPLE, measures=("P@10",), run_sets=("all",), progress=False, jobs=None)
-    assert seen[0] == 1
-    assert seen[1] == max_threads()
+    assert seen[0] == 1 and parsed[0] == 1  # the parse of the run files too
+    assert seen[1] == parsed[-1] == max_threads()
 
 
 def test_cli_refuses_a_bad_thread_cap_before_any_work(monkeypatch, capsys, tmp_path):
