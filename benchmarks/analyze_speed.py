@@ -118,12 +118,12 @@ class Probes:
                 setattr(obj, attr, value)
 
 
-def _analysis(frames):
+def _analysis(frames, jobs=None):
     from pbtools.experiments.analysis import analyze
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return analyze(frames, progress=False)
+        return analyze(frames, progress=False, jobs=jobs)
 
 
 def _child(conn, frames):
@@ -147,22 +147,13 @@ def peak_mib(frames) -> float:
 
 
 def serial_stages(frames, clock) -> tuple[dict, float]:
-    """The stage times of one analysis run on one thread (the probes time one call stack) and
-    that run's total."""
-    from pbtools.corrections import parallel
-
-    saved = getattr(parallel, "default_threads", None)
-    if saved is not None:
-        parallel.default_threads = lambda: 1
-    try:
-        probes = Probes(clock)
-        with probes.active():
-            t = clock()
-            _analysis(frames)
-            total = clock() - t
-    finally:
-        if saved is not None:
-            parallel.default_threads = saved
+    """The stage times of one analysis run on one thread (``jobs=1``: the probes time one call
+    stack) and that run's total."""
+    probes = Probes(clock)
+    with probes.active():
+        t = clock()
+        _analysis(frames, jobs=1)
+        total = clock() - t
     probes.times["other"] = total - sum(probes.times.values())
     return probes.times, total
 

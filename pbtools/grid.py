@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from pbtools.progress import progress_bar
-from pbtools.threads import limit_threads, limited_threads, usable_cores
+from pbtools.threads import cores_for, limit_threads, limited_threads, usable_cores
 
 __all__ = [
     "Task",
@@ -100,14 +100,13 @@ def plan_jobs(jobs: int | None, n_tasks: int) -> tuple[int, str | None]:
     >>> plan_jobs(4, 1)
     (1, 'only 1 task to run')
     """
-    cores = default_jobs()
-    asked = cores if jobs is None or jobs <= 0 else int(jobs)
-    n = max(1, min(asked, cores, n_tasks))
-    if n == asked:
+    cores, note = cores_for(max(int(jobs or 0), 0), available=default_jobs())
+    n = max(1, min(cores, n_tasks))
+    if note is None and n == cores:  # what was asked (or every core)
         return n, None
-    if n_tasks < asked and n_tasks <= cores:
+    if n_tasks < cores or (note is not None and n_tasks <= cores):  # the tasks are the limit
         return n, f"only {n_tasks} task{'s' if n_tasks != 1 else ''} to run"
-    return n, f"only {cores} usable core{'s' if cores != 1 else ''}"
+    return n, note
 
 
 def product(**axes: Iterable[Any]) -> list[dict[str, Any]]:

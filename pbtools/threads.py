@@ -30,6 +30,7 @@ __all__ = [
     "max_threads",
     "threads_for",
     "cores_for",
+    "env_cap",
 ]
 
 #: the environment variable that caps pbtools' threads in a process
@@ -97,16 +98,28 @@ def max_threads() -> int:
     limit = getattr(_local, "limit", None)
     if limit is not None:
         n = min(n, limit)
+    cap = env_cap()
+    return n if cap is None else min(n, cap)
+
+
+def env_cap() -> int | None:
+    """``PBTOOLS_THREADS`` as an integer (None when unset or blank).
+
+    Raises
+    ------
+    ValueError
+        It is set to anything but an integer ≥ 1.
+    """
     env = os.environ.get(ENV, "").strip()
-    if env:
-        try:
-            cap = int(env)
-        except ValueError:
-            cap = 0
-        if cap < 1:
-            raise ValueError(f"{ENV} must be an integer >= 1, got {env!r}")
-        n = min(n, cap)
-    return n
+    if not env:
+        return None
+    try:
+        cap = int(env)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise ValueError(f"{ENV} must be an integer >= 1, got {env!r}")
+    return cap
 
 
 def threads_for(n_items: int, cap: int | None = None) -> int:
@@ -124,13 +137,15 @@ def threads_for(n_items: int, cap: int | None = None) -> int:
     return max(1, min(n, n_items))
 
 
-def cores_for(jobs: int | None) -> tuple[int, str | None]:
+def cores_for(jobs: int | None, available: int | None = None) -> tuple[int, str | None]:
     """The cores a ``--jobs`` request gets here, and why fewer than asked, if fewer.
 
-    ``jobs`` None or 0 asks for every core this thread may use (:func:`max_threads`: the
+    ``jobs`` None or 0 asks for every core ``available`` (default :func:`max_threads`: the
     usable cores, capped by the caller's :func:`limit_threads` and ``PBTOOLS_THREADS``); an
-    integer ≥ 1 asks for that many, granted up to :func:`max_threads`. Returns ``(n, note)``:
+    integer ≥ 1 asks for that many, granted up to ``available``. Returns ``(n, note)``:
     ``note`` is None when ``n`` is what was asked (or every core), else a short sentence.
+    :func:`pbtools.grid.plan_jobs` asks the same for worker processes (``available``: the
+    usable cores).
 
     Raises
     ------
@@ -143,14 +158,15 @@ def cores_for(jobs: int | None) -> tuple[int, str | None]:
     (1, None)
     >>> cores_for(None)[0] == cores_for(0)[0] == max_threads()
     True
+    >>> cores_for(8, available=2)
+    (2, 'only 2 usable cores')
     """
     if isinstance(jobs, bool) or (jobs is not None and (int(jobs) != jobs or jobs < 0)):
         raise ValueError(f"jobs must be an integer >= 1 (0 or None: every core), got {jobs!r}")
-    n = max_threads()
+    n = max_threads() if available is None else int(available)
     if not jobs:
         return n, None
     if jobs <= n:
         return int(jobs), None
-    env = os.environ.get(ENV, "").strip()
-    why = f" ({ENV}={env})" if env and int(env) == n else ""
+    why = f" ({ENV}={n})" if available is None and env_cap() == n else ""
     return n, f"only {n} usable core{'s' if n != 1 else ''}{why}"

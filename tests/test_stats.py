@@ -525,3 +525,27 @@ def test_table2_counts_and_renderers():
     assert r"T & 5 & 0.0100 & 3 & 0 & 0.0200 & 3 & 0 & 0.0300 & 5 & 0 \\" in tex
     with pytest.raises(ValueError, match="several rows"):
         S.table2(pd.DataFrame(rows + rows[:1]))
+
+
+def test_group_frame_rows_is_groupby_ngroup():
+    """The statistics' grouping (through pbtools.groups.group_rows) equals pandas' ngroup."""
+    from pbtools.groups import group_frame_rows
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        n = int(rng.integers(0, 40))
+        f = pd.DataFrame(
+            {
+                "a": rng.choice(["x", "y", "z", None], n),
+                "b": rng.integers(0, 3, n),
+                "c": pd.Categorical(rng.choice(["p", "q"], n)),
+            }
+        )
+        for by in (["a"], ["a", "b"], ["b", "c", "a"]):
+            for dropna in (True, False):
+                codes, first = group_frame_rows(f, by, dropna=dropna)
+                g = f.groupby(by, sort=False, observed=True, dropna=dropna).ngroup()
+                want = g.fillna(-1).to_numpy().astype(np.int64)
+                assert codes.tolist() == want.tolist()
+                k = np.flatnonzero(want >= 0)
+                assert first.tolist() == k[np.unique(want[k], return_index=True)[1]].tolist()

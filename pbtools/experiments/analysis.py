@@ -393,9 +393,8 @@ def _run_configs(configs, shared, *, jobs, dask, rows, progress):
     if note is not None:
         k = threads * n
         write(f"analyze: --jobs {jobs}: using {k} core{'s' if k != 1 else ''}: {note}")
-    if n == 1 and dask is None:
-        with limited_threads(threads):
-            return _configs(configs, **shared, progress=progress)
+    if n == 1 and dask is None:  # on the threads :func:`analyze` granted
+        return _configs(configs, **shared, progress=progress)
     # heaviest first (top75 redoes the experiment per measure), dealt round-robin
     order = sorted(range(len(configs)), key=lambda i: configs[i]["runs"] != "top75")
     groups = [order[g::n] for g in range(n)]

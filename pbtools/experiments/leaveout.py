@@ -43,6 +43,7 @@ from pbtools.corrections.parallel import ordered_map, resolve_threads
 from pbtools.corrections.problem import Problem
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
+from pbtools.ids import index_in
 from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import parse_all
 from pbtools.measures.topics import topic_mask
@@ -394,13 +395,12 @@ def _finish(base: _Base, ms, built, estimators):
     values = problem.score_docs(docs, tvar[item], t, ms)
     own = topic_mask(answered, judged, problem.topics)[item, t]
     true_means = problem.rounded(problem.topic_means(item[own], t[own], values[own], len(u_slots)))
-    # each result row's truth and unit, by its (run, measure) (a left join on names, in arrays;
-    # the evaluated runs' names are sorted: slots are in name order)
+    # each result row's truth and unit, by its (run, measure) (a left join on names, in arrays)
     evaluated = names[u_slots]
     rn = res["name"].astype(str).to_numpy(dtype=object)
     rm = res["measure"].astype(str).to_numpy(dtype=object)
-    run_i = _position(evaluated, rn)
-    m_i = pd.Index([str(m) for m in ms], dtype="str").get_indexer(rm)
+    run_i = index_in(pd.Index(rn, dtype="str"), pd.Index(evaluated, dtype="str"))
+    m_i = index_in(pd.Index(rm, dtype="str"), pd.Index([str(m) for m in ms], dtype="str"))
     ok = (run_i >= 0) & (m_i >= 0)
     true = np.where(ok, true_means[run_i, m_i], np.nan)
     units = np.array([unit_of.get(n, np.nan) for n in evaluated], dtype=object)
@@ -424,11 +424,3 @@ def _finish(base: _Base, ms, built, estimators):
     )
     problem.forget()  # its cached per-topic scores: freed before the next block runs
     return out, truth_frame
-
-
-def _position(sorted_names: np.ndarray, names: np.ndarray) -> np.ndarray:
-    """Position of each of ``names`` in the sorted, distinct ``sorted_names`` (−1 if absent)."""
-    if len(sorted_names) == 0:
-        return np.full(len(names), -1, dtype=np.int64)
-    pos = np.minimum(np.searchsorted(sorted_names, names), len(sorted_names) - 1)
-    return np.where(sorted_names[pos] == names, pos, -1)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.frames import require_columns
-from pbtools.stats.matrix import group_rows
+from pbtools.groups import group_frame_rows
 
 _VALUE_COLUMNS = ("name", "true", "estimate", "qid")
 
@@ -58,7 +58,7 @@ def _run_level(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             .mean()
             .reset_index()
         )
-    elif len(group_rows(df, [*keys, "name"], dropna=False)[1]) < len(df):
+    elif len(group_frame_rows(df, [*keys, "name"], dropna=False)[1]) < len(df):
         dup = df.loc[df.duplicated([*keys, "name"], keep=False), [*keys, "name"]].head(4)
         raise ValueError(
             "several rows per (group, run) and no 'qid' column; add qid for per-topic rows or "
@@ -71,7 +71,7 @@ def _group_codes(df: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Data
     """Integer group code per row and the frame of distinct keys (in order of first appearance)."""
     if not keys:
         return np.zeros(len(df), dtype=np.int64), pd.DataFrame(index=[0])
-    codes, first = group_rows(df, keys, dropna=False)
+    codes, first = group_frame_rows(df, keys, dropna=False)
     return codes, df.iloc[first][keys].reset_index(drop=True)
 
 

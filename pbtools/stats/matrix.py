@@ -50,34 +50,6 @@ class ScoreMatrix:
         return self.values.shape[1]
 
 
-def group_rows(frame: pd.DataFrame, by, dropna: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Group of every row of ``frame`` by the key columns ``by`` and the first row of each
-    group: ``frame.groupby(by, sort=False, observed=True, dropna=dropna).ngroup()`` (groups in
-    order of first appearance; −1 for a row with a missing key when ``dropna``), from one
-    factorisation per column instead of a hash of the tuples of keys.
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"a": ["x", "y", "x", None], "b": [1, 1, 1, 2]})
-    >>> codes, first = group_rows(f, ["a", "b"])
-    >>> codes.tolist(), first.tolist()
-    ([0, 1, 0, -1], [0, 1])
-    """
-    n = len(frame)
-    combined = np.zeros(n, dtype=np.int64)
-    missing = np.zeros(n, dtype=bool)
-    for c in [by] if isinstance(by, str) else list(by):
-        k, uniq = pd.factorize(frame[c], use_na_sentinel=dropna)
-        k = np.asarray(k, dtype=np.int64)
-        missing |= k < 0
-        combined = pd.factorize(combined * (len(uniq) + 1) + (k + 1))[0].astype(np.int64)
-    codes = np.full(n, -1, dtype=np.int64)
-    keep = np.flatnonzero(~missing)
-    codes[keep] = pd.factorize(combined[keep])[0]
-    first = keep[np.unique(codes[keep], return_index=True)[1]]
-    return codes, first
-
-
 def select_measure(results: pd.DataFrame, measure: str | None) -> pd.DataFrame:
     """Filter a tidy per-topic frame to one measure; ``measure=None`` needs a single measure.
 

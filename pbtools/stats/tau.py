@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from pbtools.frames import require_columns
-from pbtools.stats.matrix import group_rows
+from pbtools.groups import group_frame_rows
 
 #: up to this many runs τ-b counts concordant − discordant pairs directly (O(n²) memory)
 _DIRECT_MAX = 1000
@@ -175,7 +175,7 @@ def _tau_frame(
     if not by:
         s = df.set_index("name")
         return pd.DataFrame({"tau": [kendall_tau(s[x], s[y], variant)]})
-    codes, first = group_rows(df, by)
+    codes, first = group_frame_rows(df, by)
     order = np.argsort(codes, kind="stable")  # rows by group, in order within each
     bounds = np.searchsorted(codes[order], np.arange(len(first) + 1))
     name = pd.factorize(df["name"])[0]
