@@ -77,3 +77,21 @@ def test_statsmodels_only_for_tests():
     test = {_requirement_name(r) for r in PYPROJECT["project"]["optional-dependencies"]["test"]}
     assert "statsmodels" not in deps and "statsmodels" in test
     assert not any("statsmodels" in _imports(p) for p in (ROOT / "pbtools").rglob("*.py"))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_import_leaves_the_garbage_collector_as_it_was(enabled):
+    # pbtools pauses the collector while it imports pandas (start-up time) and must restore it
+    import subprocess
+
+    code = (
+        "import gc\n"
+        f"gc.enable() if {enabled} else gc.disable()\n"
+        "import pbtools, pandas\n"
+        "assert hasattr(pandas.DataFrame(), 'pb')\n"
+        "print(gc.isenabled())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == str(enabled)
