@@ -23,6 +23,7 @@ try:
 finally:
     if _collecting:
         _gc.enable()
+del _gc, _collecting
 
 __version__ = "0.1.0"
 
