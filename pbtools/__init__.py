@@ -19,6 +19,7 @@ _collecting = _gc.isenabled()
 _gc.disable()
 try:
     from pbtools import accessor as _accessor  # noqa: F401  (registers DataFrame.pb)
+    from pbtools.errors import InputError
     from pbtools.frames import TrecFormatError, TrecFormatWarning, judge, trec_order
 finally:
     if _collecting:
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Comparison",
+    "InputError",
     "TrecFormatError",
     "TrecFormatWarning",
     "compare",

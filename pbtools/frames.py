@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.ids import (  # re-exported: the id dictionaries are part of the data model
     ID_COLUMNS,
     categorical_from_arrow,
@@ -100,7 +101,7 @@ LABEL_DTYPE = np.int16
 JUDGED_LABEL_DTYPE = "Int16"
 
 
-class TrecFormatError(ValueError):
+class TrecFormatError(InputError):
     """Malformed TREC input: names the file, the 1-based line (when known) and the problem.
 
     ``str(err)`` reads ``"<file>:<line>: <problem>"`` like a compiler message, so a user can jump

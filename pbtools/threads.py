@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pbtools.errors import InputError
+
 __all__ = [
     "ENV",
     "usable_cores",
@@ -118,7 +120,7 @@ def env_cap() -> int | None:
     except ValueError:
         cap = 0
     if cap < 1:
-        raise ValueError(f"{ENV} must be an integer >= 1, got {env!r}")
+        raise InputError(f"{ENV} must be an integer >= 1, got {env!r}")
     return cap
 
 
@@ -162,7 +164,7 @@ def cores_for(jobs: int | None, available: int | None = None) -> tuple[int, str 
     (2, 'only 2 usable cores')
     """
     if isinstance(jobs, bool) or (jobs is not None and (int(jobs) != jobs or jobs < 0)):
-        raise ValueError(f"jobs must be an integer >= 1 (0 or None: every core), got {jobs!r}")
+        raise InputError(f"jobs must be an integer >= 1 (0 or None: every core), got {jobs!r}")
     n = max_threads() if available is None else int(available)
     if not jobs:
         return n, None

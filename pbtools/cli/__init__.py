@@ -29,7 +29,8 @@ import traceback
 import warnings
 
 from pbtools.cli import analyze, compare, correct, evaluate, pool, report
-from pbtools.cli.common import EmptyResult, UsageError
+from pbtools.cli.streams import StandardOutput, StandardOutputError, quiet_broken_pipe
+from pbtools.errors import InputError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
 from pbtools.io.repairs import RepairableError
 from pbtools.measures.topics import CoverageWarning
@@ -108,7 +109,9 @@ def entry() -> None:
     interpreter's teardown — freeing every object of a run frame one by one, ~0.2 s of a
     ~3 s TREC-2 ``evaluate`` (``benchmarks/evaluate_speed.py``): the standard streams are
     flushed and the ``atexit`` handlers run first, so nothing written is lost. Any other
-    command, an error and an interrupt exit normally.
+    command, an error and an interrupt exit normally. A failure to write standard output is
+    an error (status 2, ``cannot write standard output: …``), never a silent loss; only a
+    reader that stopped early (``| head``) ends it quietly (:mod:`pbtools.cli.streams`).
     """
     import atexit
     import gc
@@ -117,14 +120,23 @@ def entry() -> None:
     # until it exits, so the cyclic collector need not scan their ~50,000 objects again
     # (``gc.freeze``; not in :func:`main`, which tests call in their own process)
     gc.freeze()
+    if sys.stderr is None:  # started with standard error closed: messages are lost, not fatal
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (open until the process ends)
     code = main()
+    try:  # main flushed what the command wrote; anything left fails here, not in silence
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped early (`| head`)
+        quiet_broken_pipe(sys.stdout)
+    except (OSError, ValueError) as err:  # a full or closed stream
+        _say(f"pbtools: error: cannot write standard output: {err}")
+        code = code or 2
     if not _STATE.get("exit_fast"):
         sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be written
-            pass
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stream: nothing more can be said
+        pass
     atexit._run_exitfuncs()
     os._exit(code)
 
@@ -146,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed
         return e.code if isinstance(e.code, int) else 2
+    stdout = StandardOutput(sys.stdout)
+    sys.stdout = stdout
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default", TrecFormatWarning)
@@ -155,37 +169,51 @@ def main(argv: list[str] | None = None) -> int:
             if validate is not None:
                 validate(args)
             code = int(args.func(args) or 0)
+            stdout.flush()  # a full disk fails here, not silently at exit
             _STATE["exit_fast"] = bool(getattr(args, "exit_fast", False))
             return code
-    except BrokenPipeError:  # e.g. `pbtools ... | head`
-        sys.stderr.close()
+    except BrokenPipeError as err:
+        if not stdout.reader_gone:  # not standard output's reader: a file that failed
+            return _refused(args, err)
+        quiet_broken_pipe(stdout.stream)  # e.g. `pbtools ... | head`
         return 0
     except KeyboardInterrupt:
         _debug(args)
-        print("pbtools: interrupted", file=sys.stderr)
+        _say("pbtools: interrupted")
         return 130
-    except (UsageError, EmptyResult, TrecFormatError, OSError, ValueError) as err:
-        _debug(args)
-        print(f"pbtools: error: {cli_words(_message(err))}", file=sys.stderr)
-        if isinstance(err, RepairableError) and not getattr(args, "lenient", True):
-            print(
-                "pbtools: hint: --lenient repairs this kind of problem and reports each repair "
-                "(docs/input.md)",
-                file=sys.stderr,
-            )
-        return 2
+    except (InputError, OSError) as err:
+        return _refused(args, err)
     except MemoryError:
         _debug(args)
-        print("pbtools: error: out of memory", file=sys.stderr)
+        _say("pbtools: error: out of memory")
         return 1
     except Exception as err:  # a bug: one line, the traceback with --debug
         _debug(args)
-        print(
+        debug = getattr(args, "debug", False)
+        _say(
             f"pbtools: internal error (a bug in pbtools): {type(err).__name__}: {err}"
-            + ("" if getattr(args, "debug", False) else " — rerun with --debug for the traceback"),
-            file=sys.stderr,
+            + (
+                " — please report it with the command and this traceback"
+                if debug
+                else " — rerun with --debug and report the traceback"
+            )
         )
         return 1
+    finally:
+        sys.stdout = stdout.stream
+
+
+def _refused(args, err: BaseException) -> int:
+    """Report a refusal (an :class:`~pbtools.errors.InputError`, a file the system cannot read
+    or write): one line, the ``--lenient`` hint when it would repair the problem; status 2."""
+    _debug(args)
+    _say(f"pbtools: error: {cli_words(_message(err))}")
+    if isinstance(err, RepairableError) and not getattr(args, "lenient", True):
+        _say(
+            "pbtools: hint: --lenient repairs this kind of problem and reports each repair "
+            "(docs/input.md)"
+        )
+    return 2
 
 
 def use_system_allocator() -> None:
@@ -205,6 +233,8 @@ def use_system_allocator() -> None:
 
 def _message(err: BaseException) -> str:
     """An exception as one line: ``OSError``s with their file name, the rest as they are."""
+    if isinstance(err, StandardOutputError):
+        return str(err)
     if isinstance(err, OSError) and not isinstance(err, TrecFormatError):
         if err.filename is not None:
             return f"{err.filename}: {err.strerror or err}"
@@ -214,7 +244,18 @@ def _message(err: BaseException) -> str:
 
 def _debug(args) -> None:
     if getattr(args, "debug", False):
-        traceback.print_exc()
+        try:
+            traceback.print_exc()
+        except (OSError, ValueError):  # standard error closed: nothing can be said
+            pass
+
+
+def _say(text: str) -> None:
+    """``text`` as a line on standard error; nothing when standard error cannot be written."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed stream
+        pass
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

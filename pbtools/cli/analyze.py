@@ -119,10 +119,7 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_strategy(args)
     if args.jobs < 0:
         raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
-    try:  # PBTOOLS_THREADS, before any work
-        cores_for(args.jobs)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    cores_for(args.jobs)  # PBTOOLS_THREADS, before any work (an InputError naming it)
     if getattr(args, "dask", None) is not None:
         from pbtools.grid import import_distributed
 

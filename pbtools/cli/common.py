@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
+
 __all__ = [
     "FORMATS",
     "UsageError",
@@ -33,11 +35,11 @@ __all__ = [
 ]
 
 
-class UsageError(ValueError):
+class UsageError(InputError):
     """A refused command-line argument (exit status 2); the message names the flag."""
 
 
-class EmptyResult(ValueError):
+class EmptyResult(InputError):
     """The input gives nothing to report (exit status 2, a message instead of an empty table)."""
 
 
@@ -262,7 +264,7 @@ def check_measures(names: Sequence[str], *, flag: str = "-m") -> list:
     for name in names:
         try:
             out.append(m.parse(name))
-        except ValueError as e:
+        except InputError as e:
             raise UsageError(f"{flag} {name}: {e}") from None
     return out
 

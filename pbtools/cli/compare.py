@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
     names = sorted(runs["name"].astype("str").unique())
     if args.baseline is not None and args.baseline not in names:
-        raise ValueError(f"--baseline {args.baseline!r} is not among the runs {names}")
+        raise UsageError(f"--baseline {args.baseline!r} is not among the runs {names}")
     measures = args.measure or list(DEFAULT_MEASURES)
     per = m.evaluate(runs, qrels, measures, per_topic=True, all_topics=args.all_topics)
     tests = args.test or ["t", "wilcoxon", "randomisation"]

@@ -47,17 +47,17 @@ def check_strategy(args: argparse.Namespace):
     if args.strategy is None:
         for opt in ("budget", "total"):
             if getattr(args, opt) is not None:
-                raise ValueError(f"--{opt} needs --strategy")
+                raise UsageError(f"--{opt} needs --strategy")
         return None
     strategy = strategies.parse(args.strategy)
     if args.budget is not None and args.total is not None:
-        raise ValueError("give --budget or --total, not both")
+        raise UsageError("give --budget or --total, not both")
     for opt in ("budget", "total"):
         value = getattr(args, opt)
         if value is not None and value < 1:
-            raise ValueError(f"--{opt} must be a positive integer, got {value}")
+            raise UsageError(f"--{opt} must be a positive integer, got {value}")
     if args.budget is None and args.total is None and strategy.needs_budget:
-        raise ValueError(f"--strategy {strategy.name} needs --budget N (or --total N)")
+        raise UsageError(f"--strategy {strategy.name} needs --budget N (or --total N)")
     return strategy
 
 

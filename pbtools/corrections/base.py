@@ -27,6 +27,7 @@ import pandas as pd
 
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.problem import Problem, from_frames
+from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import Measure, parse_all
 
@@ -105,7 +106,7 @@ class Estimator:
         known = set(self._param_names())
         bad = sorted(set(params) - known)
         if bad:
-            raise ValueError(f"{type(self).__name__} has no parameter(s) {bad}; it has {known}")
+            raise InputError(f"{type(self).__name__} has no parameter(s) {bad}; it has {known}")
         for k, v in params.items():
             setattr(self, k, v)
         return self
@@ -135,7 +136,7 @@ class Estimator:
         ms = parse_all(measures)
         bad = [str(m) for m in ms if not self.accepts(m)]
         if bad:
-            raise ValueError(
+            raise InputError(
                 f"the {self.name} estimator does not support {bad}; it supports "
                 f"{sorted(self.supports) if self.supports else 'every measure'}"
             )

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.problem import Problem
+from pbtools.errors import InputError
 
 __all__ = ["topic_bootstrap", "check_bootstrap", "CI_COLUMNS", "DEFAULT_N_BOOT"]
 
@@ -39,9 +40,9 @@ _KEYS = ["name", "measure", "estimator"]
 def check_bootstrap(n_boot: int, confidence: float) -> None:
     """Refuse a replicate count below 1 or a coverage outside (0, 1) (before any work)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 1:
-        raise ValueError(f"n_boot must be an integer >= 1, not {n_boot!r}")
+        raise InputError(f"n_boot must be an integer >= 1, not {n_boot!r}")
     if not isinstance(confidence, float | int) or not 0 < float(confidence) < 1:
-        raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
+        raise InputError(f"confidence must be in (0, 1), not {confidence!r}")
 
 
 def topic_bootstrap(

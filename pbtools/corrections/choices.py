@@ -26,6 +26,8 @@ choice             default (principled)            ``protocol="lipani2015"``
 
 from __future__ import annotations
 
+from pbtools.errors import InputError
+
 __all__ = ["DEFAULTS", "PRESETS", "resolve"]
 
 #: principled defaults of every protocol choice
@@ -73,7 +75,7 @@ def resolve(protocol: str | None = None, **overrides) -> dict[str, object]:
     out = dict(DEFAULTS)
     if protocol is not None:
         if protocol not in PRESETS:
-            raise ValueError(f"unknown protocol {protocol!r}; known: {sorted(PRESETS)}")
+            raise InputError(f"unknown protocol {protocol!r}; known: {sorted(PRESETS)}")
         out.update(PRESETS[protocol])
     out.update({k: v for k, v in overrides.items() if v is not None})
     return out

@@ -16,6 +16,7 @@ from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.problem import Problem, from_frames
 from pbtools.corrections.registry import get
+from pbtools.errors import InputError
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
 
@@ -30,7 +31,7 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
     for name in estimators:  # a handful of estimators
         cls = get(name)
         if name == "webber_topics":
-            raise ValueError(
+            raise InputError(
                 "webber_topics needs fully judged common topics: use "
                 "pbtools.corrections.WebberCommonTopics"
             )

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
+
 __all__ = [
     "INDICATORS",
     "deltas",
@@ -184,4 +186,4 @@ def fires(ind, indicator: str = "lambda") -> np.ndarray:
         return np.asarray(ind["dAntiP"]) < 0
     if indicator == "always":
         return np.ones(len(ind["lam"]), dtype=bool)
-    raise ValueError(f"indicator must be one of {INDICATORS}, got {indicator!r}")
+    raise InputError(f"indicator must be one of {INDICATORS}, got {indicator!r}")

@@ -38,6 +38,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import ranked, require_columns
 from pbtools.pooling.dense import DenseRuns, row_chunks
 
@@ -49,7 +50,7 @@ TIES = ("exclusive_first", "lipani2015")
 def weight_fraction(weight: float) -> tuple[int, int]:
     """α as an exact fraction a/b (b ≤ 10⁴), validated to lie in [0, 1]."""
     if not 0.0 <= float(weight) <= 1.0:
-        raise ValueError(f"weight must lie in [0, 1], got {weight!r}")
+        raise InputError(f"weight must lie in [0, 1], got {weight!r}")
     f = Fraction(float(weight)).limit_denominator(10_000)
     return f.numerator, f.denominator
 
@@ -90,7 +91,7 @@ def merge(
     The work is done by :func:`pbtools.pooling.dense.merge_rows` on the dense per-topic layout.
     """
     if tie not in TIES:
-        raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
+        raise InputError(f"tie must be one of {TIES}, got {tie!r}")
     weight_fraction(weight)
     P, U = ranked(pooled), ranked(unpooled)
     enc = DenseRuns([P, U])
@@ -286,7 +287,7 @@ def merge_rows(
     and ``UR`` (ρ_p, ρ_u of those docs, 0 padding / absent).
     """
     if tie not in TIES:
-        raise ValueError(f"tie must be one of {TIES}, got {tie!r}")
+        raise InputError(f"tie must be one of {TIES}, got {tie!r}")
     a, b = weight_fraction(weight)
     N = enc.L if depth is None else max(1, min(int(depth), enc.L))
     lip = tie == "lipani2015"

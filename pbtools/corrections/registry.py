@@ -12,6 +12,7 @@ from pbtools.corrections.lipani import Lipani
 from pbtools.corrections.reduced import Condensed, ReducedPool, TrueScore
 from pbtools.corrections.webber import WebberOnRuns
 from pbtools.corrections.webber_topics import WebberCommonTopics
+from pbtools.errors import InputError
 
 __all__ = ["ESTIMATORS", "get", "register"]
 
@@ -27,7 +28,7 @@ ESTIMATORS: dict[str, type[Estimator]] = {
 
 
 def get(name: str) -> type[Estimator]:
-    """The estimator class registered under ``name`` (``ValueError`` naming the known ones).
+    """The estimator class registered under ``name`` (an ``InputError`` naming the known ones).
 
     >>> get("lipani").supports
     frozenset({'P'})
@@ -35,7 +36,7 @@ def get(name: str) -> type[Estimator]:
     try:
         return ESTIMATORS[str(name)]
     except KeyError:
-        raise ValueError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
+        raise InputError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
 
 
 def register(cls: type[Estimator]) -> type[Estimator]:

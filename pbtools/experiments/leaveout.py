@@ -41,6 +41,7 @@ from pbtools.corrections.correct import run_estimators
 from pbtools.corrections.lipani import Lipani, SharedMerges
 from pbtools.corrections.parallel import ordered_map, resolve_threads
 from pbtools.corrections.problem import Problem
+from pbtools.errors import InputError
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.ids import index_in
@@ -184,9 +185,9 @@ def experiment_tables(
     opts = resolve(protocol, **choices)
     for cfg in configs:
         if cfg.get("runs", "all") not in ("all", "top75"):
-            raise ValueError(f"runs must be 'all' or 'top75', got {cfg['runs']!r}")
+            raise InputError(f"runs must be 'all' or 'top75', got {cfg['runs']!r}")
         if cfg.get("leave_out", "org") not in ("org", "run"):
-            raise ValueError(f"leave_out must be 'org' or 'run', got {cfg['leave_out']!r}")
+            raise InputError(f"leave_out must be 'org' or 'run', got {cfg['leave_out']!r}")
     ms = parse_all(measures)
     estimators = [e for e in estimators if e != "true"]
     R, Q, O = load(collection_or_frames, protocol=protocol)

@@ -19,6 +19,7 @@ from pbtools.corrections.bootstrap import DEFAULT_N_BOOT, check_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import correct as correct_runs
 from pbtools.corrections.registry import get
+from pbtools.errors import InputError
 from pbtools.experiments.load import load
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
@@ -149,7 +150,7 @@ def correct(
     opts = resolve(protocol, **choices)
     new = _new_runs(new_run)
     if len(new) == 0:
-        raise ValueError("the new run has no rows")
+        raise InputError("the new run has no rows")
     runs, qrels, orgs = load(collection, protocol=protocol)
     S = ranked(runs)
     pool = infer_pool(S, qrels, policy=policy or str(opts["pool_policy"]), depth=depth)
@@ -157,7 +158,7 @@ def correct(
     new_names = set(new["name"].astype(str).unique())
     clash = sorted(new_names & set(pool.pooled_runs))
     if clash and leave_out is None:
-        raise ValueError(
+        raise InputError(
             f"run(s) {', '.join(clash)} are pooled runs of the collection: pass "
             "leave_out='run' or 'org' to score them as if they had not contributed, or rename "
             "the new run"

@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbtools.errors import InputError
 from pbtools.frames import (
     LABEL_DTYPE,
     TrecFormatError,
@@ -176,7 +177,7 @@ def parse_many(paths: Sequence[str], fn, *args) -> list:
 
 def check_run_id(run_id: str) -> None:
     if run_id not in ("tag", "file"):
-        raise ValueError(f"run_id must be 'tag' or 'file', not {run_id!r}")
+        raise InputError(f"run_id must be 'tag' or 'file', not {run_id!r}")
 
 
 def parse_run_file_safe(path, lenient, run_id, float32=False):

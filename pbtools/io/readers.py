@@ -52,6 +52,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import (
     TrecFormatError,
     TrecFormatWarning,
@@ -286,7 +287,7 @@ def read_collection(
         implicit_orgs = False
     else:
         if qrels is None or runs is None:
-            raise ValueError("read_collection needs a track directory, or both qrels= and runs=")
+            raise InputError("read_collection needs a track directory, or both qrels= and runs=")
         qrels_src, runs_src = qrels, runs
         root = Path(runs if not isinstance(runs, list | tuple) else runs[0])
         implicit_orgs = desc is None
@@ -382,7 +383,7 @@ def load_collection(
     if len(paths) == 1 and paths[0].is_dir():
         return read_collection(paths[0], desc=desc, **options)
     if len(paths) < 2:
-        raise ValueError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
+        raise InputError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
     return read_collection(qrels=paths[0], runs=[str(p) for p in paths[1:]], desc=desc, **options)
 
 

@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pbtools.errors import InputError
+
 __all__ = ["Measure", "parse", "parse_all", "MEASURES", "measure_names", "register"]
 
 # base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
@@ -186,7 +188,7 @@ def _bool(v: str, name: str) -> bool:
         return True
     if v.lower() in ("false", "0", "no"):
         return False
-    raise ValueError(f"measure {name!r}: {v!r} is not a boolean")
+    raise InputError(f"measure {name!r}: {v!r} is not a boolean")
 
 
 def parse(name: str | Measure) -> Measure:
@@ -199,7 +201,8 @@ def parse(name: str | Measure) -> Measure:
     ``ndcg``, ``ndcg_cut_10``, ``bpref``, ``Rprec``, ``recip_rank``, ``success_10``,
     ``num_ret``, ``num_rel``, ``num_rel_ret``, ``rbp`` (= ``RBP(p=0.9)``).
 
-    Raises ``ValueError`` naming the measure and listing the valid ones.
+    Raises :class:`~pbtools.errors.InputError` (a ``ValueError``) naming the measure and listing
+    the valid ones.
 
     Parameters
     ----------
@@ -219,7 +222,7 @@ def parse(name: str | Measure) -> Measure:
     >>> parse("P")
     Traceback (most recent call last):
     ...
-    ValueError: measure 'P': P needs a cut-off, e.g. P@10
+    pbtools.errors.InputError: measure 'P': P needs a cut-off, e.g. P@10
     """
     if isinstance(name, Measure):
         return name
@@ -232,12 +235,12 @@ def parse(name: str | Measure) -> Measure:
     m = _GRAMMAR.match(text)
     base = _ALIASES.get(m.group(1).lower()) if m else None
     if base is None:
-        raise ValueError(f"unknown measure {text!r}; valid measures: {_valid_names()}")
+        raise InputError(f"unknown measure {text!r}; valid measures: {_valid_names()}")
     params: dict[str, object] = {}
     for part in filter(None, (s.strip() for s in (m.group(3) or "").split(","))):
         key, sep, value = (s.strip() for s in part.partition("="))
         if not sep:
-            raise ValueError(f"measure {text!r}: parameter {part!r} is not key=value")
+            raise InputError(f"measure {text!r}: parameter {part!r} is not key=value")
         params[key] = value
     cut = int(m.group(4)) if m.group(4) else None
     if "cutoff" in params:
@@ -253,28 +256,37 @@ def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> 
         params["judged_only"] = "True"
     bad = sorted(set(params) - set(allowed))
     if bad:
-        raise ValueError(
+        raise InputError(
             f"measure {text!r}: unknown parameter(s) {bad}; {base} accepts "
             f"{list(allowed) + (['cutoff'] if cut_rule != 'none' else [])}"
         )
     if cut_rule == "required" and cut is None:
-        raise ValueError(f"measure {text!r}: {base} needs a cut-off, e.g. {base}@10")
+        raise InputError(f"measure {text!r}: {base} needs a cut-off, e.g. {base}@10")
     if cut_rule == "none" and cut is not None:
-        raise ValueError(f"measure {text!r}: {base} takes no cut-off")
+        raise InputError(f"measure {text!r}: {base} takes no cut-off")
     if cut is not None and cut < 1:
-        raise ValueError(f"measure {text!r}: the cut-off must be ≥ 1")
-    rel = int(params.get("rel", 1))
+        raise InputError(f"measure {text!r}: the cut-off must be ≥ 1")
+    rel = _number(int, params.get("rel", 1), "rel", text)
     if rel < 1:
-        raise ValueError(f"measure {text!r}: rel must be ≥ 1 (labels ≥ rel are relevant)")
+        raise InputError(f"measure {text!r}: rel must be ≥ 1 (labels ≥ rel are relevant)")
     jo = params.get("judged_only", False)
     jo = _bool(jo, text) if isinstance(jo, str) else bool(jo)
-    p = float(params.get("p", 0.8)) if base == "RBP" else None
+    p = _number(float, params.get("p", 0.8), "p", text) if base == "RBP" else None
     if p is not None and not 0 < p < 1:
-        raise ValueError(f"measure {text!r}: RBP needs 0 < p < 1")
-    beta = float(params.get("beta", 1.0)) if base == "Q" else None
+        raise InputError(f"measure {text!r}: RBP needs 0 < p < 1")
+    beta = _number(float, params.get("beta", 1.0), "beta", text) if base == "Q" else None
     if beta is not None and beta < 0:
-        raise ValueError(f"measure {text!r}: Q needs beta ≥ 0")
+        raise InputError(f"measure {text!r}: Q needs beta ≥ 0")
     return Measure(base, cut, rel, jo, p, beta)
+
+
+def _number(kind, value, key: str, text: str):
+    """``value`` as ``kind`` (int or float); :class:`InputError` naming the measure otherwise."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise InputError(f"measure {text!r}: {key}={value!r} is not {what}") from None
 
 
 def parse_all(measures) -> list[Measure]:
@@ -287,7 +299,7 @@ def parse_all(measures) -> list[Measure]:
     Returns
     -------
     list of Measure
-        At least one; an empty list raises ``ValueError``.
+        At least one; an empty list raises :class:`~pbtools.errors.InputError`.
 
     Examples
     --------
@@ -302,7 +314,7 @@ def parse_all(measures) -> list[Measure]:
         if pm not in out:
             out.append(pm)
     if not out:
-        raise ValueError("no measures given")
+        raise InputError("no measures given")
     return out
 
 
@@ -338,10 +350,10 @@ def register(
     over topics (as trec_eval's ``num_*``); ``aliases`` are other spellings. The kernel is
     registered by :func:`pbtools.measures.register_measure`, which calls this."""
     if cutoff not in ("required", "optional", "none"):
-        raise ValueError(f"cutoff must be 'required', 'optional' or 'none', got {cutoff!r}")
+        raise InputError(f"cutoff must be 'required', 'optional' or 'none', got {cutoff!r}")
     bad = sorted(set(params) - {"rel", "judged_only", "p", "beta"})
     if bad:
-        raise ValueError(f"unknown measure parameter(s) {bad}")
+        raise InputError(f"unknown measure parameter(s) {bad}")
     MEASURES[base] = (cutoff, tuple(params))
     for name in (base, *aliases):
         _ALIASES[name.lower()] = base

@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import encode, unify
 
 __all__ = [
@@ -65,10 +66,10 @@ def topics_mode(topics: str | None = None, all_topics: bool = False) -> str:
     """
     mode = "judged" if topics is None else str(topics)
     if mode not in TOPIC_MODES:
-        raise ValueError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
+        raise InputError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
     if all_topics:
         if topics is not None and mode != "all":
-            raise ValueError(f"all_topics=True contradicts topics={topics!r}")
+            raise InputError(f"all_topics=True contradicts topics={topics!r}")
         mode = "all"
     return mode
 
@@ -104,7 +105,7 @@ def topic_mask(answered: np.ndarray, judged: np.ndarray, topics: str = "judged")
         return judged.copy()
     if topics == "answered":
         return answered.copy()
-    raise ValueError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
+    raise InputError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
 
 
 class CoverageWarning(UserWarning):

@@ -15,6 +15,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.pooling.contrib import Contrib, keyed, locate, unit_column
 
 __all__ = ["SEP", "draw_combinations", "take_rows"]
@@ -34,11 +35,11 @@ def draw_combinations(n: int, k: int, sample: int | None, seed: int) -> np.ndarr
     [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
     """
     if not 0 <= k <= n:
-        raise ValueError(f"cannot take {k} of {n} units")
+        raise InputError(f"cannot take {k} of {n} units")
     total = comb(n, k)
     if sample is None or sample >= total:
         if total > 5_000_000:
-            raise ValueError(f"C({n}, {k}) = {total} combinations: pass sample=")
+            raise InputError(f"C({n}, {k}) = {total} combinations: pass sample=")
         return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(total, k)
     rng = np.random.default_rng(seed)
     got = np.zeros((0, k), dtype=np.int64)

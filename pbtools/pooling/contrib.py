@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import (
     encode,
     id_dtype,
@@ -45,7 +46,7 @@ __all__ = [
 def top_rows(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None) -> pd.DataFrame:
     """Rows of ``runs`` ranked 1..depth (of the ``pooled`` runs only, when given)."""
     if depth is None or int(depth) < 0:
-        raise ValueError(f"pool depth must be a non-negative integer, got {depth!r}")
+        raise InputError(f"pool depth must be a non-negative integer, got {depth!r}")
     runs = ranked(runs)
     mask = runs["rank"].to_numpy() <= int(depth)
     if pooled is not None:
@@ -69,9 +70,9 @@ def unit_map(
     if unit == "run":
         return pd.Series(names, index=names, dtype="str")
     if unit != "org":
-        raise ValueError(f"unit must be 'run' or 'org', got {unit!r}")
+        raise InputError(f"unit must be 'run' or 'org', got {unit!r}")
     if orgs is None:
-        raise ValueError("unit='org' needs an orgs frame (columns name, org)")
+        raise InputError("unit='org' needs an orgs frame (columns name, org)")
     require_columns(orgs, ("name", "org"), "orgs")
     m = pd.Series(
         orgs["org"].astype("str").to_numpy(),

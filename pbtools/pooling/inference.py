@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import (
     encode,
     group_starts,
@@ -126,7 +127,7 @@ POLICY_CHOICES: tuple[str, ...] = (*POLICIES, *ALIASES)
 DEFAULT_POLICY = "paper"
 
 
-class EmptyPoolError(ValueError):
+class EmptyPoolError(InputError):
     """Pool inference found no pool: no shared topic, no judged prefix, or no pooled run."""
 
 
@@ -136,7 +137,7 @@ def get_policy(policy: str | Policy) -> Policy:
         return policy
     name = ALIASES.get(policy, policy)
     if name not in POLICIES:
-        raise ValueError(f"pool policy must be one of {', '.join(POLICY_CHOICES)}; got {policy!r}")
+        raise InputError(f"pool policy must be one of {', '.join(POLICY_CHOICES)}; got {policy!r}")
     return POLICIES[name]
 
 
@@ -379,9 +380,9 @@ def infer_pool(
     """
     pol = get_policy(policy)
     if depth is not None and int(depth) < 1:
-        raise ValueError(f"depth must be >= 1, got {depth}")
+        raise InputError(f"depth must be >= 1, got {depth}")
     if tolerance is not None and not tolerance >= 0:
-        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+        raise InputError(f"tolerance must be >= 0, got {tolerance}")
     flags = _flags(runs, qrels)
     plain = flags.frame
     names = encode(runs["name"]).cat.categories

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.stats.comparison_render import render_details, render_latex, render_markdown
 from pbtools.stats.hsd import tukey_hsd
@@ -105,7 +106,7 @@ class Comparison:
             return "tukey" if self.baseline is None else self.tests_run[0]
         test = _test_name(test)
         if test not in self.tests_run:
-            raise ValueError(f"test {test!r} was not run (ran {list(self.tests_run)})")
+            raise InputError(f"test {test!r} was not run (ran {list(self.tests_run)})")
         return test
 
     def to_markdown(self, test: str | None = None, digits: int = 4, ci: bool = False) -> str:
@@ -135,7 +136,7 @@ class Comparison:
 def _test_name(test: str) -> str:
     key = "randomisation" if test == "randomization" else str(test)
     if key not in TESTS:
-        raise ValueError(f"unknown test {test!r}; choose from {list(TESTS)}")
+        raise InputError(f"unknown test {test!r}; choose from {list(TESTS)}")
     return key
 
 
@@ -173,17 +174,17 @@ def _labels(k: int) -> list[str]:
 def _one_measure(df, measure, baseline, labels, tests, correction, alpha, B, seed):
     try:
         sm = score_matrix(df, None)
-    except ValueError as err:
-        raise ValueError(
+    except InputError as err:
+        raise InputError(
             f"{measure}: {err}. Paired tests need every run scored on the same topics; "
             "evaluate with all_topics=True (trec_eval -c, CLI --all-topics) to score a missing "
             "topic as an empty ranking"
         ) from err
     names, x, t = [str(n) for n in sm.names], sm.values, sm.t
     if t < 2:
-        raise ValueError(f"{measure}: paired tests need at least 2 topics, got {t}")
+        raise InputError(f"{measure}: paired tests need at least 2 topics, got {t}")
     if baseline is not None and baseline not in names:
-        raise ValueError(f"{measure}: the baseline {baseline!r} has no scores")
+        raise InputError(f"{measure}: the baseline {baseline!r} has no scores")
     means = x.mean(axis=1)
     half = stats.t.isf(alpha / 2.0, t - 1) * x.std(axis=1, ddof=1) / np.sqrt(t)
     summary = pd.DataFrame(
@@ -330,15 +331,15 @@ def compare(
     """
     require_columns(per_topic, ("name", "qid", "value"), "per-topic results")
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
     tests = [tests] if isinstance(tests, str) else list(tests)
     tests = tuple(dict.fromkeys(_test_name(t) for t in tests))
     if baseline is None and "tukey" not in tests:
         tests = (*tests, "tukey")
     if not tests:
-        raise ValueError("no test given")
+        raise InputError("no test given")
     if "randomisation" in tests and B * alpha < 1:
-        raise ValueError(f"B·alpha must be >= 1 for the randomisation test (B={B}, alpha={alpha})")
+        raise InputError(f"B·alpha must be >= 1 for the randomisation test (B={B}, alpha={alpha})")
     correction = correction_name(correction)
     df = per_topic[per_topic["qid"].astype("str") != "all"]
     if "measure" not in df.columns:
@@ -346,10 +347,10 @@ def compare(
     baseline = None if baseline is None else str(baseline)
     measures = pd.unique(df["measure"].astype("str"))
     if len(measures) == 0:
-        raise ValueError("no per-topic rows to compare")
+        raise InputError("no per-topic rows to compare")
     names = sorted(pd.unique(df["name"].astype("str")))
     if baseline is not None and baseline not in names:
-        raise ValueError(f"the baseline {baseline!r} is not among the runs {names}")
+        raise InputError(f"the baseline {baseline!r} is not among the runs {names}")
     order = names if baseline is None else [baseline, *(n for n in names if n != baseline)]
     labels = dict(zip(order, _labels(len(order)), strict=True))
     summaries, results = [], []

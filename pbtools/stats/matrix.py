@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import require_columns
 
 RESULT_COLUMNS = ("name", "qid", "value")
@@ -74,16 +75,16 @@ def select_measure(results: pd.DataFrame, measure: str | None) -> pd.DataFrame:
     require_columns(results, RESULT_COLUMNS, "per-topic results")
     if "measure" not in results.columns:
         if measure is not None:
-            raise ValueError(f"measure={measure!r} given but the results have no 'measure' column")
+            raise InputError(f"measure={measure!r} given but the results have no 'measure' column")
         return results
     present = pd.unique(results["measure"].astype(str))
     if measure is None:
         if len(present) > 1:
-            raise ValueError(f"results hold several measures {sorted(present)}; pass measure=")
+            raise InputError(f"results hold several measures {sorted(present)}; pass measure=")
         return results
     out = results[results["measure"].astype(str) == str(measure)]
     if out.empty:
-        raise ValueError(f"measure {measure!r} not in results (it has {sorted(present)})")
+        raise InputError(f"measure {measure!r} not in results (it has {sorted(present)})")
     return out
 
 
@@ -116,22 +117,22 @@ def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatr
     qid_codes, qids = pd.factorize(df["qid"].astype(str), sort=True)
     k, t = len(names), len(qids)
     if k < 2:
-        raise ValueError(f"need at least 2 runs, got {k}: {list(names)}")
+        raise InputError(f"need at least 2 runs, got {k}: {list(names)}")
     values = df["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     if np.isnan(values).any():
         bad = df.loc[np.isnan(values), ["name", "qid"]].head(5).to_records(index=False).tolist()
-        raise ValueError(f"missing values for (name, qid) such as {bad}")
+        raise InputError(f"missing values for (name, qid) such as {bad}")
     flat = name_codes.astype(np.int64) * t + qid_codes
     counts = np.bincount(flat, minlength=k * t)
     if (counts > 1).any():
         dup = np.flatnonzero(counts > 1)[:5]
         pairs = [(names[i // t], qids[i % t]) for i in dup]
-        raise ValueError(f"duplicate (name, qid) rows, e.g. {pairs}")
+        raise InputError(f"duplicate (name, qid) rows, e.g. {pairs}")
     if (counts == 0).any():
         missing = (counts == 0).reshape(k, t)
         bad_runs = np.flatnonzero(missing.any(axis=1))
         detail = "; ".join(f"{names[i]} lacks {list(qids[missing[i]][:10])}" for i in bad_runs[:5])
-        raise ValueError(
+        raise InputError(
             f"unbalanced design: runs must be scored on the same topics (aligned on qid); "
             f"{len(bad_runs)} run(s) lack topics: {detail}"
         )

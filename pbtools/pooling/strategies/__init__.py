@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 
+from pbtools.errors import InputError
 from pbtools.pooling.strategies.bandits import MaxMean
 from pbtools.pooling.strategies.base import (
     Assessor,
@@ -86,7 +87,7 @@ def _value(text: str, default, where: str):
             kind = "comma-separated numbers"
         else:
             kind = {int: "an integer", float: "a number"}.get(type(default), "valid")
-        raise ValueError(f"{where}: {text!r} is not {kind}") from None
+        raise InputError(f"{where}: {text!r} is not {kind}") from None
 
 
 def parse(spec) -> Strategy:
@@ -105,7 +106,7 @@ def parse(spec) -> Strategy:
     >>> parse("rbp:2")
     Traceback (most recent call last):
     ...
-    ValueError: rbp: p must lie in (0, 1], got 2.0
+    pbtools.errors.InputError: rbp: p must lie in (0, 1], got 2.0
     """
     if isinstance(spec, Strategy):
         spec.check()
@@ -113,7 +114,7 @@ def parse(spec) -> Strategy:
     name, *args = str(spec).strip().split(":")
     name = name.lower()
     if name not in REGISTRY:
-        raise ValueError(f"unknown pooling strategy {name!r}; known: {', '.join(REGISTRY)}")
+        raise InputError(f"unknown pooling strategy {name!r}; known: {', '.join(REGISTRY)}")
     cls = REGISTRY[name]
     params = cls.param_names()
     defaults = {
@@ -124,10 +125,10 @@ def parse(spec) -> Strategy:
         key, eq, text = arg.partition("=")
         if not eq:
             if i >= len(params):
-                raise ValueError(f"{name}: takes {len(params)} parameter(s), got {len(args)}")
+                raise InputError(f"{name}: takes {len(params)} parameter(s), got {len(args)}")
             key, text = params[i], arg
         if key not in params:
-            raise ValueError(f"{name}: unknown parameter {key!r}; parameters: {params or 'none'}")
+            raise InputError(f"{name}: unknown parameter {key!r}; parameters: {params or 'none'}")
         kwargs[key] = _value(text, defaults[key], f"{name} {key}")
     strategy = cls(**kwargs)
     strategy.check()

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools import frames
+from pbtools.errors import InputError
 from pbtools.frames import as_run, encode, require_columns
 from pbtools.pooling.dense import DenseRuns
 from pbtools.pooling.strategies.kernels import Selection, ranked
@@ -139,7 +140,7 @@ class Problem:
         keep &= judged[qid.cat.codes.to_numpy()]
         self.runs = runs if keep.all() else runs.loc[keep]
         if len(self.runs) == 0:
-            raise ValueError("no ranked document of the pooled runs on a judged topic")
+            raise InputError("no ranked document of the pooled runs on a judged topic")
         self.enc = enc = DenseRuns([self.runs])
         self.qids, self.names = enc.qids, enc.names
         self.T, self.R, self.U = enc.T, enc.R, enc.U
@@ -299,7 +300,7 @@ class Strategy:
         """Set parameters (unknown names raise ``ValueError``); returns ``self``."""
         unknown = set(params) - set(self.param_names())
         if unknown:
-            raise ValueError(f"{self.name}: unknown parameters {sorted(unknown)}")
+            raise InputError(f"{self.name}: unknown parameters {sorted(unknown)}")
         for k, v in params.items():
             setattr(self, k, v)
         return self
@@ -362,16 +363,16 @@ def allocate(
     """
     cap = np.asarray(capacity, dtype=np.int64)
     if budget is not None and total is not None:
-        raise ValueError("give a budget per topic or a total budget, not both")
+        raise InputError("give a budget per topic or a total budget, not both")
     if budget is None and total is None:
         return cap.copy()
     if budget is not None:
         if int(budget) < 0:
-            raise ValueError(f"the budget must be a non-negative integer, got {budget!r}")
+            raise InputError(f"the budget must be a non-negative integer, got {budget!r}")
         return np.minimum(cap, int(budget))
     total = int(total)
     if total < 0:
-        raise ValueError(f"the total budget must be a non-negative integer, got {total!r}")
+        raise InputError(f"the total budget must be a non-negative integer, got {total!r}")
     if total >= cap.sum():
         return cap.copy()
     levels = np.arange(int(cap.max()) + 2)
@@ -402,7 +403,7 @@ def run_strategy(
     """
     strategy.check()
     if budget is None and total is None and strategy.needs_budget:
-        raise ValueError(f"strategy {strategy.name!r} needs a budget (per topic or total)")
+        raise InputError(f"strategy {strategy.name!r} needs a budget (per topic or total)")
     budgets = allocate(strategy.capacity(problem), budget, total)
     assessor = Assessor(problem)
     sel = strategy.select(problem, assessor, budgets, np.random.default_rng(seed))

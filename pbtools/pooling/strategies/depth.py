@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.errors import InputError
 from pbtools.pooling.strategies.base import Problem, Strategy
 
 __all__ = ["Depth", "TakeN"]
@@ -11,7 +12,7 @@ __all__ = ["Depth", "TakeN"]
 
 def _positive_int(name: str, value, what: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < 1:
-        raise ValueError(f"{name}: {what} must be a positive integer, got {value!r}")
+        raise InputError(f"{name}: {what} must be a positive integer, got {value!r}")
 
 
 class TakeN(Strategy):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.errors import InputError
 from pbtools.pooling.strategies.base import Problem, Strategy
 
 __all__ = ["RRF", "Borda", "CombSUM"]
@@ -53,7 +54,7 @@ class RRF(Strategy):
 
     def check(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int | float) or self.k < 0:
-            raise ValueError(f"{self.name}: k must be a non-negative number, got {self.k!r}")
+            raise InputError(f"{self.name}: k must be a non-negative number, got {self.k!r}")
 
     def keys(self, problem: Problem, rng: np.random.Generator):
         w = 1.0 / (float(self.k) + problem.rows["rank"])

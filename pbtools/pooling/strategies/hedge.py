@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
+from pbtools.errors import InputError
 from pbtools.pooling.strategies.base import Problem, Strategy
 from pbtools.pooling.strategies.kernels import Selection, sequential
 
@@ -98,7 +99,7 @@ class Hedge(Strategy):
     def check(self) -> None:
         b = self.beta
         if isinstance(b, bool) or not isinstance(b, int | float) or not 0 < b < 1:
-            raise ValueError(f"{self.name}: beta must lie in (0, 1), got {b!r}")
+            raise InputError(f"{self.name}: beta must lie in (0, 1), got {b!r}")
 
     def select(self, problem, assessor, budget, rng) -> Selection:
         return sequential(problem, assessor, budget, _HedgePolicy(problem, float(self.beta)))

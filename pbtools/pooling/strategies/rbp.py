@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.errors import InputError
 from pbtools.pooling.strategies.base import Problem, Strategy
 from pbtools.pooling.strategies.kernels import Selection, sequential
 
@@ -67,7 +68,7 @@ class RBPA(Strategy):
 
     def check(self) -> None:
         if isinstance(self.p, bool) or not isinstance(self.p, int | float) or not 0 < self.p <= 1:
-            raise ValueError(f"{self.name}: p must lie in (0, 1], got {self.p!r}")
+            raise InputError(f"{self.name}: p must lie in (0, 1], got {self.p!r}")
 
     def keys(self, problem: Problem, rng: np.random.Generator):
         w = _weights(float(self.p), problem.rows["rank"])

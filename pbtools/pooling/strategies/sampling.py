@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.errors import InputError
 from pbtools.frames import group_starts, ranks_from_starts
 from pbtools.pooling.strategies.base import Problem, Strategy
 from pbtools.pooling.strategies.depth import _positive_int
@@ -162,13 +163,13 @@ class Stratified(Strategy):
     def check(self) -> None:
         b, w = tuple(self.bounds), tuple(self.weights)
         if not b or len(b) != len(w):
-            raise ValueError(f"{self.name}: give one weight per stratum, got {b!r} and {w!r}")
+            raise InputError(f"{self.name}: give one weight per stratum, got {b!r} and {w!r}")
         for v in b:
             _positive_int(self.name, v, "a stratum bound")
         if any(b2 <= b1 for b1, b2 in zip(b, b[1:], strict=False)):
-            raise ValueError(f"{self.name}: stratum bounds must increase, got {b!r}")
+            raise InputError(f"{self.name}: stratum bounds must increase, got {b!r}")
         if any(not isinstance(v, int | float) or not v > 0 for v in w):
-            raise ValueError(f"{self.name}: stratum weights must be positive, got {w!r}")
+            raise InputError(f"{self.name}: stratum weights must be positive, got {w!r}")
 
     def capacity(self, problem: Problem) -> np.ndarray:
         b = problem.best
