@@ -786,24 +786,25 @@ case(
     "{d}/T/desc.xml:3: malformed XML",
 )
 
-case(
-    "desc",
-    "strict desc.xml missing",
-    with_files(lambda d: (d / "T" / "desc.xml").unlink(), "pool", "{d}/T"),
-    2,
-    "{d}/T/desc.xml: desc.xml is missing",
-    hint=True,
+# a track without organizations (issue 24 item 4): not a problem of the input, a layout; each
+# run is its own organization, said once (a warning) and in the output, in both modes
+ONE_ORG_PER_RUN = (
+    "each run is its own organization (leave-one-organization-out = leave-one-run-out)"
 )
-case(
-    "desc",
-    "lenient desc.xml missing: every run unmapped",
-    with_files(lambda d: (d / "T" / "desc.xml").unlink(), "pool", "{d}/T", "--lenient"),
-    0,
-    ("{d}/T/desc.xml: 4 repair(s): 1 × desc.xml missing, 3 × run not in desc.xml",),
-    rows=18,
-    repairs=4,
-    api=read_track,
-)
+for mode in ((), ("--lenient",)):
+    for what, prepare, reason in (
+        ("missing", lambda d: (d / "T" / "desc.xml").unlink(), "no desc.xml in {d}/T"),
+        ("empty", lambda d: (d / "T" / "desc.xml").write_text(""), "{d}/T/desc.xml is empty"),
+        ("blank", lambda d: (d / "T" / "desc.xml").write_text(" \n\n"), "is empty"),
+        ("no entry", lambda d: (d / "T" / "desc.xml").write_text("<set/>\n"), "lists no run"),
+    ):
+        case(
+            "desc",
+            f"{'lenient' if mode else 'strict'} desc.xml {what}: each run its own organization",
+            with_files(prepare, "pool", "{d}/T", *mode),
+            0,
+            (f"{reason}: {ONE_ORG_PER_RUN}", "  |O|    3", "organizations: "),
+        )
 case(
     "desc",
     "lenient a run desc.xml lacks",
@@ -1060,6 +1061,122 @@ case(
 
 
 # --------------------------------------------------------------------------------------------
+# probable mistakes (issue 24 item 4): the wrong file, not a dirty one; refused in both modes,
+# naming the mistake, and without the --lenient hint (--lenient would not repair them)
+# --------------------------------------------------------------------------------------------
+
+ELF = b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x03\x00>\x00\r\n" + bytes(range(256)) * 4
+NOISE = bytes((i * 37 + 11) % 256 for i in range(4096))  # NULs, bare CRs, invalid UTF-8
+UTF16 = lines_bytes(RUN).decode().encode("utf-16")  # with its byte-order mark
+UTF16LE = lines_bytes(RUN).decode().encode("utf-16-le")  # without
+
+for mode in ((), ("--lenient",)):
+    tag = "lenient" if mode else "strict"
+    case(
+        "mistakes",
+        f"{tag} a run given as the qrels",
+        argv("evaluate", "{d}/T/Runs/input.a", "{d}/qrels", *mode),
+        2,
+        (
+            "{d}/T/Runs/input.a:1: every line has 6 fields, the layout of a run file "
+            "(qid Q0 docno rank score tag), not of qrels",
+            "a run file given as the qrels?",
+        ),
+    )
+    case(
+        "mistakes",
+        f"{tag} a qrels file given as a run",
+        argv("evaluate", "{d}/qrels", "{d}/qrels", *mode),
+        2,
+        ("{d}/qrels:1: every line has 4 fields, the layout of a qrels file", "given as a run?"),
+    )
+    case(
+        "mistakes",
+        f"{tag} a qrels file given as the new run of correct",
+        argv("correct", "{d}/qrels", "{d}/T/Runs", "{d}/qrels", "-m", "P@5", *mode),
+        2,
+        "{d}/qrels:1: every line has 4 fields, the layout of a qrels file",
+    )
+    case(
+        "mistakes",
+        f"{tag} a 3-column run: no line can be a run line",
+        evaluate_file(["1 d1 3.0", "1 d2 2.0", "2 d1 1.0"], *mode),
+        2,
+        (
+            "{d}/input.r:1: no line has the 6 fields of a run line (its lines have 3)",
+            "--lenient cannot repair it",
+        ),
+    )
+    case(
+        "mistakes",
+        f"{tag} a run of short lines of several lengths",
+        evaluate_file(["1 Q0 d1 1 3.0", "1 d2 2.0", "", "2 d1"], *mode),
+        2,
+        "{d}/input.r:1: no line has the 6 fields of a run line (its lines have 2, 3, 5)",
+    )
+    case(
+        "mistakes",
+        f"{tag} 3-column qrels",
+        with_files(
+            lambda d: (d / "q3").write_text("1 d1 1\n1 d2 0\n"),
+            "evaluate",
+            "{d}/q3",
+            "{d}/T/Runs/input.a",
+            *mode,
+        ),
+        2,
+        "{d}/q3:1: no line has the 4 fields of a qrels line (its lines have 3)",
+    )
+    case(
+        "mistakes",
+        f"{tag} a runs directory given as the qrels",
+        argv("evaluate", "{d}/T/Runs", "{d}/T/Runs/input.a", *mode),
+        2,
+        "{d}/T/Runs: a directory of run files (input.*) given as the qrels",
+    )
+    case(
+        "mistakes",
+        f"{tag} a track directory given as the qrels",
+        argv("evaluate", "{d}/T", "{d}/T/Runs/input.a", *mode),
+        2,
+        ("{d}/T: a track directory (QRels/, Runs/) given as the qrels", "pbtools analyze {d}/T"),
+    )
+    case(
+        "mistakes",
+        f"{tag} a runs directory given as the qrels of analyze",
+        argv("analyze", "{d}/T/Runs", "{d}/T/Runs/input.a", *mode),
+        2,
+        "{d}/T/Runs: a directory of run files (input.*) given as the qrels",
+    )
+    for name, data, says in (
+        ("an executable", ELF, "{d}/input.r: an executable program, not a TREC text file"),
+        ("binary noise", NOISE, "{d}/input.r: a binary file (NUL bytes"),
+        ("a Parquet file", b"PAR1\x15\x04\x00\r" + bytes(64), "a Parquet file (read it with"),
+        ("an xz file", b"\xfd7zXZ\x00\x00\x04" + bytes(32), "an xz-compressed file (decompress"),
+        ("UTF-16 text", UTF16, "{d}/input.r: UTF-16 text (convert it to UTF-8"),
+        ("UTF-16 without BOM", UTF16LE, "{d}/input.r: UTF-16 text (convert it to UTF-8"),
+        ("a gzipped executable", gzip.compress(ELF), "an executable program, not a TREC"),
+    ):
+        case("mistakes", f"{tag} {name} as a run", evaluate_file(data, *mode), 2, says)
+    case(
+        "mistakes",
+        f"{tag} a binary file as the qrels",
+        with_files(
+            lambda d: (d / "qb").write_bytes(NOISE), "evaluate", "{d}/qb", "{d}/T/Runs", *mode
+        ),
+        2,
+        "{d}/qb: a binary file (NUL bytes",
+    )
+case(
+    "mistakes",
+    "analyze with a qrels file alone",
+    argv("analyze", "{d}/qrels"),
+    2,
+    "expected TRACK_DIR, or QRELS followed by run files or a runs directory",
+)
+
+
+# --------------------------------------------------------------------------------------------
 # the runner
 # --------------------------------------------------------------------------------------------
 
@@ -1115,6 +1232,7 @@ def test_at_least_60_cases_over_every_class():
         "arguments",
         "output",
         "reporting",
+        "mistakes",
     }
     assert min(counts.values()) >= 4
     assert sum(c.repairs is not None for c in CASES) >= 15  # lenient cases with exact counts

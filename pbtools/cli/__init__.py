@@ -45,6 +45,7 @@ CLI_WORDS = (
     ("lenient=True", "--lenient"),
     ("all_topics=True", "--all-topics (-c)"),
     ("float32=True", "--float32"),
+    ("no desc.xml given", "no desc.xml given (--desc)"),
 )
 
 

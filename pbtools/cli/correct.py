@@ -179,11 +179,17 @@ def run(args: argparse.Namespace) -> int:
         "bootstrap": args.bootstrap,
         "confidence": args.confidence if args.bootstrap else None,
         "seed": args.seed if args.bootstrap else None,
+        "one_org_per_run": col.orgs.attrs.get("one_org_per_run"),  # why, when no orgs
     }
     if args.format == "table" and not args.output:
         print(
             f"pool: d = {info.depth}, {len(info.pooled_runs)} pooled runs"
             + (f"; leaving out each new run's {args.leave_out}" if args.leave_out else "")
+            + (
+                f" (= its run: {meta['one_org_per_run']}, so each run is its own organization)"
+                if args.leave_out == "org" and meta["one_org_per_run"]
+                else ""
+            )
         )
     if args.format == "table":  # indicator columns only where an estimator has them
         res = res.dropna(axis=1, how="all")

@@ -157,10 +157,12 @@ def collection(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """``pbtools pool``: |R|, |O|, |R_p|, d, |T|, reduced qrels, unique contributions."""
     from pbtools import io, pooling
+    from pbtools.io.desc import EACH_RUN_ITS_OWN
 
     strategy = check_strategy(args)  # checked by validate(); parsed here for the run
     col = collection(args)
     info = pooling.describe(col, policy=args.policy, tolerance=args.tolerance)
+    info["one_org_per_run"] = col.orgs.attrs.get("one_org_per_run")  # why, when no orgs
     if args.json:
         print(dumps(info))
     else:
@@ -176,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  not pooled: {', '.join(info['unpooled_runs'])}")
         if info["unmapped"]:
             print(f"  runs without an organization: {', '.join(info['unmapped'])}")
+        if info["one_org_per_run"]:
+            print(f"  organizations: {info['one_org_per_run']}, so {EACH_RUN_ITS_OWN}")
     if strategy is not None:
         pool = simulate(args, strategy, col.runs, col.qrels, info["pooled_runs"])
         io.to_trec_qrels(pool.qrels, args.output)
@@ -204,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                 "depth": info["depth"],
                 "pooled_runs": info["pooled_runs"],
                 "collection": col.name,
+                "one_org_per_run": info["one_org_per_run"],
             },
             args=args,
         )
@@ -217,6 +222,9 @@ def run(args: argparse.Namespace) -> int:
             pooled=info["pooled_runs"],
         )
         print()
-        print("unique contributions per organization (Buckley et al. 2007; Sakai 2008 Table 2)")
+        print(
+            "unique contributions per organization (Buckley et al. 2007; Sakai 2008 Table 2)"
+            + (" — each run is its own organization" if info["one_org_per_run"] else "")
+        )
         emit(report, "table", None)
     return 0

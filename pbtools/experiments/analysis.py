@@ -105,7 +105,7 @@ def _read(source, *, protocol, lenient, float32, run_id, desc):
         if desc is None and isinstance(source, list | tuple):
             return runs, qrels, orgs, None
         desc_file = Path(desc) if desc is not None else Path(source) / "desc.xml"
-        if not desc_file.is_file():
+        if not desc_file.is_file() or "one_org_per_run" in orgs.attrs:
             return runs, qrels, orgs, None
         with warnings.catch_warnings():  # its repairs were reported by load() already
             warnings.simplefilter("ignore", TrecFormatWarning)
@@ -289,6 +289,8 @@ def analyze(
             "alpha": alpha,
             "depth": int(info.depth),
             "pooled_runs": list(info.pooled_runs),
+            # why each run is its own organization (no desc.xml …), None when desc.xml said
+            "one_org_per_run": orgs.attrs.get("one_org_per_run"),
         }
         return Analysis(
             properties=props,

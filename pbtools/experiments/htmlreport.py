@@ -35,7 +35,16 @@ import numpy as np
 import pandas as pd
 
 from pbtools.experiments import figures
-from pbtools.experiments.report import ESTIMATOR_HELP, MEASURE_HELP, fmt, headline, summary_text
+from pbtools.experiments.report import (
+    ESTIMATOR_HELP,
+    MEASURE_HELP,
+    fmt,
+    headline,
+    left_out_unit,
+    summary_text,
+    unit_words,
+)
+from pbtools.io.desc import EACH_RUN_ITS_OWN
 
 __all__ = ["collection_profile", "html_report", "unjudged_cutoffs", "write_html"]
 
@@ -278,7 +287,13 @@ def html_report(analysis, *, title: str | None = None) -> str:
     low = topics.loc[share.idxmin()] if share.notna().any() else None
     props = [
         ("|R|", int(p["R"]), "runs submitted to the track"),
-        ("|O|", int(p["O"]), "organizations that submitted them"),
+        (
+            "|O|",
+            int(p["O"]),
+            f"no organizations ({params['one_org_per_run']}): {EACH_RUN_ITS_OWN}"
+            if params.get("one_org_per_run")
+            else "organizations that submitted them",
+        ),
         ("|R_p|", int(p["R_p"]), "runs whose documents were judged: the pool"),
         ("d", int(p["d"]), "pool depth: each pooled run's top d documents per topic were judged"),
         ("|T|", int(p["T"]), "topics"),
@@ -302,7 +317,7 @@ def html_report(analysis, *, title: str | None = None) -> str:
     )
     s = analysis.scores
     bias_scores = s[(s["leave_out"] == h["leave_out"]) & (s["runs"] == h["runs"])]
-    unit = "organization" if h["leave_out"] == "org" else "run"
+    unit = "organization" if left_out_unit(analysis, h["leave_out"]) == "org" else "run"
     cutoffs = sorted(unjudged["n"].unique())
     unj_wide = unjudged.pivot_table(index="name", columns="n", values="value")
     pooled = unjudged.groupby("name")["pooled"].first()
@@ -345,7 +360,7 @@ def html_report(analysis, *, title: str | None = None) -> str:
         "<details><summary>per-run numbers</summary>"
         + _table(["run", "pooled", *[f"Unjudged@{n} (%)" for n in cutoffs]], unj_rows)
         + "</details></section>",
-        f'<section id="bias"><h2>3. The bias: {_esc(_BY.get(h["leave_out"], h["leave_out"]))}'
+        f'<section id="bias"><h2>3. The bias: {_esc(unit_words(analysis, h["leave_out"]))}'
         "</h2>"
         f"<p>Each pooled run is scored as if its {unit} had not contributed to the pool "
         f"({_esc(_RUN_SETS.get(h['runs'], h['runs']))}): the <b>reduced</b> score is what a new "
@@ -379,7 +394,7 @@ def html_report(analysis, *, title: str | None = None) -> str:
     )
     for (by, runs), grp in analysis.errors.groupby(["leave_out", "runs"], sort=False):
         sections.append(
-            f"<h3>{_esc(_BY.get(by, by))}, {_esc(_RUN_SETS.get(runs, runs))}</h3>"
+            f"<h3>{_esc(unit_words(analysis, by))}, {_esc(_RUN_SETS.get(runs, runs))}</h3>"
             + _errors_table(grp, ests)
         )
     sections.append("</section>")
@@ -403,7 +418,13 @@ def html_report(analysis, *, title: str | None = None) -> str:
         f"<h1>{_esc(title)}</h1>"
         f'<p class="meta">|R| = {int(p["R"])} runs, |O| = {int(p["O"])} organizations, '
         f"|R_p| = {int(p['R_p'])} pooled to depth d = {int(p['d'])}, |T| = {int(p['T'])} "
-        "topics</p>"
+        "topics"
+        + (
+            f" ({_esc(params['one_org_per_run'])}: {_esc(EACH_RUN_ITS_OWN)})"
+            if params.get("one_org_per_run")
+            else ""
+        )
+        + "</p>"
         f'<p class="summary">{_esc(headline_text)}</p>'
         '<nav><a href="#collection">collection</a><a href="#unjudged">unjudged documents</a>'
         '<a href="#bias">the bias</a><a href="#errors">estimators\' errors</a></nav>'

@@ -52,7 +52,7 @@ def load(
     c.runs.attrs = {}
     c.qrels.attrs = {}
     orgs = c.orgs
-    if rid == "lipani2015":
+    if rid == "lipani2015" and "one_org_per_run" not in orgs.attrs:  # else: each file its own
         orgs = orgs_by_tag(c.files, c.orgs)
     return c.runs, c.qrels, orgs
 

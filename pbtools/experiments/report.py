@@ -29,6 +29,7 @@ import textwrap
 import pandas as pd
 
 from pbtools.experiments.figures import estimator_label
+from pbtools.io.desc import EACH_RUN_ITS_OWN
 
 __all__ = [
     "ESTIMATOR_HELP",
@@ -38,6 +39,8 @@ __all__ = [
     "summary",
     "summary_text",
     "text_report",
+    "unit_words",
+    "left_out_unit",
     "error_blocks",
     "fmt",
 ]
@@ -70,6 +73,20 @@ _UNIT = {
     "run": "a run that did not contribute to the pool",
 }
 WIDTH = 80
+
+
+def left_out_unit(analysis, by: str) -> str:
+    """The unit a leave-out really withdrew: ``"run"`` for ``"org"`` when each run is its own
+    organization (no desc.xml: ``params["one_org_per_run"]``)."""
+    return "run" if by == "org" and analysis.params.get("one_org_per_run") else by
+
+
+def unit_words(analysis, by: str) -> str:
+    """The name of a leave-out configuration (``"leave-one-organization-out"`` …), said as
+    what it is when each run is its own organization."""
+    if left_out_unit(analysis, by) != by:
+        return f"{_BY[by]} (= {_BY['run']}: no organizations)"
+    return _BY.get(by, by)
 
 
 def fmt(value, decimals: int = 4) -> str:
@@ -139,12 +156,13 @@ def summary(analysis, *, short: bool = False, **where) -> str:
     another measure ("At P@100 the loss is 0.0235; Webber & Park cut it by 42%, …")."""
     h = headline(analysis, **where)
     name = analysis.properties.iloc[0]["collection"]
+    who = _UNIT[left_out_unit(analysis, h["leave_out"])]
     measure = h["measure"]
     if not h["loss"] > 0:
         if short:
             return f"At {measure} there is no loss to correct."
         return (
-            f"On {name}, {_UNIT[h['leave_out']]} loses no {measure} on average "
+            f"On {name}, {who} loses no {measure} on average "
             f"(mean over {h['n_runs']} runs): at this cut-off there is no bias to correct."
         )
     clauses, previous = [], None
@@ -163,7 +181,7 @@ def summary(analysis, *, short: bool = False, **where) -> str:
         text = f"At {measure} the loss is {fmt(h['loss'])}"
     else:
         text = (
-            f"On {name}, {_UNIT[h['leave_out']]} loses on average {fmt(h['loss'])} {measure} "
+            f"On {name}, {who} loses on average {fmt(h['loss'])} {measure} "
             f"(mean over {h['n_runs']} runs)"
         )
     return text + ("; " + ", ".join(clauses) if clauses else "") + "."
@@ -315,6 +333,13 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
         )
     if analysis.params.get("protocol"):
         lines.append(f"  protocol: {analysis.params['protocol']}")
+    if analysis.params.get("one_org_per_run"):
+        lines += textwrap.wrap(
+            f"organizations: {analysis.params['one_org_per_run']}, so {EACH_RUN_ITS_OWN}",
+            width=width,
+            initial_indent="  ",
+            subsequent_indent="  ",
+        )
     errors = analysis.errors
     present = set(errors["estimator"].astype(str))
     ests = [e for e in analysis.params.get("estimators", sorted(present)) if e in present]
@@ -325,10 +350,10 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
     else:
         for (by, runs), grp in errors.groupby(["leave_out", "runs"], sort=False, observed=True):
             title = (
-                f"{_BY.get(by, by)}, {_RUN_SETS.get(runs, runs)} "
+                f"{unit_words(analysis, by)}, {_RUN_SETS.get(runs, runs)} "
                 f"({_evaluated(analysis.scores, by, runs)} runs evaluated)"
             )
-            lines += ["", title]
+            lines += ["", *textwrap.wrap(title, width=width, subsequent_indent="  ")]
             lines += _table(grp, [("measure", "measure")], ests, width=width)
     lines += [""] + _legend(analysis, ests, width)
     lines += [""] + textwrap.wrap(summary_text(analysis), width=width)

@@ -13,6 +13,8 @@ twice is refused (strict) or keeps its first entry (lenient, reported).
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
 from xml.parsers import expat
 
 import pandas as pd
@@ -136,3 +138,61 @@ def _value(entry: dict, field: str, path: str) -> str:
     if not text:
         raise TrecFormatError(f"empty <{field}> (no text, or only whitespace)", path, node["line"])
     return text
+
+
+# --------------------------------------------------------------------------------------------
+# a track without organizations
+# --------------------------------------------------------------------------------------------
+
+
+class OrganizationsWarning(UserWarning):
+    """A collection read without organizations (no ``desc.xml``, an empty one, one that lists
+    no run): each run is its own organization, so leaving out an organization is leaving out
+    a run. Issued once per collection read; the reason is kept in the orgs frame's
+    ``attrs["one_org_per_run"]``."""
+
+
+#: the words every note of a track without organizations ends with
+EACH_RUN_ITS_OWN = (
+    "each run is its own organization (leave-one-organization-out = leave-one-run-out)"
+)
+
+
+def no_organizations(path, given: bool = True) -> str | None:
+    """Why a collection has no organizations, or None when ``desc.xml`` ``path`` has some
+    entry to read: ``"no desc.xml given"`` (``given=False``), ``"no desc.xml in DIR"``,
+    ``"PATH is empty"``. A ``desc.xml`` that parses to no entry is found by the caller."""
+    from pbtools.io.files import path_problem
+
+    if not given:
+        return "no desc.xml given"
+    if path_problem(path) == "no such file or directory":
+        return f"no desc.xml in {Path(path).parent}"
+    if path_problem(path) is None and not read_bytes(path).strip():
+        return f"{path} is empty"
+    return None
+
+
+def own_organizations(names, reason: str) -> pd.DataFrame:
+    """The orgs frame of a collection without organizations: each run of ``names`` its own
+    organization, ``reason`` (:func:`no_organizations`) in ``attrs["one_org_per_run"]``, and
+    one :class:`OrganizationsWarning` saying so.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     orgs = own_organizations(["a", "b"], "no desc.xml given")
+    >>> orgs.astype(str).values.tolist(), orgs.attrs["one_org_per_run"]
+    ([['a', 'a'], ['b', 'b']], 'no desc.xml given')
+    >>> str(w[0].message).startswith("no desc.xml given: each run is its own organization")
+    True
+    """
+    from pbtools.frames import encode
+
+    tags = pd.Series([str(n) for n in names], dtype="str")
+    orgs = pd.DataFrame({"name": encode(tags), "org": encode(tags)})
+    orgs.attrs["one_org_per_run"] = reason
+    warnings.warn(f"{reason}: {EACH_RUN_ITS_OWN}", OrganizationsWarning, stacklevel=3)
+    return orgs

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from pbtools.frames import TrecFormatError
 from pbtools.io.files import clean_bytes, read_bytes, split_lines
+from pbtools.io.mistakes import check_field_counts
 from pbtools.io.repairs import RepairableError, Repairs
 
 # --------------------------------------------------------------------------------------------
@@ -57,7 +58,8 @@ def split_fields(
     its line. Lenient: blank and short lines are skipped, long lines keep their first
     ``nfields`` fields, and each such line is recorded as a repair. The byte-level rules of
     :func:`pbtools.io.files.clean_bytes` come first. An empty file (no non-blank line) raises in
-    both modes. ``checked``: the file's bytes already through
+    both modes, and so does a file none of whose lines can be a ``what`` line
+    (:func:`pbtools.io.mistakes.check_field_counts`). ``checked``: the file's bytes already through
     :func:`~pbtools.io.files.clean_bytes` (its result), so that they are not read twice.
     """
     path = str(path)
@@ -74,6 +76,7 @@ def split_fields(
     nf[skip] = -1  # lines with a control byte (lenient; already recorded)
     if not np.any(nf > 0):
         raise TrecFormatError(f"empty file (no {what} lines)", path)
+    check_field_counts(nf, what, path)  # the wrong kind of file: no repair makes it right
     good = nf == nfields
     if not good.all():
         bad = np.flatnonzero(~good)

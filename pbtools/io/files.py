@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from pbtools.frames import TrecFormatError
+from pbtools.io.mistakes import check_not_binary
 from pbtools.io.repairs import RepairableError, Repairs
 
 BOM = b"\xef\xbb\xbf"
@@ -260,7 +261,11 @@ def clean_bytes(data: bytes, path, *, lenient: bool) -> tuple[bytes, Repairs, np
       end; one repair for the file); CRLF line ends are fine in both modes;
     * a control byte (the C0 controls but TAB, LF and CR, and DEL; a NUL in a docno, say)
       (lenient: the line is skipped; one repair per line).
+
+    A file that is not text at all (:func:`pbtools.io.mistakes.binary_kind`) is refused first,
+    in both modes, naming what it is.
     """
+    check_not_binary(data, path)
     repairs = Repairs()
     if data.startswith(BOM):
         if not lenient:

@@ -62,6 +62,7 @@ from pbtools.io import assemble as _assemble
 from pbtools.io import desc as _desc
 from pbtools.io import files as _files
 from pbtools.io import parse as _parse
+from pbtools.io.mistakes import check_qrels_source
 from pbtools.io.repairs import RepairableError, Repairs, warn
 
 __all__ = [
@@ -177,8 +178,11 @@ def read_qrels(path: Source, *, lenient: bool = False) -> pd.DataFrame:
 
     Raises :class:`TrecFormatError` (file, line, problem) for a field count other than 4 or a
     blank line (strict), a non-integer or out-of-int16 label, a repeated (qid, docno) (strict;
-    lenient keeps the first), an empty file, a corrupt gzip.
+    lenient keeps the first), an empty file, a corrupt gzip; in both modes for the wrong kind
+    of file (a run file, a directory of runs, a binary file: :mod:`pbtools.io.mistakes`).
     """
+    for item in [path] if isinstance(path, str | os.PathLike) else list(path):
+        check_qrels_source(item)
     paths, expanded = _files.expand(path, lenient=lenient, entries=None)
     if not paths:
         raise FileNotFoundError(f"no qrels file in {path}")
@@ -267,14 +271,18 @@ def read_collection(
     the directory's name. Options as in :func:`read_runs`.
 
     The parts can also be named one by one, for collections not in the TRACK layout:
-    ``read_collection(qrels="qrels.txt", runs="runs/", desc="desc.xml")`` (``desc`` optional:
-    without it every run is its own organization, each run named as its own org). Explicit parts
+    ``read_collection(qrels="qrels.txt", runs="runs/", desc="desc.xml")``. Explicit parts
     override the track directory's.
+
+    Without organizations — no ``desc`` given, no ``desc.xml`` in the track, an empty one, one
+    that lists no run — each run is its own organization (named as the run), so leaving out an
+    organization is leaving out a run: said once by a
+    :class:`~pbtools.io.desc.OrganizationsWarning`, and kept in ``Collection.orgs.attrs
+    ["one_org_per_run"]`` (the reason), which the reports and output metadata carry.
 
     Returns a :class:`Collection`. Raises :class:`TrecFormatError` for any strict-mode format
     error of the files, and (strict) for a run whose name ``desc.xml`` lacks, naming desc.xml
-    and the run; lenient lists such runs in ``Collection.unmapped`` and records a repair. A
-    missing ``desc.xml`` is an error (strict) or leaves every run unmapped (lenient).
+    and the run; lenient lists such runs in ``Collection.unmapped`` and records a repair.
     """
     _parse.check_run_id(run_id)
     if track_dir is not None:
@@ -303,22 +311,17 @@ def read_collection(
     rep.parts.append(repairs)
     if "repairs" in qrels.attrs:
         rep.parts.insert(0, qrels.attrs["repairs"])
-    if implicit_orgs:
-        tags = pd.Series(runs["name"].cat.categories, dtype="str")
-        orgs = pd.DataFrame({"name": encode(tags), "org": encode(tags)})
-    elif _desc_exists(desc):
+    reason = _desc.no_organizations(desc, given=not implicit_orgs)
+    if reason is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrecFormatWarning)
             orgs = read_orgs(desc, lenient=lenient)
         if "repairs" in orgs.attrs:
             rep.parts.append(orgs.attrs.pop("repairs"))
-    elif lenient:
-        orgs = pd.DataFrame(
-            {"name": encode(pd.Series([], dtype="str")), "org": encode(pd.Series([], dtype="str"))}
-        )
-        rep.add(desc, None, "desc.xml is missing", "every run left unmapped")
-    else:
-        raise RepairableError("desc.xml is missing (run tag → organization map)", desc)
+        if not len(orgs):
+            reason = f"{desc} lists no run"
+    if reason is not None:  # each run its own organization, said once
+        orgs = _desc.own_organizations(runs["name"].cat.categories, reason)
     known = set(orgs["name"].astype("str"))
     unmapped = sorted(n for n in runs["name"].cat.categories if n not in known)
     if unmapped:
@@ -407,13 +410,3 @@ def check_paths(paths: Iterable[PathLike]) -> None:
                 raise FileNotFoundError(f"no such file or directory: {p}")
         elif problem is not None:
             raise TrecFormatError(problem, str(p))
-
-
-def _desc_exists(desc: Path) -> bool:
-    """True for a desc.xml file, False when there is none; anything else that is not a regular
-    file (a FIFO, a dangling link …) is refused."""
-    problem = _files.path_problem(desc)
-    if problem == "no such file or directory":
-        return False
-    _files.check_file(desc)
-    return True
