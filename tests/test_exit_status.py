@@ -184,7 +184,6 @@ def test_a_closed_standard_output_at_start_is_an_error(tiny_collection):
         stderr=subprocess.PIPE,
         text=True,
         check=False,
-        pass_fds=(),
         preexec_fn=lambda: os.close(1),
     )
     assert proc.returncode == 2, proc.stderr
@@ -216,3 +215,20 @@ def test_head_reads_one_line_and_nothing_is_said(tiny_collection):
     )
     assert proc.returncode == 0 and proc.stdout.count("\n") == 1
     assert proc.stderr == ""
+
+
+def test_a_closed_standard_output_is_no_error_when_nothing_is_written_to_it(
+    tiny_collection, tmp_path
+):
+    out = tmp_path / "out.tsv"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pbtools", *evaluate_argv(tiny_collection), "-o", str(out)],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().startswith("name")

@@ -130,7 +130,7 @@ def entry() -> None:
     except BrokenPipeError:  # a reader that stopped early (`| head`)
         quiet_broken_pipe(sys.stdout)
     except (OSError, ValueError) as err:  # a full or closed stream
-        _say(f"pbtools: error: cannot write standard output: {err}")
+        _say(f"pbtools: error: cannot write standard output: {getattr(err, 'strerror', 0) or err}")
         code = code or 2
     if not _STATE.get("exit_fast"):
         sys.exit(code)

@@ -50,7 +50,8 @@ class StandardOutput:
         return self._do("write", text)
 
     def flush(self) -> None:
-        self._do("flush")
+        if self.stream is not None:  # nothing written, nothing lost
+            self._do("flush")
 
     def _do(self, method: str, *args):
         if self.stream is None:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.groups import group_frame_rows
 
@@ -146,7 +147,7 @@ def _crossing(prepared):
     size = np.bincount(g, minlength=len(groups))
     if (size < 2).any():
         bad = groups.iloc[np.flatnonzero(size < 2)[:3]].to_dict("records")
-        raise ValueError(f"rank errors need at least 2 runs per group; groups such as {bad}")
+        raise InputError(f"rank errors need at least 2 runs per group; groups such as {bad}")
     t = df["true"].to_numpy(float)
     e = df["estimate"].to_numpy(float)
     return t, np.minimum(t, e), np.maximum(t, e)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.stats.matrix import score_matrix
 
 
@@ -54,7 +55,7 @@ def generalizability(
     sm = score_matrix(results, measure)
     x, ns, nt = sm.values, sm.k, sm.t
     if nt < 2:
-        raise ValueError("G-theory needs at least 2 topics")
+        raise InputError("G-theory needs at least 2 topics")
     grand = x.mean()
     sys_means, top_means = x.mean(axis=1), x.mean(axis=0)
     ms_s = nt * np.sum((sys_means - grand) ** 2) / (ns - 1)
@@ -67,7 +68,7 @@ def generalizability(
     extra = [] if n_topics is None else np.atleast_1d(n_topics).tolist()
     sizes = [nt] + [int(n) for n in extra if int(n) != nt]
     if any(n < 1 for n in sizes):
-        raise ValueError(f"n_topics must be positive, got {extra}")
+        raise InputError(f"n_topics must be positive, got {extra}")
     n = np.asarray(sizes, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         e_rho2 = var_s / (var_s + var_e / n)

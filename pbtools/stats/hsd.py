@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 from scipy.interpolate import CubicSpline
 
+from pbtools.errors import InputError
 from pbtools.stats.matrix import pair_indices, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
@@ -87,7 +88,7 @@ def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
     """
     q = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if k < 2:
-        raise ValueError(f"studentized range needs k >= 2 groups, got {k}")
+        raise InputError(f"studentized range needs k >= 2 groups, got {k}")
     t, wt = _scale_nodes(float(df))
     spline = _log_range_sf_spline(int(k))
     out = np.full_like(q, np.nan)
@@ -121,7 +122,7 @@ def studentized_range_isf(alpha: float, k: int, df: float) -> float:
     3.8768
     """
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
     return float(
         optimize.brentq(
             lambda x: studentized_range_sf(x, k, df)[0] - alpha, 0.0, _W_MAX, xtol=1e-12
@@ -187,14 +188,14 @@ def tukey_hsd(
     run_means = x.mean(axis=1)
     if two_way:
         if t < 2:
-            raise ValueError("two-way Tukey HSD needs at least 2 topics")
+            raise InputError("two-way Tukey HSD needs at least 2 topics")
         resid = x - run_means[:, None] - x.mean(axis=0)[None, :] + x.mean()
         df_resid = (k - 1) * (t - 1)
     else:
         resid = x - run_means[:, None]
         df_resid = k * t - k
     if df_resid < 1:
-        raise ValueError(f"no residual degrees of freedom (k={k} runs, t={t} topics)")
+        raise InputError(f"no residual degrees of freedom (k={k} runs, t={t} topics)")
     mse = float(np.square(resid).sum() / df_resid)
     se = np.sqrt(mse / t)
     a, b = pair_indices(k)

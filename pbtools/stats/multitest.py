@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.errors import InputError
+
 #: accepted names of :func:`p_adjust`'s methods → the canonical name
 CORRECTIONS = {
     "holm": "holm",
@@ -34,7 +36,7 @@ def correction_name(method: str | None) -> str:
     """
     key = "none" if method is None else str(method).lower()
     if key not in CORRECTIONS:
-        raise ValueError(
+        raise InputError(
             f"correction must be one of {sorted(set(CORRECTIONS))} (or None), got {method!r}"
         )
     return CORRECTIONS[key]

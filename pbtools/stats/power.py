@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pbtools.errors import InputError
 from pbtools.stats.matrix import pair_indices, score_matrix
 
 METHODS = ("bootstrap", "t", "randomization")
@@ -193,14 +194,14 @@ def discriminative_power(
     [False, True, False]
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
     if method != "t" and B * alpha < 1:
-        raise ValueError(f"B·alpha must be >= 1 to find a critical value (B={B}, alpha={alpha})")
+        raise InputError(f"B·alpha must be >= 1 to find a critical value (B={B}, alpha={alpha})")
     sm = score_matrix(results, measure)
     if sm.t < 2:
-        raise ValueError("paired tests need at least 2 topics")
+        raise InputError("paired tests need at least 2 topics")
     a, b = pair_indices(sm.k)
     z = sm.values[a] - sm.values[b]
     rng = np.random.default_rng(seed)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.groups import group_frame_rows
 
@@ -34,7 +35,7 @@ def _aligned(x, y) -> tuple[np.ndarray, np.ndarray]:
     if a.ndim != 1 or a.shape != b.shape:
         raise ValueError(f"x and y must be 1-d and of equal length, got {a.shape} and {b.shape}")
     if len(a) < 2:
-        raise ValueError(f"need at least 2 runs to correlate rankings, got {len(a)}")
+        raise InputError(f"need at least 2 runs to correlate rankings, got {len(a)}")
     if np.isnan(a).any() or np.isnan(b).any():
         raise ValueError("rankings contain missing values")
     return a, b
@@ -125,7 +126,7 @@ def kendall_tau(
         credit = (yb[None, :] > yb[:, None]) + 0.5 * (yb[None, :] == yb[:, None])
         c = np.sum(credit * above, axis=1)[1:]
         return float(2.0 / (n - 1) * np.sum(c / np.arange(1, n)) - 1.0)
-    raise ValueError(f"variant must be 'b' or 'ap', got {variant!r}")
+    raise InputError(f"variant must be 'b' or 'ap', got {variant!r}")
 
 
 def _tau_frame(
