@@ -175,17 +175,14 @@ def test_a_closed_standard_output_is_an_error(command, tiny_collection):
     assert "Traceback" not in proc.stderr and "AttributeError" not in proc.stderr
 
 
+def closed_at_start(*argv) -> subprocess.CompletedProcess:
+    """``pbtools argv…`` started with descriptor 1 closed (``>&-``): Python has no
+    ``sys.stdout`` at all."""
+    return pbtools(*argv, stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+
+
 def test_a_closed_standard_output_at_start_is_an_error(tiny_collection):
-    """Started with descriptor 1 closed (``>&-``): Python has no ``sys.stdout`` at all."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "pbtools", *evaluate_argv(tiny_collection)],
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-        preexec_fn=lambda: os.close(1),
-    )
+    proc = closed_at_start(*evaluate_argv(tiny_collection))
     assert proc.returncode == 2, proc.stderr
     assert "pbtools: error: cannot write standard output: it is closed" in proc.stderr
 
@@ -221,14 +218,6 @@ def test_a_closed_standard_output_is_no_error_when_nothing_is_written_to_it(
     tiny_collection, tmp_path
 ):
     out = tmp_path / "out.tsv"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pbtools", *evaluate_argv(tiny_collection), "-o", str(out)],
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-        preexec_fn=lambda: os.close(1),
-    )
+    proc = closed_at_start(*evaluate_argv(tiny_collection), "-o", out)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().startswith("name")
