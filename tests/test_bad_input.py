@@ -1149,13 +1149,13 @@ for mode in ((), ("--lenient",)):
         "{d}/T/Runs: a directory of run files (input.*) given as the qrels",
     )
     for name, data, says in (
-        ("an executable", ELF, "{d}/input.r: an executable program, not a TREC text file"),
+        ("an executable", ELF, "{d}/input.r: an executable program or library (ELF), not a TREC"),
         ("binary noise", NOISE, "{d}/input.r: a binary file (NUL bytes"),
         ("a Parquet file", b"PAR1\x15\x04\x00\r" + bytes(64), "a Parquet file (read it with"),
         ("an xz file", b"\xfd7zXZ\x00\x00\x04" + bytes(32), "an xz-compressed file (decompress"),
         ("UTF-16 text", UTF16, "{d}/input.r: UTF-16 text (convert it to UTF-8"),
         ("UTF-16 without BOM", UTF16LE, "{d}/input.r: UTF-16 text (convert it to UTF-8"),
-        ("a gzipped executable", gzip.compress(ELF), "an executable program, not a TREC"),
+        ("a gzipped executable", gzip.compress(ELF), "an executable program or library (ELF)"),
     ):
         case("mistakes", f"{tag} {name} as a run", evaluate_file(data, *mode), 2, says)
     case(

@@ -11,7 +11,8 @@ module                 holds
 ``io.direct``          the one typed CSV read of run files that need no repair
 ``io.parse``           run and qrels files one by one (run identity, qrels duplicate rule)
 ``io.assemble``        parsed run files into one frame (merged ids, duplicate rule, order)
-``io.desc``            the safe ``desc.xml`` parser
+``io.desc``            the safe ``desc.xml`` parser; a track without organizations
+``io.mistakes``        the wrong kind of file (binary, a run for the qrels …), refused
 ``io.repairs``         the repairs frame of ``lenient=True``, its warnings,
                        :class:`RepairableError`
 ``io.parquet``         :func:`write_parquet`, :func:`read_parquet`

@@ -32,7 +32,7 @@ _MAGIC = (
     (b"\xfd7zXZ\x00", f"an xz-compressed file ({_DECOMPRESS})"),
     (b"\x28\xb5\x2f\xfd", f"a zstd-compressed file ({_DECOMPRESS})"),
     (b"BZh", f"a bzip2-compressed file ({_DECOMPRESS})"),
-    (b"\x7fELF", "an executable program"),
+    (b"\x7fELF", "an executable program or library (ELF)"),
     (b"%PDF", "a PDF document"),
     (b"\xff\xfe", "UTF-16 text (convert it to UTF-8, e.g. iconv -f UTF-16 -t UTF-8)"),
     (b"\xfe\xff", "UTF-16 text (convert it to UTF-8, e.g. iconv -f UTF-16 -t UTF-8)"),

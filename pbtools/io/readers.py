@@ -231,9 +231,11 @@ class Collection:
     """A TREC track read by :func:`read_collection`.
 
     ``runs`` (run frame), ``qrels`` (qrels frame), ``orgs`` (``name``, ``org``: every entry of
-    ``desc.xml``), ``files`` (``file``, ``name``: which file gave which run), ``repairs``
-    (``file``, ``line``, ``problem``, ``action``; empty unless lenient), ``unmapped`` (sorted run
-    names that ``desc.xml`` does not list), ``path`` (the track directory), ``name`` (its name).
+    ``desc.xml``; without organizations each run its own, the reason in
+    ``orgs.attrs["one_org_per_run"]``), ``files`` (``file``, ``name``: which file gave which
+    run), ``repairs`` (``file``, ``line``, ``problem``, ``action``; empty unless lenient),
+    ``unmapped`` (sorted run names that ``desc.xml`` does not list), ``path`` (the track
+    directory), ``name`` (its name).
     """
 
     runs: pd.DataFrame
