@@ -82,9 +82,10 @@ def skipped(estimators: Iterable[str], measures) -> dict[str, list[str]]:
 def skipped_message(skips: dict[str, list[str]]) -> str:
     """One sentence naming each estimator's skipped measures and why (:func:`skipped`).
 
-    >>> skipped_message({"lipani": ["AP", "nDCG@10"]})
-    'the lipani estimator skips AP, nDCG@10: it corrects P@n only (its correction is built \
-from P@n and anti-precision; not condensed lists); its cells there are absent (NA)'
+    >>> print(skipped_message({"lipani": ["AP", "nDCG@10"]}))  # doctest: +NORMALIZE_WHITESPACE
+    the lipani estimator skips AP, nDCG@10: it corrects P@n only (its correction is built
+    from P@n and anti-precision; not condensed lists); no estimate there (no rows; - or NA in
+    tables)
     """
     parts = []
     for name, miss in skips.items():
