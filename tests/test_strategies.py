@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -436,21 +435,10 @@ def test_a_budget_is_required_unless_the_strategy_has_a_size():
 
 
 # --------------------------------------------------------------------------------------------
-# docs/pooling.md and benchmarks/pooling_strategies.py
+# benchmarks/pooling_strategies.py (docs/pooling.md: tests/test_docs.py)
 # --------------------------------------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def test_docs_pooling_examples():
-    """Every ```python block of docs/pooling.md runs (in order, one namespace)."""
-    text = (REPO / "docs" / "pooling.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) >= 3
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, "docs/pooling.md", "exec"), namespace)  # noqa: S102
-    assert "mostruns" not in S.REGISTRY
 
 
 def _bench():

@@ -133,13 +133,6 @@ def run(args: argparse.Namespace) -> int:
     estimators = [e.strip() for e in args.estimators.split(",") if e.strip()]
     if args.leave_out and "true" not in estimators:
         estimators.insert(0, "true")
-    for name in estimators:
-        skipped = [m for m in measures if not corrections.registry.get(name).supported([m])]
-        if skipped:
-            print(
-                f"pbtools: note: the {name} estimator does not correct {', '.join(skipped)}",
-                file=sys.stderr,
-            )
     mode = str(
         corrections.resolve(args.protocol, topics="all" if args.all_topics else None)["topics"]
     )

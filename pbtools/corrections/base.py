@@ -74,6 +74,9 @@ class Estimator:
     name: str = ""
     #: measure bases the estimator corrects; None: every measure pbtools computes
     supports: frozenset[str] | None = None
+    #: what the estimator corrects, in words, said when it skips a measure
+    #: (:func:`pbtools.corrections.registry.skipped`); default: the bases of :attr:`supports`
+    scope: str = ""
     #: the protocol choices (:mod:`pbtools.corrections.choices`) this estimator reads
     choice_names: tuple[str, ...] = ("decimals", "topics")
 

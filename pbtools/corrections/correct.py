@@ -15,7 +15,7 @@ from pbtools.corrections.base import tidy
 from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.problem import Problem, from_frames
-from pbtools.corrections.registry import get
+from pbtools.corrections.registry import get, warn_skipped
 from pbtools.errors import InputError
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
@@ -76,7 +76,9 @@ def correct(
         ``name``, ``org`` (needed for ``leave_out="org"``).
     measures : sequence of str
         Any measures of :func:`pbtools.measures.parse`; each estimator scores those it supports
-        (Lipani: P@n; the others: every measure).
+        (Lipani: P@n; the others: every measure). The measures an estimator skips are
+        announced once (:class:`~pbtools.corrections.registry.SkippedMeasuresWarning`) and
+        recorded in ``attrs["skipped"]`` (estimator → measures).
     leave_out : {None, "run", "org"}
         None: the new runs are unpooled; R_p = every pooled run, Q = ``qrels``. ``"run"`` /
         ``"org"``: a new run that is in the pool is first withdrawn — its run or organisation
@@ -122,6 +124,7 @@ def correct(
         check_bootstrap(n_boot, confidence)
     for n in names:
         get(n)  # unknown names fail before any work
+    skips = warn_skipped(names, ms)
     S = ranked(pooled_runs)
     if depth is None:
         from pbtools.pooling.inference import infer_pool
@@ -139,7 +142,7 @@ def correct(
         decimals=opts["decimals"],
     )
     if n_boot:
-        return topic_bootstrap(
+        out = topic_bootstrap(
             problem,
             lambda p: run_estimators(p, ms, names, opts),
             n_boot=n_boot,
@@ -147,7 +150,10 @@ def correct(
             seed=seed,
             progress=progress,
         )
-    return run_estimators(problem, ms, names, opts)
+    else:
+        out = run_estimators(problem, ms, names, opts)
+    out.attrs["skipped"] = skips
+    return out
 
 
 def estimate(

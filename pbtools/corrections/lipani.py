@@ -75,6 +75,7 @@ class Lipani(Estimator):
 
     name = "lipani"
     supports = frozenset({"P"})
+    scope = "P@n only (its correction is built from P@n and anti-precision; not condensed lists)"
     choice_names = ("decimals", "topics", "weight", "tie", "indicator", "rp")
 
     def __init__(

@@ -97,5 +97,7 @@ class Condensed(Estimator):
 
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:
         """score(condensed r_u, Q), reported under the measure's own name."""
-        values = problem.own(condensed_measures(measures))
+        cms = condensed_measures(measures)  # P@10 and P(judged_only=True)@10: one list
+        once = list(dict.fromkeys(cms))
+        values = problem.own(once)[:, [once.index(m) for m in cms]]
         return problem.frame(values, measures, self.name)

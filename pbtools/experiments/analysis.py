@@ -45,6 +45,7 @@ import pandas as pd
 
 from pbtools import stats
 from pbtools.corrections.parallel import MAX_THREADS
+from pbtools.corrections.registry import warn_skipped
 from pbtools.frames import TrecFormatWarning, encode
 from pbtools.measures.names import measure_names
 from pbtools.progress import stage, staged
@@ -178,8 +179,9 @@ def analyze(
 
     ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
     :data:`SAMPLE`), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
-    frames ``(runs, qrels, orgs)``. ``measures``: the measures estimated (each estimator on the
-    ones it supports). ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
+    frames ``(runs, qrels, orgs)``. ``measures``: any measures; an estimator skips those it
+    does not correct (Lipani: P@n only; no rows, announced once as a ``SkippedMeasuresWarning``,
+    ``params["skipped"]``). ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
     ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
@@ -237,6 +239,7 @@ def analyze(
             name = Path(source).name
         props = _properties(name, runs, qrels, orgs, info, col)
         measures = measure_names(measures)
+        skips = warn_skipped(estimators, measures, stacklevel=4)  # once (@staged: +1)
         configs = product(leave_out=list(leave_out), runs=list(run_sets))
         shared = {
             "frames": (runs, qrels, orgs),
@@ -291,6 +294,7 @@ def analyze(
             "pooled_runs": list(info.pooled_runs),
             # why each run is its own organization (no desc.xml …), None when desc.xml said
             "one_org_per_run": orgs.attrs.get("one_org_per_run"),
+            "skipped": skips,
         }
         return Analysis(
             properties=props,

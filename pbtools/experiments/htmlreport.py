@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pbtools.corrections.registry import skipped_message
 from pbtools.experiments import figures
 from pbtools.experiments.report import (
     ESTIMATOR_HELP,
@@ -390,7 +391,9 @@ def html_report(analysis, *, title: str | None = None) -> str:
     ]
     sections.append(
         "<p>The numbers, per configuration; bold: the best estimator on each error measure "
-        "(lowest MAE, SRE, SRE*; highest τ).</p>"
+        "(lowest MAE, SRE, SRE*; highest τ)"
+        + (f"; -: {_esc(skipped_message(skips))}" if (skips := params.get("skipped")) else "")
+        + ".</p>"
     )
     for (by, runs), grp in analysis.errors.groupby(["leave_out", "runs"], sort=False):
         sections.append(

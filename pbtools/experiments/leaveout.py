@@ -231,7 +231,9 @@ def experiment_tables(
         blocks = [(bms, next(made)) for bms, _b in blocks_of[runs]]
         if cache is not None:
             for bms, (problem, _ctx) in blocks:
-                cache.request(problem, Lipani.supported(bms))
+                lipani_ms = Lipani.supported(bms)
+                if lipani_ms:  # a block of measures Lipani's estimator skips: no merges
+                    cache.request(problem, lipani_ms)
         built.append((runs, blocks))
     tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
     done = ordered_map(lambda task: _finish(base, *task, estimators), tasks, threads, ahead=0)

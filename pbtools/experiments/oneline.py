@@ -10,6 +10,7 @@ unpooled runs kept out of R_p, and :func:`pbtools.corrections.bootstrap.topic_bo
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from os import PathLike
 
@@ -18,7 +19,7 @@ import pandas as pd
 from pbtools.corrections.bootstrap import DEFAULT_N_BOOT, check_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import correct as correct_runs
-from pbtools.corrections.registry import get
+from pbtools.corrections.registry import SkippedMeasuresWarning, get, warn_skipped
 from pbtools.errors import InputError
 from pbtools.experiments.load import load
 from pbtools.frames import ranked
@@ -88,7 +89,10 @@ def correct(
         Measure names (:func:`pbtools.measures.parse`).
     estimators : iterable of str
         Estimator names (:data:`pbtools.corrections.registry.ESTIMATORS`); default reduced,
-        webber and lipani. An estimator that supports none of ``measures`` adds no row.
+        webber and lipani. An estimator adds no row for a measure it does not support; the
+        measures skipped are announced once
+        (:class:`~pbtools.corrections.registry.SkippedMeasuresWarning`) and listed in
+        ``attrs["skipped"]``.
     leave_out : {None, "run", "org"}
         None: the new run is not in the pool (its name must differ from every pooled run's).
         ``"run"`` / ``"org"``: score a run of the collection as if it, or its organisation,
@@ -120,7 +124,7 @@ def correct(
         ``value``, ``ci_low``, ``ci_high``, ``se`` (the replicates' standard deviation), then
         the indicator columns of :data:`pbtools.corrections.base.RESULT_COLUMNS`. ``attrs``
         records ``depth``, ``pooled_runs``, ``unpooled_runs``, ``policy``, ``n_boot``,
-        ``confidence`` and ``seed``.
+        ``confidence``, ``seed`` and ``skipped`` (estimator → the measures it skipped).
 
     Raises
     ------
@@ -147,6 +151,7 @@ def correct(
     for n in names:
         get(n)
     check_bootstrap(n_boot, confidence)
+    skips = warn_skipped(names, ms)  # once, here (pointing at the caller's line)
     opts = resolve(protocol, **choices)
     new = _new_runs(new_run)
     if len(new) == 0:
@@ -169,22 +174,24 @@ def correct(
 
         bar = progress_bar(n_boot, progress, desc="bootstrap")
     try:
-        out = correct_runs(
-            new,
-            pooled,
-            qrels,
-            orgs,
-            measures=[str(m) for m in ms],
-            leave_out=leave_out,
-            estimators=names,
-            protocol=protocol,
-            depth=pool.depth,
-            n_boot=n_boot,
-            confidence=confidence,
-            seed=seed,
-            progress=None if bar is None else (lambda i, n: bar.update(1)),
-            **choices,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SkippedMeasuresWarning)  # announced above
+            out = correct_runs(
+                new,
+                pooled,
+                qrels,
+                orgs,
+                measures=[str(m) for m in ms],
+                leave_out=leave_out,
+                estimators=names,
+                protocol=protocol,
+                depth=pool.depth,
+                n_boot=n_boot,
+                confidence=confidence,
+                seed=seed,
+                progress=None if bar is None else (lambda i, n: bar.update(1)),
+                **choices,
+            )
     finally:
         if bar is not None:
             bar.close()
@@ -196,5 +203,6 @@ def correct(
         "n_boot": int(n_boot),
         "confidence": float(confidence),
         "seed": seed,
+        "skipped": skips,
     }
     return out

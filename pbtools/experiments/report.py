@@ -284,6 +284,8 @@ def _legend(analysis, ests: list[str], width: int) -> list[str]:
     alpha = analysis.params.get("alpha", 0.05)
     items = [(e, ESTIMATOR_HELP[e]) for e in ests if e in ESTIMATOR_HELP]
     items += [(m, text.format(alpha=alpha)) for m, text in MEASURE_HELP.items()]
+    if any(e in ests for e in analysis.params.get("skipped", {})):
+        items.append(("-", "no estimate: the estimator does not correct this measure."))
     lines = ["what the columns mean:"]
     for key, text in items:
         lines += textwrap.wrap(
