@@ -72,6 +72,7 @@ from pbtools.frames import (
     used_codes,
 )
 from pbtools.ids import index_in
+from pbtools.validation import validates
 
 __all__ = [
     "ALIASES",
@@ -244,6 +245,7 @@ def _walk(f: _Flags, skip: int) -> tuple[np.ndarray, np.ndarray]:
     return walk, judged_walk
 
 
+@validates(runs="run", qrels="judgments")
 def judged_prefixes(runs: pd.DataFrame, qrels: pd.DataFrame, skip: int = 0) -> pd.DataFrame:
     """Judged-prefix statistics of every (run, topic) ranking (PROTOCOL items 4 and 6).
 
@@ -316,6 +318,7 @@ def _sample(names) -> str:
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
+@validates(runs="run", qrels="judgments")
 def infer_pool(
     runs: pd.DataFrame,
     qrels: pd.DataFrame,
