@@ -339,7 +339,7 @@ def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int], dtype=np.in
     key = np.zeros(len(parts[0]), dtype=dtype)  # int64, or narrower when the key space fits
     for p, size in zip(parts, sizes, strict=True):  # in place: one array of the rows' length
         key *= key.dtype.type(max(size, 1))
-        np.add(key, p, out=key, casting="unsafe")
+        np.add(key, p if key.dtype == np.int64 else p.astype(key.dtype), out=key, casting="unsafe")
     return key
 
 

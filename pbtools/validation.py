@@ -30,9 +30,10 @@ no repeated rows                   a run (per ``name``) or qrels holding one (qi
 =================================  ==========================================================
 
 Frames from pbtools' readers (dictionary-encoded ids) always pass. The checks are vectorised:
-dtype inspection, and one sort of the rows' integer keys for the repeats (≈ 0.05 s for
-TREC-2's 1.8 M run rows). Calls that a validated call makes inside pbtools are not checked again
-(a context variable marks the boundary), so a public function used internally costs nothing.
+dtype inspection, and one sort of the rows' integer keys for the repeats (≈ 30 ms for
+TREC-2's 1.8 M run rows and 63 k judgments: ``benchmarks/validation_cost.py``). Calls that
+a validated call makes inside pbtools are not checked again (a context variable marks the
+boundary), so a public function used internally costs nothing.
 """
 
 from __future__ import annotations
@@ -223,8 +224,9 @@ def _check_ids(s: pd.Series, arg: str) -> None:
             f"{arg}.astype({{{col!r}: {to}}})",
             arg,
         )
-    n = int((s.cat.codes.to_numpy() < 0).sum()) if categorical else int(s.isna().sum())
-    if n:
+    missing = s.array.codes < 0 if categorical else s.isna().to_numpy()
+    if missing.any():
+        n = int(missing.sum())
         raise FrameError(f"{col} has {n} missing value(s); every row needs its id", arg)
 
 
@@ -289,23 +291,28 @@ def _row_codes(s: pd.Series) -> tuple[np.ndarray, int]:
     """Integer codes of a column's values (any dictionary: only equality matters) and their
     range."""
     if isinstance(s.dtype, pd.CategoricalDtype):
-        return s.cat.codes.to_numpy(), max(len(s.cat.categories), 1)
+        return s.array.codes, max(len(s.cat.categories), 1)
     c, uniq = pd.factorize(s, use_na_sentinel=False)
     return c, max(len(uniq), 1)
 
 
-def _check_unique(df, kind, arg, cols, lenient, fix) -> pd.DataFrame:
-    """Refuse (or, leniently, drop) rows that repeat the combination of ``cols``."""
+def _row_key(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """One integer per row, equal for rows equal on ``cols``."""
     parts, sizes = zip(*(_row_codes(df[c]) for c in cols), strict=True)
     space = float(np.prod([float(s) for s in sizes]))
     if space >= 2**62:  # too many combinations for one integer key: number them
-        key = pd.MultiIndex.from_arrays(parts).factorize()[0].astype(np.int64)
-    else:
-        narrow = space < 2**32  # a narrower key: faster to build and to sort
-        key = composite_key(list(parts), list(sizes), np.uint32 if narrow else np.int64)
-    s = np.sort(key)
+        return pd.MultiIndex.from_arrays(parts).factorize()[0].astype(np.int64)
+    narrow = space < 2**32  # a narrower key: faster to build and to sort
+    return composite_key(list(parts), list(sizes), np.uint32 if narrow else np.int64)
+
+
+def _check_unique(df, kind, arg, cols, lenient, fix) -> pd.DataFrame:
+    """Refuse (or, leniently, drop) rows that repeat the combination of ``cols``."""
+    s = _row_key(df, cols)
+    s.sort()  # in place: the key is ours
     if not (s[1:] == s[:-1]).any():
         return df
+    key = _row_key(df, cols)
     rep, first = duplicates(key)
     what = f"({', '.join(cols)})"
     if lenient and kind in ("run", "qrels"):
