@@ -16,7 +16,10 @@
 >>> runs.pb.trec_order().pb.top(1)["docno"].tolist()               # the top 1 of every ranking
 ['a', 'c']
 
-``judge`` remembers the qrels it used (in ``df.attrs["pbtools_qrels"]``, an
+Every method checks the frames it is given (:mod:`pbtools.validation`: required columns, ids as
+strings, integer labels, no repeated rows; ``judge`` and ``evaluate`` take ``lenient=True`` to
+drop repeated rows with a warning instead). ``judge`` remembers the qrels it used (in
+``df.attrs["pbtools_qrels"]``, an
 :class:`~pbtools.io.repairs.AttrsFrame`: shared, never copied, and stored by
 :func:`pbtools.io.write_parquet`, so a judged frame read back from Parquet still measures), so
 ``measure`` needs no second argument; pass ``qrels=`` to override. Every method returns a new
@@ -31,6 +34,7 @@ import pandas as pd
 
 from pbtools import frames
 from pbtools.io.repairs import AttrsFrame
+from pbtools.validation import check_frame, validates
 
 _QRELS_KEY = "pbtools_qrels"
 
@@ -43,23 +47,35 @@ class PbAccessor:
         self._df = df
 
     # ---------------------------------------------------------------- runs
+    @validates(self="run")
     def trec_order(self) -> pd.DataFrame:
         """The runs in trec_eval order with ranks 1..n (:func:`pbtools.frames.trec_order`)."""
         return frames.trec_order(frames.as_run(self._df, order=False))
 
+    @validates(self="run")
     def top(self, n: int) -> pd.DataFrame:
         """The first ``n`` documents of every (name, qid) ranking, in trec_eval order."""
         df = frames.ranked(self._df)
         return df[df["rank"] <= n].reset_index(drop=True)
 
-    def judge(self, qrels: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
-        """Attach ``label`` from ``qrels`` (:func:`pbtools.frames.judge`); remembers the qrels."""
+    @validates(self="run", keys="keys")
+    def judge(
+        self, qrels: pd.DataFrame, keys: Sequence[str] | None = None, *, lenient: bool = False
+    ) -> pd.DataFrame:
+        """Attach ``label`` from ``qrels`` (:func:`pbtools.frames.judge`); remembers the qrels.
+
+        ``qrels`` may use ir_measures' names (``query_id``, ``doc_id``, ``relevance``)."""
         runs = frames.ranked(self._df)
+        names = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
+        qrels = qrels.rename(columns={k: v for k, v in names.items() if v not in qrels.columns})
+        extra = [c for c in qrels.columns if c not in frames.QRELS_COLUMNS]
+        qrels = check_frame(qrels, "qrels", keys=extra if keys is None else keys, lenient=lenient)
         qrels = frames.as_qrels(qrels)
         out = frames.judge(runs, qrels, keys=keys)
         out.attrs[_QRELS_KEY] = AttrsFrame(qrels)
         return out
 
+    @validates(self="judged", qrels="qrels", keys="keys")
     def measure(
         self,
         measures: str | Sequence[str],
@@ -89,6 +105,7 @@ class PbAccessor:
             return per
         return m.aggregate(per, qrels=qrels, all_topics=all_topics)
 
+    @validates(self="run")
     def evaluate(
         self,
         qrels: pd.DataFrame,
@@ -96,9 +113,10 @@ class PbAccessor:
         *,
         per_topic: bool = False,
         all_topics: bool = False,
+        lenient: bool = False,
     ) -> pd.DataFrame:
         """``judge(qrels)`` then ``measure(measures)`` in one call."""
-        judged = self.judge(qrels)
+        judged = self.judge(qrels, lenient=lenient)
         return judged.pb.measure(measures, per_topic=per_topic, all_topics=all_topics)
 
     # ------------------------------------------------------------- results

@@ -335,12 +335,12 @@ def ranked(runs: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
-    """One int64 key from several integer code arrays (mixed radix: ``sizes`` are the ranges)."""
-    key = np.zeros(len(parts[0]), dtype=np.int64)
+def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int], dtype=np.int64) -> np.ndarray:
+    """One key from several integer code arrays (mixed radix: ``sizes`` are the ranges)."""
+    key = np.zeros(len(parts[0]), dtype=dtype)  # int64, or narrower when the key space fits
     for p, size in zip(parts, sizes, strict=True):  # in place: one array of the rows' length
-        key *= np.int64(max(size, 1))
-        np.add(key, p, out=key, casting="unsafe")
+        key *= key.dtype.type(max(size, 1))
+        np.add(key, p if key.dtype == np.int64 else p.astype(key.dtype), out=key, casting="unsafe")
     return key
 
 

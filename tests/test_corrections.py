@@ -63,7 +63,7 @@ def test_reduced_and_lipani_by_hand():
 
 def test_webber_by_hand_with_and_without_replacement():
     qrels = pd.DataFrame({"qid": "1", "docno": list("abcd"), "label": [1, 1, 1, 0]})
-    pooled = pd.concat([run("p1", "abxx"[:2] + "zz"), run("p2", "cdyy"[:2] + "ww")])
+    pooled = pd.concat([run("p1", "abzy"), run("p2", "cdwv")])
     new = run("u", "cqrs")
     # depth 2: p1 contributes a b, p2 contributes c d. Leaving p1 out: a, b unjudged (P@2 1 → 0);
     # leaving p2 out: c unjudged unless u replaces p2 (u has c in its top 2).

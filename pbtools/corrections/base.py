@@ -30,6 +30,7 @@ from pbtools.corrections.problem import Problem, from_frames
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import Measure, parse_all
+from pbtools.validation import validates
 
 __all__ = ["Estimator", "RESULT_COLUMNS", "tidy"]
 
@@ -146,11 +147,15 @@ class Estimator:
         return ms
 
     # ------------------------------------------------------------------ fit / score
-    def fit(self, pooled_runs: pd.DataFrame, qrels: pd.DataFrame, orgs=None) -> Estimator:
+    @validates(pooled_runs="run", qrels="qrels", orgs="orgs")
+    def fit(
+        self, pooled_runs: pd.DataFrame, qrels: pd.DataFrame, orgs=None, *, lenient: bool = False
+    ) -> Estimator:
         """Remember the pooled runs, the qrels Q and the run → organisation map; infer d.
 
-        Returns ``self``; fitted state: ``qrels_``, ``runs_`` (trec order), ``orgs_``,
-        ``depth_``.
+        The frames are checked by :mod:`pbtools.validation` (``lenient=True``: repeated rows
+        dropped with a warning instead of refused). Returns ``self``; fitted state:
+        ``qrels_``, ``runs_`` (trec order), ``orgs_``, ``depth_``.
         """
         self.qrels_ = as_qrels(qrels)
         self.runs_ = ranked(pooled_runs)
@@ -181,14 +186,21 @@ class Estimator:
             decimals=opts["decimals"],
         )
 
+    @validates(new_runs="run")
     def score(
-        self, new_runs: pd.DataFrame, measures=None, leave_out: str | None = None
+        self,
+        new_runs: pd.DataFrame,
+        measures=None,
+        leave_out: str | None = None,
+        *,
+        lenient: bool = False,
     ) -> pd.DataFrame:
         """Score new run(s) against the fitted pool.
 
         ``measures`` default to the constructor's; ``leave_out="run"``/``"org"`` first
         withdraws each run's unit from the pool (the runs are then pooled runs scored as if
-        they had not been). Returns the tidy frame of :data:`RESULT_COLUMNS`.
+        they had not been); ``new_runs`` are checked as in :meth:`fit`. Returns the tidy
+        frame of :data:`RESULT_COLUMNS`.
         """
         ms = self._check(self.measures if measures is None else measures)
         return tidy(self.estimate(self.problem(new_runs, leave_out), ms))

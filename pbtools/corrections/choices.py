@@ -65,13 +65,26 @@ PRESETS: dict[str, dict[str, object]] = {
 
 def resolve(protocol: str | None = None, **overrides) -> dict[str, object]:
     """The effective choices: :data:`DEFAULTS` ← ``PRESETS[protocol]`` ← explicit overrides
-    (``None`` overrides are ignored).
+    (``None`` overrides are ignored). A name that is no choice raises ``TypeError``: the
+    ``**choices`` of every function end here, so a misspelt keyword is never ignored.
 
     Examples
     --------
     >>> resolve()["rp"], resolve("lipani2015")["rp"], resolve("lipani2015", rp="org")["rp"]
     ('org', 'run', 'org')
+    >>> resolve(estimator="lipani")
+    Traceback (most recent call last):
+      ...
+    TypeError: unexpected keyword argument 'estimator': not a parameter, nor a choice (decimals, \
+float32, indicator, pool_policy, replace, rp, run_id, skip_malformed, tie, topics, weight)
     """
+    known = set(DEFAULTS).union(*PRESETS.values())
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument {', '.join(map(repr, unknown))}: not a parameter, "
+            f"nor a choice ({', '.join(sorted(known))})"
+        )
     out = dict(DEFAULTS)
     if protocol is not None:
         if protocol not in PRESETS:

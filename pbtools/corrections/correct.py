@@ -19,6 +19,7 @@ from pbtools.corrections.registry import get, warn_skipped
 from pbtools.errors import InputError
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
+from pbtools.validation import validates
 
 __all__ = ["correct", "estimate", "condensed", "run_estimators"]
 
@@ -46,6 +47,7 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
     return pd.concat(parts, ignore_index=True)
 
 
+@validates(new_runs="run", pooled_runs="run", qrels="qrels", orgs="orgs")
 def correct(
     new_runs: pd.DataFrame,
     pooled_runs: pd.DataFrame,
@@ -60,6 +62,7 @@ def correct(
     confidence: float = 0.95,
     seed: int | None = 0,
     progress=None,
+    lenient: bool = False,
     **choices,
 ) -> pd.DataFrame:
     """Correct the scores of one or more new runs for pool bias (the CLI's entry point).
@@ -95,8 +98,12 @@ def correct(
         (:func:`pbtools.corrections.bootstrap.topic_bootstrap`); 0 (default): no interval.
     confidence, seed, progress
         The interval's coverage, the resampling seed and a ``progress(i, n)`` hook.
+    lenient : bool
+        The frames are checked by :mod:`pbtools.validation`; True: repeated rows are dropped
+        with a warning instead of refused.
     **choices
-        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``.
+        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``
+        (another name raises ``TypeError``).
 
     Returns
     -------

@@ -53,7 +53,7 @@ class WebberOnRuns(Estimator):
     >>> def run(name, docs):
     ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
     ...                          "score": range(len(docs), 0, -1)})
-    >>> pooled = pd.concat([run("p1", "abzz"), run("p2", "cdww")])
+    >>> pooled = pd.concat([run("p1", "abzy"), run("p2", "cdwv")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abcd"), "label": [1, 1, 1, 0]})
     >>> est = WebberOnRuns(measures=["P@2", "AP"], depth=2).fit(pooled, qrels)
     >>> est.score(run("u", "cqrs"))[["measure", "value", "adjustment"]].round(4).to_numpy().tolist()

@@ -22,6 +22,7 @@ import pandas as pd
 from pbtools.corrections.base import Estimator
 from pbtools.frames import ranked, require_columns
 from pbtools.measures.evaluate import evaluate
+from pbtools.validation import validates
 
 __all__ = ["webber_common_topics", "WebberCommonTopics"]
 
@@ -126,13 +127,15 @@ class WebberCommonTopics(Estimator):
     def _param_names(cls) -> list[str]:
         return ["measures", "n_boot", "level", "seed", "topics"]
 
-    def fit(self, pooled_runs: pd.DataFrame | None, qrels: pd.DataFrame, orgs=None):
+    @validates(pooled_runs="run", qrels="qrels", orgs="orgs")
+    def fit(self, pooled_runs, qrels: pd.DataFrame, orgs=None, *, lenient: bool = False):
         """Remember the pool's qrels Q_T (``pooled_runs`` and ``orgs`` for the common
-        interface; Algorithm 2 does not use them)."""
+        interface; Algorithm 2 does not use them); checked as :meth:`Estimator.fit`."""
         self.qrels_, self.runs_, self.orgs_ = qrels, pooled_runs, orgs
         return self
 
-    def score(self, new_runs: pd.DataFrame, common_qrels: pd.DataFrame, measures=None):
+    @validates(new_runs="run", common_qrels="qrels")
+    def score(self, new_runs, common_qrels: pd.DataFrame, measures=None, *, lenient=False):
         """Algorithm 2: the run's mean on Q_T plus the mean (true − unpooled) difference on the
         common topics, with the §3.2 ratio-estimator variance and a seeded bootstrap interval.
 

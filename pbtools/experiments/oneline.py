@@ -25,6 +25,7 @@ from pbtools.experiments.load import load
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
 from pbtools.pooling.inference import infer_pool
+from pbtools.validation import check_argument, validates
 
 __all__ = ["correct", "DEFAULT_ESTIMATORS"]
 
@@ -32,14 +33,14 @@ __all__ = ["correct", "DEFAULT_ESTIMATORS"]
 DEFAULT_ESTIMATORS = ("reduced", "webber", "lipani")
 
 
-def _new_runs(new_run) -> pd.DataFrame:
+def _new_runs(new_run, lenient: bool) -> pd.DataFrame:
     """The run(s) to correct in the run schema, trec order (a frame, or run file paths)."""
     if isinstance(new_run, str | PathLike):
         new_run = [new_run]
     if isinstance(new_run, list | tuple) and all(isinstance(p, str | PathLike) for p in new_run):
         from pbtools.io import read_runs
 
-        return read_runs(list(new_run))
+        return read_runs(list(new_run), lenient=lenient)
     if isinstance(new_run, pd.DataFrame):
         return ranked(new_run) if len(new_run) else new_run
     raise TypeError(
@@ -48,6 +49,7 @@ def _new_runs(new_run) -> pd.DataFrame:
     )
 
 
+@validates()  # the frames are checked below, after the arguments
 def correct(
     new_run,
     collection,
@@ -62,6 +64,7 @@ def correct(
     policy: str | None = None,
     depth: int | None = None,
     progress: bool | None = None,
+    lenient: bool = False,
     **choices,
 ) -> pd.DataFrame:
     """Correct a new run's scores for pool bias, with bootstrap confidence intervals, in one line.
@@ -81,7 +84,7 @@ def correct(
         The run(s) to correct: a run frame (``name``, ``qid``, ``docno``, ``score``), a
         PyTerrier result frame (``qid``, ``docno``, ``score``, no ``name``: one run named
         ``"run"``; its ``rank`` is recomputed from ``score`` in trec_eval's order), or the path
-        of a TREC run file (read strictly).
+        of a TREC run file (read strictly unless ``lenient``).
     collection : str, path, list, Collection or tuple
         A track directory (``QRels/``, ``Runs/``, ``desc.xml``), ``[QRELS, RUNS...]``, an io
         ``Collection`` or ``(runs, qrels, orgs)`` (:func:`pbtools.experiments.load.load`).
@@ -113,9 +116,13 @@ def correct(
         Fix the pool depth d instead of inferring it.
     progress : bool, optional
         Progress bar over the replicates (default: on a terminal only).
+    lenient : bool
+        The frames given (``new_run``, a ``(runs, qrels, orgs)`` collection) are checked by
+        :mod:`pbtools.validation`, and run files read strictly; True: repeated rows are
+        dropped and files repaired, each with a warning, instead of refused.
     **choices
         Estimator choices (``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``,
-        ``replace``, ``topics``).
+        ``replace``, ``topics``); another name raises ``TypeError``.
 
     Returns
     -------
@@ -130,7 +137,10 @@ def correct(
     ------
     ValueError
         An unknown measure or estimator, ``n_boot`` < 1, a confidence outside (0, 1), or a new
-        run named like a pooled run without ``leave_out`` — all before any scoring.
+        run named like a pooled run without ``leave_out`` — all before any scoring; a frame
+        that breaks the input contract (:class:`pbtools.validation.FrameError`).
+    TypeError
+        An unknown keyword argument.
 
     Examples
     --------
@@ -153,7 +163,9 @@ def correct(
     check_bootstrap(n_boot, confidence)
     skips = warn_skipped(names, ms)  # once, here (pointing at the caller's line)
     opts = resolve(protocol, **choices)
-    new = _new_runs(new_run)
+    new_run = check_argument(new_run, "run", "new_run", lenient=lenient)
+    collection = check_argument(collection, "collection", "collection", lenient=lenient)
+    new = _new_runs(new_run, lenient)
     if len(new) == 0:
         raise InputError("the new run has no rows")
     runs, qrels, orgs = load(collection, protocol=protocol)

@@ -28,7 +28,7 @@ from pbtools.frames import (
 )
 from pbtools.ids import sorted_union
 from pbtools.io.files import release_memory
-from pbtools.io.parse import RunPart, duplicates, parse_many, parse_run_file_safe
+from pbtools.io.parse import RunPart, duplicates, keep_best, parse_many, parse_run_file_safe
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 
 
@@ -209,17 +209,9 @@ def dedup(key, score, rep, first, part_idx, line, parts, qids, docnos, repairs) 
     """Lenient duplicate rule: per key keep the highest score, the first in file order on equal
     scores; record one repair per dropped row. Returns the kept row positions (sorted).
     ``qids``, ``docnos``: ``(codes of the rows, categories)``."""
-    involved = np.unique(np.concatenate([rep, first]))
-    o = involved[np.lexsort((involved, -score[involved], key[involved]))]
-    ko = key[o]
-    head = np.ones(len(o), dtype=bool)
-    head[1:] = ko[1:] != ko[:-1]
-    winner = o[np.maximum.accumulate(np.where(head, np.arange(len(o)), 0))]
-    dropped, kept_by = o[~head], winner[~head]
+    dropped, kept_by = keep_best(key, score, np.unique(np.concatenate([rep, first])))
     drop_mask = np.zeros(len(key), dtype=bool)
     drop_mask[dropped] = True
-    srt = np.argsort(dropped, kind="stable")
-    dropped, kept_by = dropped[srt], kept_by[srt]
     (q, qcats), (dc, dcats) = qids, docnos
     ds, ks = score[dropped], score[kept_by]
     lower = (ds < ks) | (np.isnan(ds) & ~np.isnan(ks))

@@ -57,6 +57,21 @@ def duplicates(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rep[o], first[o]
 
 
+def keep_best(key: np.ndarray, score: np.ndarray, rows: np.ndarray):
+    """The lenient duplicate rule of runs: among ``rows`` (the positions whose key repeats, in
+    row order), per key the highest score is kept, the first row on equal scores, a NaN losing
+    to any number. Returns ``(dropped, kept_by)``: the other rows, sorted, and for each the row
+    kept in its place."""
+    o = rows[np.lexsort((rows, -score[rows], key[rows]))]
+    ko = key[o]
+    head = np.ones(len(o), dtype=bool)
+    head[1:] = ko[1:] != ko[:-1]
+    winner = o[np.maximum.accumulate(np.where(head, np.arange(len(o)), 0))]
+    dropped, kept_by = o[~head], winner[~head]
+    srt = np.argsort(dropped, kind="stable")
+    return dropped[srt], kept_by[srt]
+
+
 # --------------------------------------------------------------------------------------------
 # runs
 # --------------------------------------------------------------------------------------------

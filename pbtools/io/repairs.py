@@ -128,7 +128,7 @@ def _broadcast(v, n: int) -> list[str]:
     return v
 
 
-def _caller_level() -> int:
+def caller_level() -> int:
     """The ``stacklevel`` of the first frame outside the pbtools package, so that a warning
     names the user's line rather than pbtools' own."""
     pkg = str(Path(__file__).resolve().parents[1])
@@ -144,7 +144,7 @@ def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
     if len(repairs) == 0:
         return
     if stacklevel is None:
-        stacklevel = _caller_level()
+        stacklevel = caller_level()
     kinds = problem_kinds(repairs["problem"])
     for file, rows in repairs.groupby("file", sort=False, observed=True).indices.items():
         counts = Counter(kinds[rows].tolist())

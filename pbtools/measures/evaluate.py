@@ -2,7 +2,7 @@
 
 Names follow ir_measures' grammar ``BASE(param=value, ...)@cutoff``; trec_eval names are
 accepted on input (:func:`parse`). The grammar lives in :mod:`~.names` (:class:`Measure`,
-:func:`parse`, :data:`MEASURES`, :func:`measure_names`, re-exported here). Per-topic values match
+:func:`parse`, :data:`MEASURES`, :func:`measure_names`, in the package). Per-topic values match
 trec_eval 9/10 (``m_*.c`` in usnistgov/trec_eval) to the last bit where trec_eval has the measure.
 
 Relevance: a label ``>= rel`` is relevant (``rel=1`` by default: trec_eval's ``label > 0``;
@@ -69,17 +69,14 @@ from pbtools.frames import (
 )
 from pbtools.io.files import release_memory
 from pbtools.measures import kernels as K
-from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
+from pbtools.measures.names import Measure, parse, parse_all
 from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
+from pbtools.validation import validates
 
 __all__ = [
-    "Measure",
-    "parse",
     "compute",
     "evaluate",
     "aggregate",
-    "MEASURES",
-    "measure_names",
     "CoverageWarning",
     "topic_coverage",
     "warn_coverage",
@@ -312,6 +309,7 @@ def compute(
     return _frame(setup, keys, ms, values, resid)
 
 
+@validates(keys="keys", runs="run", qrels="qrels")
 def evaluate(
     runs: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -322,6 +320,7 @@ def evaluate(
     topics: str | None = None,
     all_topics: bool = False,
     warn: bool = True,
+    lenient: bool = False,
 ) -> pd.DataFrame:
     """Judge ``runs`` with ``qrels`` (:func:`frames.judge`) and :func:`compute` ``measures``.
 
@@ -337,7 +336,8 @@ def evaluate(
     ----------
     runs, qrels : DataFrame
         ``name`` (optional), ``qid``, ``docno``, ``score``; ``qid``, ``docno``, ``label``
-        (other arguments: as in :func:`compute`).
+        (other arguments: as in :func:`compute`), checked by :mod:`pbtools.validation`
+        (``lenient=True``: repeated rows dropped with a warning instead of refused).
 
     Returns
     -------

@@ -24,6 +24,7 @@ from pbtools.frames import (
     require_columns,
     used_codes,
 )
+from pbtools.validation import validates
 
 __all__ = [
     "top_rows",
@@ -56,6 +57,7 @@ def top_rows(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None
     return runs.loc[mask]
 
 
+@validates(orgs="orgs")
 def unit_map(
     names: Iterable[str],
     unit: str = "run",

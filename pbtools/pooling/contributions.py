@@ -20,6 +20,7 @@ import pandas as pd
 from pbtools.frames import encode, require_columns, used_codes
 from pbtools.pooling.contrib import contrib_table, qrels_owner, stack_blocks, top_rows, unit_map
 from pbtools.pooling.inference import DEFAULT_POLICY, infer_pool
+from pbtools.validation import validates
 
 __all__ = ["unique_contributions", "describe"]
 
@@ -29,6 +30,7 @@ __all__ = ["unique_contributions", "describe"]
 # --------------------------------------------------------------------------------------------
 
 
+@validates(runs="run", qrels="qrels", orgs="orgs")
 def unique_contributions(
     runs: pd.DataFrame,
     qrels: pd.DataFrame,

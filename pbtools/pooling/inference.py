@@ -73,6 +73,7 @@ from pbtools.frames import (
     used_codes,
 )
 from pbtools.ids import index_in
+from pbtools.validation import validates
 
 __all__ = [
     "ALIASES",
@@ -245,6 +246,7 @@ def _walk(f: _Flags, skip: int) -> tuple[np.ndarray, np.ndarray]:
     return walk, judged_walk
 
 
+@validates(runs="run", qrels="judgments")
 def judged_prefixes(runs: pd.DataFrame, qrels: pd.DataFrame, skip: int = 0) -> pd.DataFrame:
     """Judged-prefix statistics of every (run, topic) ranking (PROTOCOL items 4 and 6).
 
@@ -317,6 +319,7 @@ def _sample(names) -> str:
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
+@validates(runs="run", qrels="judgments")
 def infer_pool(
     runs: pd.DataFrame,
     qrels: pd.DataFrame,

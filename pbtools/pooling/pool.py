@@ -41,6 +41,7 @@ from pbtools.pooling.contrib import (
     top_rows,
 )
 from pbtools.pooling.strategies import Depth, Problem, Strategy, parse, run_strategy
+from pbtools.validation import validates
 
 __all__ = ["Pool"]
 
@@ -106,6 +107,7 @@ class Pool:
     # ----------------------------------------------------------------------------------------
 
     @classmethod
+    @validates(runs="run", qrels="qrels")
     def from_depth(
         cls,
         runs: pd.DataFrame,
@@ -123,6 +125,7 @@ class Pool:
         return cls(qrels, runs, Depth(int(depth)), int(depth), names)
 
     @classmethod
+    @validates(runs="run", qrels="qrels")
     def simulate(
         cls,
         runs: pd.DataFrame,

@@ -38,18 +38,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import (
-    encode,
-    group_starts,
-    ranks_from_starts,
-    require_columns,
-    trec_order,
-)
+from pbtools.frames import encode, group_starts, ranks_from_starts, require_columns, trec_order
 from pbtools.measures.rounding import round_half_up
 from pbtools.pooling.combinations import SEP
 from pbtools.pooling.contrib import contrib_table, locate, top_rows, unit_map
 from pbtools.pooling.inference import PoolInfo, infer_pool
 from pbtools.pooling.pool import Pool
+from pbtools.validation import validates
 
 __all__ = [
     "pool",
@@ -74,6 +69,7 @@ _NO_QRELS = pd.DataFrame({"qid": [], "docno": [], "label": []})
 # --------------------------------------------------------------------------------------------
 
 
+@validates(keys="keys", runs="run")
 def pool(runs: pd.DataFrame, depth: int, keys: Sequence[str] = ()) -> pd.DataFrame:
     """The depth-d pool: every (qid, docno) some run ranks in its top ``depth`` (Lipani §5).
 
@@ -118,6 +114,7 @@ def pool(runs: pd.DataFrame, depth: int, keys: Sequence[str] = ()) -> pd.DataFra
     )
 
 
+@validates(runs="run", qrels="qrels")
 def repool(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int) -> pd.DataFrame:
     """Qrels restricted to the depth-d pool of ``runs`` (PROTOCOL-lipani2015 item 7).
 

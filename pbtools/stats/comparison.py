@@ -26,6 +26,7 @@ from pbtools.stats.hsd import tukey_hsd
 from pbtools.stats.matrix import pair_indices, score_matrix
 from pbtools.stats.multitest import correction_name, p_adjust
 from pbtools.stats.power import paired_t_test, randomization_test
+from pbtools.validation import validates
 
 #: the tests :func:`compare` runs, by name (``"randomization"`` is accepted too)
 TESTS = {
@@ -247,6 +248,7 @@ def _one_measure(df, measure, baseline, labels, tests, correction, alpha, B, see
     return summary[list(SUMMARY_COLUMNS)], pd.concat(parts, ignore_index=True)
 
 
+@validates(per_topic="results")
 def compare(
     per_topic: pd.DataFrame,
     baseline: str | None = None,
