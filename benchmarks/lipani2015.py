@@ -27,6 +27,9 @@ Outputs in ``-o DIR`` (default ``out/lipani2015``):
 ``table2.parquet``     ``track``, ``n``, ``measure``, ``estimator`` (``lipani``, ``webber``,
                        ``reduced``), ``by`` (``org``/``run``), ``runs`` (``all``/``top75``),
                        ``mae``, ``sre``, ``sre_star``, ``tau``
+``sre_tests.parquet``  SRE* of every configuration per test (``test``: ``hsd``, ``t``) and
+                       ``topics`` (``ranked``: each run's own topics, as ``analyze``;
+                       ``filled``: unanswered topics scored 0, for comparison)
 ``sweep.parquet``      the same columns for the α sweep and indicator variants; ``estimator``
                        reads ``lipani(alpha=0.5)``, ``lipani(indicator=dP)``, …
 ``scores.parquet``     every run's true and estimated score with the indicators (``dP``,
@@ -144,6 +147,12 @@ def gtheory(truth: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     change of Lipani's correction against the reduced pool (top 75 %, leave-one-org-out)."""
     rows = []
     t = truth[truth["runs"] == "all"]
+    # the balanced design: the topics every run has (a run's average may hold more under
+    # ``topics="answered"``, a topic the qrels lack)
+    t = t[
+        t.groupby(["n", "qid"])["name"].transform("size")
+        == t.groupby("n")["name"].transform("nunique")
+    ]
     top = table[(table["runs"] == "top75") & (table["by"] == "org")].set_index(["n", "estimator"])
     for n, g in t.groupby("n", sort=True):
         gt = stats.generalizability(g[["name", "qid", "value"]]).iloc[0]
@@ -161,6 +170,24 @@ def gtheory(truth: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return with_cutoff(pd.DataFrame(rows))
+
+
+def sre_tests(main) -> pd.DataFrame:
+    """SRE* of every configuration under each test of :data:`pbtools.stats.SRE_TESTS`, on the
+    topics of each run's average (``ranked``, what ``analyze`` does) and, for comparison, with
+    the topics a run did not answer filled with 0 (``filled``, pbtools before issue 24)."""
+    keys = ["leave_out", "runs", "measure", "estimator"]
+    keyed = main.scores[[*keys, "name", "true", "estimate"]]
+    parts = []
+    for test in stats.SRE_TESTS:
+        for topics, truth in (
+            ("ranked", main.truth),
+            ("filled", main.truth.drop(columns="ranked")),
+        ):
+            sig = stats.pair_significance(truth, test, by=["runs", "measure"])
+            e = stats.error_table(keyed, sig, by=keys)[[*keys, "sre_star"]]
+            parts.append(e.assign(test=test, topics=topics))
+    return with_cutoff(pd.concat(parts, ignore_index=True))
 
 
 def _analyze(source, cutoffs, protocol, jobs, dask, progress):
@@ -235,6 +262,7 @@ def run_track(
     g = gtheory(with_cutoff(main.truth), table).assign(track=track)
     out = {
         "table2": table,
+        "sre_tests": sre_tests(main).assign(track=track),
         "sweep": sweep.assign(track=track),
         "scores": with_cutoff(main.scores).assign(track=track),
         "gtheory": g,
@@ -317,8 +345,9 @@ def claims_table(result: dict, track: str, protocol) -> pd.DataFrame:
             "0-4 per cell",
             f"{15 - len(star)} of 15 equal; differ: {'; '.join(star)}" if star else "15 of 15",
             None,
-            "the paper names Tukey's HSD but not its design or p-values; pbtools' two-way HSD "
-            "cannot be checked against it",
+            "the paper names Tukey's HSD but not its design, and its p-values (pValues.<metric>"
+            ".csv) are not published: analyze --sre-pvalues DIR reproduces the column from them; "
+            "here two-way HSD on each run's own topics (sre_tests.parquet: the other tests)",
         )
     cnt = _counts(top)
     n_tests = 3 * len(ns)
@@ -587,7 +616,7 @@ def run(
     ]
     res = {
         k: pd.concat([r[k] for r in results], ignore_index=True)
-        for k in ("table2", "sweep", "scores", "gtheory", "properties", "claims")
+        for k in ("table2", "sre_tests", "sweep", "scores", "gtheory", "properties", "claims")
     }
     cross = cross_track_claims(res["gtheory"])
     if cross is not None:
@@ -765,6 +794,16 @@ def report(res: dict) -> str:
         stats.to_markdown(
             stats.table2(top.drop(columns=["by", "measure"]), estimators=list(ESTIMATORS))
         ),
+        "",
+    ]
+    st = res["sre_tests"]
+    st = st[(st["runs"] == "top75") & (st["by"] == "org")]
+    lines += [
+        "SRE* by test (top 75%, leave-one-organization-out): ranked = on the topics of each "
+        "run's average (analyze), filled = unanswered topics scored 0",
+        st.pivot_table(
+            index=["track", "test", "topics", "estimator"], columns="n", values="sre_star"
+        ).to_string(),
         "",
     ]
     sw = res["sweep"][res["sweep"]["runs"] == "top75"]

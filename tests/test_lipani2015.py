@@ -72,3 +72,54 @@ def test_table2_value(errors, key):
     got = errors[0][key]
     assert got[0] == pytest.approx(TARGETS[key][0], abs=1e-12), f"MAE {key}"
     assert got[1] == TARGETS[key][1], f"SRE {key}"
+
+
+# SRE* (lipani, webber, reduced) at P@5/10/20/30/100 on the topics of each run's average (issue
+# 24): the paper has 0 0 0 0 2, 0 0 0 0 2, 0 0 0 0 4. Before, rutcomb1's 25 unanswered topics
+# scored 0 in the test and every P@5-P@30 count was a pair with it: HSD 2 1 3 4 0, 3 1 3 4 0,
+# 2 1 3 4 1 (0 of 15 equal to the paper); t 2 1 3 4 4, 3 1 3 4 4, 2 1 3 5 10.
+SRE_STAR = {
+    "hsd": {"lipani": [0, 0, 0, 0, 0], "webber": [0, 0, 0, 0, 0], "reduced": [0, 0, 0, 0, 1]},
+    "t": {"lipani": [0, 0, 0, 0, 4], "webber": [0, 0, 0, 0, 4], "reduced": [0, 0, 0, 1, 10]},
+}
+PAPER_SRE_STAR = {"lipani": [0, 0, 0, 0, 2], "webber": [0, 0, 0, 0, 2], "reduced": [0, 0, 0, 0, 4]}
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    import warnings
+
+    from pbtools.experiments.analysis import analyze
+    from pbtools.frames import TrecFormatWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrecFormatWarning)
+        return analyze(
+            str(TRACK),
+            measures=("P@5", "P@10", "P@20", "P@30", "P@100"),
+            leave_out=("org",),
+            run_sets=("top75",),
+            protocol="lipani2015",
+            lenient=True,
+            progress=False,
+        )
+
+
+@pytest.mark.parametrize("test", sorted(SRE_STAR))
+def test_sre_star_on_the_rankings_topics(analysis, test):
+    from pbtools import stats
+
+    t = analysis.truth
+    assert set(t.loc[~t["ranked"], "name"]) == {"rutcomb1"}  # 25 unanswered topics
+    sig = stats.sre_significance(t, test, ["runs", "measure"])
+    keys = ["leave_out", "runs", "measure", "estimator"]
+    e = stats.error_table(analysis.scores[[*keys, "name", "true", "estimate"]], sig, by=keys)
+    e["n"] = e["measure"].str.slice(2).astype(int)
+    got = {est: g.sort_values("n")["sre_star"].tolist() for est, g in e.groupby("estimator")}
+    assert got == SRE_STAR[test]
+    if test == "hsd":  # what analyze reports by default
+        assert analysis.errors.sort_values(["estimator", "measure"])["sre_star"].tolist() == (
+            e.sort_values(["estimator", "measure"])["sre_star"].tolist()
+        )
+        same = sum(a == b for k in got for a, b in zip(got[k], PAPER_SRE_STAR[k], strict=True))
+        assert same == 12

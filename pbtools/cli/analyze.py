@@ -81,6 +81,28 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         "(tcp://host:8786) or 'local' (a LocalCluster of --jobs worker processes); needs "
         'pip install "pbtools[dask]"',
     )
+    p.add_argument(
+        "--top-ties",
+        choices=("order", "include", "exclude"),
+        default="order",
+        help="when the top-75%% cut falls inside a tie of run scores: keep the tied runs in "
+        "name order up to the cut (default, as the paper), keep them all, or drop them all; "
+        "each such tie is reported",
+    )
+    sre = p.add_mutually_exclusive_group()
+    sre.add_argument(
+        "--sre-test",
+        choices=("hsd", "t"),
+        default="hsd",
+        help="SRE*'s significance test, on the topics of each run's average: two-way Tukey "
+        "HSD (default) or paired t-tests of every pair without multiplicity correction",
+    )
+    sre.add_argument(
+        "--sre-pvalues",
+        metavar="DIR_OR_FILE",
+        help="SRE* from the reference tool's p-values: a directory of pValues.<metric>.csv "
+        "files (lines runA,runB,p; a missing pair is not significant), or one measure's file",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_strategy_args(p, output=False)
     add_io_options(p)
@@ -134,6 +156,29 @@ def validate_analysis(args: argparse.Namespace) -> None:
             f"the bundled sample {analysis.SAMPLE} is missing; give a TRACK_DIR"
         )
     check_inputs(args.paths, desc=args.desc)
+    _check_pvalues(args)
+
+
+def _check_pvalues(args: argparse.Namespace) -> None:
+    """--sre-pvalues: an existing file, or a directory with each measure's pValues file."""
+    from pathlib import Path
+
+    from pbtools.experiments import analysis
+    from pbtools.measures import parse_all
+    from pbtools.stats.significance import pvalues_file
+
+    path = getattr(args, "sre_pvalues", None)
+    if path is None:
+        return
+    measures = parse_all(args.measure or analysis.MEASURES)
+    if Path(path).is_file() and len(measures) > 1:
+        raise UsageError(
+            f"--sre-pvalues {path}: a file holds one measure's p-values; with "
+            f"{len(measures)} measures give the directory of pValues.<metric>.csv files"
+        )
+    lacking = [str(pvalues_file(path, m)) for m in measures if not pvalues_file(path, m).is_file()]
+    if lacking:
+        raise UsageError(f"--sre-pvalues: no such file: {', '.join(lacking)}")
 
 
 def validate(args: argparse.Namespace) -> None:
@@ -172,6 +217,8 @@ def analysis_from_args(args: argparse.Namespace):
         dask=getattr(args, "dask", None),
         progress=False if args.no_progress else None,
         topics="all" if args.all_topics else None,
+        sre_test=getattr(args, "sre_pvalues", None) or getattr(args, "sre_test", "hsd"),
+        top_ties=getattr(args, "top_ties", "order"),
         **given,
     )
 

@@ -5,13 +5,10 @@ Lipani et al. 2015 §5 (:func:`pbtools.experiments.leave_one_out_experiment`) fo
 configuration asked — leave-one-organization-out and leave-one-run-out, all pooled runs and the
 top 75 % — scoring every evaluated run at every cut-off with the true score, the reduced pool,
 Webber & Park and Lipani et al. It then measures each estimator against the truth with
-:mod:`pbtools.stats`: MAE, SRE, SRE* (two-way Tukey HSD on the per-topic truth) and Kendall's τ-b.
-
-Significance for SRE*: per run set and cut-off, the true per-topic P@n of the evaluated runs on
-the truth qrels (the re-pool of that run set, PROTOCOL item 7) goes through
-:func:`pbtools.stats.tukey_hsd` (score ~ run + topic). A run that did not answer a topic scores 0
-there (trec_eval ``-c``), so the design is balanced; the MAE/SRE themselves use the run means
-over the topics each run answered, as the experiment does.
+:mod:`pbtools.stats`: MAE, SRE, SRE* and Kendall's τ-b. SRE*'s test (``sre_test``: two-way Tukey
+HSD, an unadjusted paired t-test, or the reference tool's p-values files) runs per run set and
+cut-off on the per-topic truth over the same topics as the ranking it checks (``ranked``, each
+run's topics as ``topics`` defines them; :func:`pbtools.stats.pair_significance`).
 
 Result tables (:class:`Analysis`), all written by :meth:`Analysis.write` as Parquet with the
 parameters in the file metadata:
@@ -19,15 +16,13 @@ parameters in the file metadata:
 =================  ==========================================================================
 ``properties``     one row: ``collection``, ``R``, ``O``, ``R_p``, ``d``, ``T`` (+ run files)
 ``scores``         ``leave_out``, ``runs``, ``measure``, ``estimator``, ``name``, ``left_out``,
-                   ``true``,
-                   ``estimate`` + the estimators' indicators (``P``, ``AntiP``, ``k``, ``dP``,
-                   ``dAntiP``, ``dk``, ``lam``, ``fired``, ``adjustment``, ``n_pooled``)
-``truth``          ``runs``, ``measure``, ``name``, ``qid``, ``value``: per-topic truth
-``significance``   ``runs``, ``measure``, ``name_a``, ``name_b``, ``diff``, ``p_value``, ``reject``,
-                   …
+                   ``true``, ``estimate`` + the estimators' indicators (``P``, ``AntiP``, ``k``,
+                   ``dP``, ``dAntiP``, ``dk``, ``lam``, ``fired``, ``adjustment``, ``n_pooled``)
+``truth``          ``runs``, ``measure``, ``name``, ``qid``, ``value``, ``ranked``: per-topic
+                   truth on every qrels topic, ``ranked`` the topics of the run's average
+``significance``   ``runs``, ``measure``, ``name_a``, ``name_b``, ``p_value``, ``reject``, …
 ``errors``         ``leave_out``, ``runs``, ``measure``, ``estimator``, ``mae``, ``sre``,
-                   ``sre_star``,
-                   ``tau``
+                   ``sre_star``, ``tau``
 =================  ==========================================================================
 """
 
@@ -174,6 +169,8 @@ def analyze(
     dask=None,
     progress: bool | None = None,
     alpha: float = 0.05,
+    sre_test: str | Path = "hsd",
+    top_ties: str = "order",
 ) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
@@ -188,6 +185,12 @@ def analyze(
     follows the preset too (run identity, float32 scores). ``dask`` (a scheduler address, a
     ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) runs
     the configurations on a Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
+
+    ``sre_test``: SRE*'s significance test (:data:`pbtools.stats.SRE_TESTS`: ``"hsd"``,
+    ``"t"``), or a directory of (or the one measure's) ``pValues.<metric>.csv`` files
+    (:func:`pbtools.stats.pvalue_significance`). ``top_ties``: how a tie of scores at the
+    top-``fraction`` cut is broken (:data:`pbtools.pooling.TIE_RULES`; each tie is warned about
+    and listed in ``params["top75_ties"]``).
 
     ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
     ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
@@ -250,6 +253,7 @@ def analyze(
             "depth": int(info.depth),
             "fraction": fraction,
             "topics": topics,
+            "top_ties": top_ties,
         }
         t_stage = {"pool inference": time.perf_counter() - t1}
         stage("leave-outs and truth")
@@ -268,12 +272,11 @@ def analyze(
         t_stage["leave-outs and truth"] = time.perf_counter() - t2
         stage("significance")
         t3 = time.perf_counter()
-        significance = stats.tukey_hsd(truth, by=["runs", "measure"], alpha=alpha)
+        significance = stats.sre_significance(truth, sre_test, ["runs", "measure"], alpha)
         keys = ["leave_out", "runs", "measure", "estimator"]
         keyed = scores[[*keys, "name", "true", "estimate"]]
         errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
-        tau = stats.kendall_tau(keyed, by=keys)
-        errors = errors.merge(tau, on=keys, how="left")
+        errors = errors.merge(stats.kendall_tau(keyed, by=keys), on=keys, how="left")
         t_stage["significance"] = time.perf_counter() - t3
         t_analysis = time.perf_counter() - t1
         params = {
@@ -287,6 +290,9 @@ def analyze(
             "float32": float32,
             "run_id": run_id,
             "fraction": fraction,
+            "top_ties": top_ties,
+            "top75_ties": next((r[0].attrs["top75_ties"] for r in results if r[0].attrs), []),
+            "sre_test": str(sre_test),
             "topics": mode,
             "policy": policy,
             "alpha": alpha,
@@ -319,6 +325,7 @@ def _configs(
     fraction,
     topics=None,
     progress=False,
+    top_ties="order",
 ):
     """Several leave-one-out configurations in one call: ``(scores, truth)`` per config, the
     scores keyed by the configuration's ``leave_out``."""
@@ -335,6 +342,7 @@ def _configs(
         fraction=fraction,
         topics=topics,
         progress=progress,
+        top_ties=top_ties,
     )
     for cfg, (res, _truth) in zip(configs, results, strict=True):
         res.insert(0, "leave_out", cfg["leave_out"])

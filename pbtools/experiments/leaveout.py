@@ -49,7 +49,7 @@ from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import parse_all
 from pbtools.measures.topics import topic_mask
 from pbtools.pooling.dense import DenseRuns, variant_histograms
-from pbtools.pooling.reductions import top_fraction
+from pbtools.pooling.topruns import top_fraction
 
 __all__ = [
     "MEASURES",
@@ -168,6 +168,7 @@ def experiment_tables(
     fraction: float = 0.75,
     progress: bool | None = False,
     threads: int | None = None,
+    top_ties: str = "order",
     **choices,
 ) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     """The experiments of ``configs`` and, for each, the per-topic truth of its evaluated runs.
@@ -181,6 +182,11 @@ def experiment_tables(
     built and finished at once (None: the usable cores, capped —
     :func:`~pbtools.corrections.parallel.default_threads`; 1: one after the other, the least
     memory). The results are the same whatever the count.
+
+    ``top_ties``: how a tie of scores at the top-``fraction`` cut is broken
+    (:data:`pbtools.pooling.TIE_RULES`); each such tie is warned about
+    (:class:`pbtools.pooling.TopTieWarning`) and listed in ``scores.attrs["top75_ties"]`` of
+    the ``top75`` configurations.
     """
     opts = resolve(protocol, **choices)
     for cfg in configs:
@@ -205,8 +211,9 @@ def experiment_tables(
     lab, present, _ = enc.labels(Q)
     base = _Base(enc, lab[0], present[0], d, opts)
     blocks_of = {"all": [(ms, slots)]}
+    tied: list[dict] = []  # the ties at the top-fraction cut (top_fraction's records)
     if any(cfg.get("runs", "all") == "top75" for cfg in configs):
-        blocks_of["top75"] = _top_blocks(base, slots, ms, fraction)
+        blocks_of["top75"], tied = _top_blocks(base, slots, ms, fraction, top_ties)
     cache = (
         SharedMerges(float(opts["weight"]), str(opts["tie"])) if "lipani" in estimators else None
     )
@@ -246,6 +253,8 @@ def experiment_tables(
         scores.insert(3, "runs", runs)
         truth = pd.concat([p[1] for p in parts], ignore_index=True)
         truth.insert(0, "runs", runs)
+        if runs == "top75":
+            scores.attrs["top75_ties"] = tied
         results.append((scores, truth))
     if bar is not None:
         bar.close()
@@ -297,8 +306,9 @@ class _Base:
         return np.where(pooled, self.lab0, -1).astype(self.lab0.dtype)
 
 
-def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
-    """Per measure, the best ``fraction`` of the pooled runs on the full re-pooled qrels."""
+def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float, ties: str = "order"):
+    """Per measure, the best ``fraction`` of the pooled runs on the full re-pooled qrels, and
+    the ties at the cut (:func:`~pbtools.pooling.top_fraction`, ``ties`` its rule)."""
     truth = base.truth(slots)[None]
     nothing = np.zeros(0, np.int64)
     p = base.problem(
@@ -321,12 +331,12 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float):
             "value": values.T.ravel(),
         }
     )
-    kept = top_fraction(scores, frac=fraction)
+    kept = top_fraction(scores, frac=fraction, ties=ties)
     blocks = []
     for m in ms:  # a handful of measures
         keep = kept.loc[kept["measure"] == str(m), "name"].astype(str)
         blocks.append(([m], np.sort(slots[np.isin(names, keep.to_numpy())])))
-    return blocks
+    return blocks, kept.attrs["ties"]
 
 
 def _build(base: _Base, org_of: dict, block, leave_out, cache):
@@ -408,13 +418,17 @@ def _finish(base: _Base, ms, built, estimators):
     true = np.where(ok, true_means[run_i, m_i], np.nan)
     units = np.array([unit_of.get(n, np.nan) for n in evaluated], dtype=object)
     left_out = np.where(run_i >= 0, units[run_i], np.nan)
-    rows = judged[item, t]
+    # every qrels topic (the balanced design), plus any topic of a run's average the qrels
+    # lack (``topics="answered"``); ``ranked`` flags the topics of the run's average, the
+    # topics the significance tests behind SRE* use (:func:`pbtools.stats.pair_significance`)
+    rows = judged[item, t] | own
     truth_frame = pd.DataFrame(
         {
             "measure": np.repeat([str(m) for m in ms], int(rows.sum())),
             "name": np.tile(evaluated[item[rows]], len(ms)),
             "qid": np.tile(np.asarray(enc.qids)[t[rows]], len(ms)),
             "value": values[rows].T.ravel(),
+            "ranked": np.tile(own[rows], len(ms)),
         }
     )
     # rows by measure (in ``ms`` order), estimator, name; stable

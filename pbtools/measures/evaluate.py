@@ -5,9 +5,11 @@ accepted on input (:func:`parse`). The grammar lives in :mod:`~.names` (:class:`
 :func:`parse`, :data:`MEASURES`, :func:`measure_names`, in the package). Per-topic values match
 trec_eval 9/10 (``m_*.c`` in usnistgov/trec_eval) to the last bit where trec_eval has the measure.
 
-Relevance: a label ``>= rel`` is relevant (``rel=1`` by default: trec_eval's ``label > 0``;
-``(rel=2)`` is trec_eval ``-l2``), ``0 <= label < rel`` judged non-relevant, and a missing or
-negative label unjudged. Gains (nDCG, Q) are the labels of the relevant documents.
+Relevance: a label ``>= rel`` is relevant (default 1), ``0 <= label < rel`` judged non-relevant,
+a missing or negative label unjudged; ``(rel=2)`` is trec_eval ``-l2`` for the binary measures.
+Gains (nDCG, Q) are the relevant labels: ``nDCG(rel=r)`` gives labels below r gain 0 in the run
+and the ideal. trec_eval's ndcg ignores ``-l``, so its ``-l2`` ndcg is pbtools' ``nDCG`` (topic
+301 of ``qrels.rel_level``: 0.1396; ``nDCG(rel=2)`` 0.0288; ``tests/test_ndcg_rel.py``).
 ``r`` is the 1-based rank in trec_eval order, ``rel_r`` ∈ {0, 1}, ``R`` the number of relevant
 documents of the topic in the qrels, ``len`` the length of the ranking, ``n`` the cut-off.
 

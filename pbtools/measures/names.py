@@ -101,7 +101,9 @@ class Measure:
     cutoff : int, optional
         The ``@n`` rank cut-off.
     rel : int
-        Labels ``>= rel`` are relevant (trec_eval ``-l``).
+        Labels ``>= rel`` are relevant: trec_eval ``-l`` for the binary measures; for nDCG
+        and Q, labels below ``rel`` also gain 0 (trec_eval's ndcg ignores ``-l``; see
+        :mod:`pbtools.measures.evaluate`).
     judged_only : bool
         Score the condensed list (unjudged documents removed; Sakai 2008 §3).
     p, beta : float, optional
@@ -142,9 +144,16 @@ class Measure:
 
         Measures trec_eval does not have (AntiP, Unjudged, Q, condensed lists, ...) keep their
         pbtools name. A non-default relevance threshold corresponds to trec_eval's ``-l``, which
-        is not part of its measure names, so it is not shown either.
+        is not part of its measure names, so it is not shown either — except for nDCG, whose
+        ``rel`` trec_eval has no counterpart of (its ndcg ignores ``-l``): ``nDCG(rel=2)``
+        keeps its pbtools name.
+
+        >>> parse("nDCG(rel=2)@10").trec_name, parse("P(rel=2)@10").trec_name
+        ('nDCG(rel=2)@10', 'P_10')
         """
         if self.judged_only or self.base not in _TREC_NAMES:
+            return str(self)
+        if self.base == "nDCG" and self.rel != 1:
             return str(self)
         plain, cut = _TREC_NAMES[self.base]
         if self.base == "RBP":

@@ -13,7 +13,8 @@ module                     holds
                            (PROTOCOL items 4-6)
 ``pooling.reductions``     :func:`pool`, :func:`repool`, :func:`leave_one_out`,
                            :func:`take_teams`, :func:`subset_pool`, :func:`shallow`,
-                           :func:`top_fraction`
+                           :func:`top_fraction` (from ``pooling.topruns``, with its tie
+                           rules :data:`TIE_RULES` and :class:`TopTieWarning`)
 ``pooling.contributions``  :func:`unique_contributions`, :func:`describe`
 ``pooling.dense``          runs encoded as dense per-topic arrays for the experiments
 =========================  ================================================================
@@ -46,6 +47,7 @@ from pbtools.pooling.reductions import (
     take_teams,
     top_fraction,
 )
+from pbtools.pooling.topruns import TIE_RULES, TopTieWarning
 
 __all__ = [
     "Pool",
@@ -58,6 +60,8 @@ __all__ = [
     "shallow",
     "subset_pool",
     "top_fraction",
+    "TIE_RULES",
+    "TopTieWarning",
     "unit_map",
     "unique_contributions",
     "describe",

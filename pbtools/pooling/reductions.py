@@ -38,12 +38,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import encode, group_starts, ranks_from_starts, require_columns, trec_order
-from pbtools.measures.rounding import round_half_up
+from pbtools.frames import require_columns, trec_order
 from pbtools.pooling.combinations import SEP
 from pbtools.pooling.contrib import contrib_table, locate, top_rows, unit_map
 from pbtools.pooling.inference import PoolInfo, infer_pool
 from pbtools.pooling.pool import Pool
+from pbtools.pooling.topruns import top_fraction
 from pbtools.validation import validates
 
 __all__ = [
@@ -387,61 +387,3 @@ def shallow(
     """
     depths = [int(depths)] if isinstance(depths, int | np.integer) else [int(x) for x in depths]
     return Pool.from_depth(runs, qrels, max(depths, default=0), pooled=pooled).shallow(depths)
-
-
-# --------------------------------------------------------------------------------------------
-# top fraction of runs
-# --------------------------------------------------------------------------------------------
-
-
-def top_fraction(
-    scores: pd.DataFrame,
-    frac: float = 0.75,
-    decimals: int | None = 4,
-) -> pd.DataFrame:
-    """The best ``frac`` of the runs per measure (Lipani §5; PROTOCOL-lipani2015 item 9).
-
-    Per measure the values are rounded half-up to ``decimals`` places
-    (:func:`pbtools.measures.round_half_up`; None: no rounding), sorted descending with a
-    *stable* sort (equal rounded scores keep the input order), and the first ⌊frac·N⌋ runs are
-    kept (N = 36, frac = 0.75 → 27).
-
-    Parameters
-    ----------
-    scores : DataFrame
-        Averages (``name``, ``measure``, ``value``), e.g. every pooled run scored on the full
-        re-pooled qrels. ``frac`` (float), ``decimals`` (int or None): above.
-
-    Returns
-    -------
-    DataFrame
-        The kept rows (``name``, ``measure``, ``value`` unrounded, + other columns) in that
-        order, with ``rank`` (int32, 1 = best) added.
-
-    Examples
-    --------
-    ⌊0.75 · 4⌋ = 3 runs are kept; c's 0.40004 rounds to 0.4000 and ties with b, which comes
-    first in the input, so b ranks first:
-
-    >>> import pandas as pd
-    >>> s = pd.DataFrame({"name": list("abcd"), "measure": "AP", "value": [.2, .4, .40004, .1]})
-    >>> top_fraction(s, 0.75)
-      name measure    value  rank
-    0    b      AP  0.40000     1
-    1    c      AP  0.40004     2
-    2    a      AP  0.20000     3
-    """
-    require_columns(scores, ("name", "measure", "value"), "scores")
-    v = scores["value"].to_numpy(dtype=np.float64)
-    if decimals is not None:
-        v = round_half_up(v, decimals)
-    meas = encode(scores["measure"])
-    m = meas.cat.codes.to_numpy().astype(np.int64)
-    order = np.lexsort((np.arange(len(v)), -v, m))
-    ms = m[order]
-    rank = ranks_from_starts(group_starts(ms))
-    count = np.bincount(ms, minlength=len(meas.cat.categories))[ms]
-    keep = rank <= np.floor(frac * count + 1e-9)
-    out = scores.iloc[order[keep]].reset_index(drop=True)
-    out["rank"] = rank[keep].astype(np.int32)
-    return out

@@ -9,7 +9,10 @@ Error of estimated scores against a ground truth (Lipani et al. 2015 §5.1, PROT
     SRE* counts, for each run i, the runs j with min(t_i, e_i) < t_j <= max(t_i, e_i) whose pair
     with i is significant in the truth (so SRE* = SRE when all pairs are significant).
 Significance of run pairs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
-    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way; ``by=`` for groups);
+    :func:`tukey_hsd` (two-way run + topic, Carterette 2012; or one-way; ``by=`` for groups;
+    Tukey-Kramer for runs scored on different topics); the tests behind SRE*
+    (:func:`sre_significance`: :func:`pair_significance` with :data:`SRE_TESTS`, or the
+    reference tool's ``pValues.<metric>.csv`` files, :func:`pvalue_significance`);
     :func:`discriminative_power` (Sakai 2006/2008 §6: paired bootstrap, t or randomisation
     test), :func:`discriminative_power_summary`, :func:`misses_false_alarms`.
 Comparing runs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
@@ -37,6 +40,13 @@ from pbtools.stats.power import (
     discriminative_power_summary,
     misses_false_alarms,
 )
+from pbtools.stats.significance import (
+    SRE_TESTS,
+    pair_significance,
+    pvalue_significance,
+    read_pvalues,
+    sre_significance,
+)
 from pbtools.stats.table2 import table2, to_latex, to_markdown
 from pbtools.stats.tau import kendall_tau
 
@@ -51,6 +61,11 @@ __all__ = [
     "mae",
     "misses_false_alarms",
     "p_adjust",
+    "pair_significance",
+    "pvalue_significance",
+    "read_pvalues",
+    "sre_significance",
+    "SRE_TESTS",
     "sre",
     "sre_star",
     "studentized_range_isf",

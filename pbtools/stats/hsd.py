@@ -16,7 +16,7 @@ from scipy import optimize, special, stats
 from scipy.interpolate import CubicSpline
 
 from pbtools.errors import InputError
-from pbtools.stats.matrix import pair_indices, score_matrix
+from pbtools.stats.matrix import by_groups, pair_indices, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
 
@@ -136,6 +136,7 @@ def tukey_hsd(
     two_way: bool = True,
     alpha: float = 0.05,
     by: list[str] | None = None,
+    unbalanced: bool = False,
 ) -> pd.DataFrame:
     """Tukey's honestly significant difference test over all pairs of runs (Carterette 2012).
 
@@ -147,6 +148,11 @@ def tukey_hsd(
     For each pair: diff = m_a - m_b, q = |diff| / sqrt(MSE / t),
     p = P(Q(k, df) > q) (studentized range), reject = p < alpha,
     lower/upper = diff ∓ q_crit·sqrt(MSE / t) with q_crit the 1-alpha quantile.
+
+    ``unbalanced=True`` accepts runs averaged over different topics (a run that lacks topics):
+    each run's mean is over its own n_r topics, the two-way model is fitted by least squares on
+    the cells present (df = N - k - t + 1, N the cells), and each pair's standard error is
+    Tukey-Kramer's sqrt(MSE/2 · (1/n_a + 1/n_b)). On a balanced design it is the test above.
 
     Parameters
     ----------
@@ -161,6 +167,8 @@ def tukey_hsd(
         Key columns (e.g. ``["runs", "measure"]``): one test within each group, the keys
         leading the output — ready to pass as ``significance`` to
         :func:`pbtools.stats.sre_star`.
+    unbalanced : bool
+        Accept runs scored on different topics (Tukey-Kramer, above).
 
     Returns
     -------
@@ -180,25 +188,38 @@ def tukey_hsd(
     [['a', 'b', True], ['a', 'c', True], ['b', 'c', True]]
     >>> tukey_hsd(per_topic.assign(measure="P@10"), by=["measure"]).columns[:3].tolist()
     ['measure', 'name_a', 'name_b']
+
+    Run c without topic 3: its mean is over topics 1 and 2 (0.15), the pairs with it get a wider
+    interval:
+
+    >>> res = tukey_hsd(per_topic.iloc[:-1], unbalanced=True)
+    >>> res["diff"].round(4).tolist(), res.attrs["df_resid"]
+    ([0.35, 0.65, 0.3], 3)
     """
     if by:
-        return _grouped(results, list(by), measure, two_way, alpha)
-    sm = score_matrix(results, measure)
+        return _grouped(results, list(by), measure, two_way, alpha, unbalanced)
+    sm = score_matrix(results, measure, missing=unbalanced)
     x, k, t = sm.values, sm.k, sm.t
-    run_means = x.mean(axis=1)
-    if two_way:
-        if t < 2:
-            raise InputError("two-way Tukey HSD needs at least 2 topics")
-        resid = x - run_means[:, None] - x.mean(axis=0)[None, :] + x.mean()
-        df_resid = (k - 1) * (t - 1)
+    a, b = pair_indices(k)
+    if two_way and t < 2:
+        raise InputError("two-way Tukey HSD needs at least 2 topics")
+    present = ~np.isnan(x)
+    if present.all():
+        run_means = x.mean(axis=1)
+        if two_way:
+            resid = x - run_means[:, None] - x.mean(axis=0)[None, :] + x.mean()
+            df_resid = (k - 1) * (t - 1)
+        else:
+            resid = x - run_means[:, None]
+            df_resid = k * t - k
     else:
-        resid = x - run_means[:, None]
-        df_resid = k * t - k
+        n_r = present.sum(axis=1)
+        run_means = np.nansum(x, axis=1) / n_r
+        resid, df_resid = _residuals(x, present, run_means, two_way)
     if df_resid < 1:
         raise InputError(f"no residual degrees of freedom (k={k} runs, t={t} topics)")
     mse = float(np.square(resid).sum() / df_resid)
-    se = np.sqrt(mse / t)
-    a, b = pair_indices(k)
+    se = np.sqrt(mse / t) if present.all() else np.sqrt(mse / 2.0 * (1 / n_r[a] + 1 / n_r[b]))
     diff = run_means[a] - run_means[b]
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.abs(diff) / se
@@ -221,14 +242,23 @@ def tukey_hsd(
     return out
 
 
-def _grouped(results, by, measure, two_way, alpha) -> pd.DataFrame:
-    parts, keys = [], []
-    for key, grp in results.groupby(list(by), sort=True, observed=True):
-        parts.append(tukey_hsd(grp, measure, two_way, alpha))
-        keys.append(key if isinstance(key, tuple) else (key,))
-    out = pd.concat(parts, ignore_index=True)
-    sizes = [len(p) for p in parts]
-    for c in reversed(range(len(by))):  # the keys lead, one insert per key column
-        vals = pd.Series([k[c] for k in keys])  # inferred as a scalar key inserted would be
-        out.insert(0, by[c], vals.iloc[np.repeat(np.arange(len(keys)), sizes)].to_numpy())
-    return out
+def _residuals(x, present, run_means, two_way) -> tuple[np.ndarray, int]:
+    """Residuals of the cells present and their degrees of freedom: the one-way model, or the
+    two-way additive model (run + topic) fitted by least squares (an unbalanced design)."""
+    r, q = np.nonzero(present)
+    y = x[r, q]
+    if not two_way:
+        return y - run_means[r], len(y) - x.shape[0]
+    k, t = x.shape
+    design = np.zeros((len(y), k + t - 1))
+    design[np.arange(len(y)), r] = 1.0
+    rest = q > 0  # topic 0 is the reference level
+    design[np.flatnonzero(rest), k + q[rest] - 1] = 1.0
+    coef, _, rank, _ = np.linalg.lstsq(design, y, rcond=None)
+    return y - design @ coef, len(y) - int(rank)
+
+
+def _grouped(results, by, measure, two_way, alpha, unbalanced=False) -> pd.DataFrame:
+    return by_groups(
+        results, by, lambda g: tukey_hsd(g, measure, two_way, alpha, unbalanced=unbalanced)
+    )

@@ -88,18 +88,22 @@ def select_measure(results: pd.DataFrame, measure: str | None) -> pd.DataFrame:
     return out
 
 
-def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatrix:
+def score_matrix(
+    results: pd.DataFrame, measure: str | None = None, missing: bool = False
+) -> ScoreMatrix:
     """Pivot ``name``, ``qid``, ``value`` (optionally filtered on ``measure``) to a dense matrix.
 
     Runs and topics are sorted as strings. Raises ``ValueError`` for fewer than 2 runs, duplicate
     (name, qid) rows, missing values, or an unbalanced design (the message names the runs and the
-    topics they lack).
+    topics they lack) unless ``missing=True``, which leaves a cell without a row NaN.
 
     Parameters
     ----------
     results : DataFrame
         ``name``, ``qid``, ``value`` [, ``measure``].
     measure : str, optional
+    missing : bool
+        Accept an unbalanced design (the absent cells NaN).
 
     Returns
     -------
@@ -128,7 +132,7 @@ def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatr
         dup = np.flatnonzero(counts > 1)[:5]
         pairs = [(names[i // t], qids[i % t]) for i in dup]
         raise InputError(f"duplicate (name, qid) rows, e.g. {pairs}")
-    if (counts == 0).any():
+    if (counts == 0).any() and not missing:
         missing = (counts == 0).reshape(k, t)
         bad_runs = np.flatnonzero(missing.any(axis=1))
         detail = "; ".join(f"{names[i]} lacks {list(qids[missing[i]][:10])}" for i in bad_runs[:5])
@@ -136,7 +140,7 @@ def score_matrix(results: pd.DataFrame, measure: str | None = None) -> ScoreMatr
             f"unbalanced design: runs must be scored on the same topics (aligned on qid); "
             f"{len(bad_runs)} run(s) lack topics: {detail}"
         )
-    mat = np.empty(k * t, dtype=np.float64)
+    mat = np.full(k * t, np.nan, dtype=np.float64)
     mat[flat] = values
     return ScoreMatrix(
         np.asarray(names, dtype=object), np.asarray(qids, dtype=object), mat.reshape(k, t)
@@ -160,3 +164,30 @@ def pair_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
     [[0, 0, 1], [1, 2, 2]]
     """
     return np.triu_indices(k, 1)
+
+
+def by_groups(results: pd.DataFrame, by: list[str], test) -> pd.DataFrame:
+    """``test(group)`` (a frame of pairs) within each group of the ``by`` keys, the keys
+    leading the output (sorted groups); ``by=[]``: ``test(results)``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = pd.DataFrame({"measure": ["AP", "AP", "P@5"], "value": [1, 2, 3]})
+    >>> by_groups(res, ["measure"], lambda g: pd.DataFrame({"n": [len(g)]}))
+      measure  n
+    0      AP  2
+    1     P@5  1
+    """
+    if not by:
+        return test(results)
+    parts, keys = [], []
+    for key, grp in results.groupby(list(by), sort=True, observed=True):
+        parts.append(test(grp))
+        keys.append(key if isinstance(key, tuple) else (key,))
+    out = pd.concat(parts, ignore_index=True)
+    sizes = [len(p) for p in parts]
+    for c in reversed(range(len(by))):  # the keys lead, one insert per key column
+        vals = pd.Series([k[c] for k in keys])  # inferred as a scalar key inserted would be
+        out.insert(0, by[c], vals.iloc[np.repeat(np.arange(len(keys)), sizes)].to_numpy())
+    return out

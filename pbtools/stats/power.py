@@ -102,7 +102,8 @@ def paired_t_test(z: np.ndarray, alpha: float):
     Parameters
     ----------
     z : numpy.ndarray
-        Per-topic differences, pairs × topics.
+        Per-topic differences, pairs × topics. NaN cells (a topic one run of the pair was not
+        averaged over) are left out: each row is tested on its own n topics.
     alpha : float
         Level for the critical difference.
 
@@ -117,10 +118,17 @@ def paired_t_test(z: np.ndarray, alpha: float):
     >>> t, p, crit = paired_t_test(np.array([[0.1, 0.2, 0.3, 0.2]]), 0.05)
     >>> round(float(t[0]), 4), round(float(p[0]), 4)
     (4.899, 0.0163)
+    >>> t, p, crit = paired_t_test(np.array([[0.1, 0.2, 0.3, 0.2, np.nan]]), 0.05)
+    >>> round(float(t[0]), 4)
+    4.899
     """
-    n = z.shape[1]
-    sd = z.std(axis=1, ddof=1)
-    t_obs = _t_stat(z.mean(axis=1), sd, n)
+    if np.isnan(z).any():
+        n = (~np.isnan(z)).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean, sd = np.nanmean(z, axis=1), np.nanstd(z, axis=1, ddof=1)
+    else:
+        n, mean, sd = z.shape[1], z.mean(axis=1), z.std(axis=1, ddof=1)
+    t_obs = _t_stat(mean, sd, n)
     p = np.where(np.isfinite(t_obs), 2.0 * stats.t.sf(np.abs(t_obs), n - 1), 0.0)
     return t_obs, p, stats.t.isf(alpha / 2.0, n - 1) * sd / np.sqrt(n)
 
