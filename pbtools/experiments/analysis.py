@@ -45,6 +45,7 @@ import pandas as pd
 
 from pbtools import stats
 from pbtools.corrections.parallel import MAX_THREADS
+from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
 from pbtools.measures.names import measure_names
 from pbtools.progress import stage, staged
@@ -52,8 +53,6 @@ from pbtools.threads import cores_for, limited_threads, max_threads
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
-#: the bundled sample collection (TRACK layout), shipped inside the package
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 @dataclass
@@ -69,6 +68,9 @@ class Analysis:
     timings: dict = field(default_factory=dict)
     #: the ``(runs, qrels, orgs)`` frames analysed (not written), for follow-up experiments
     frames: tuple | None = field(default=None, repr=False)
+    #: the input repairs of ``lenient=True`` (``file``, ``line``, ``problem``, ``action``; not
+    #: written); None when the frames were given or read under a protocol preset
+    repairs: pd.DataFrame | None = field(default=None, repr=False)
 
     TABLES = ("properties", "scores", "truth", "significance", "errors")
 
@@ -173,6 +175,7 @@ def analyze(
     dask=None,
     progress: bool | None = None,
     alpha: float = 0.05,
+    name: str | None = None,
 ) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
@@ -186,6 +189,9 @@ def analyze(
     follows the preset too (run identity, float32 scores). ``dask`` (a scheduler address, a
     ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) runs
     the configurations on a Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
+
+    ``name`` names the collection in the reports (default: its path below the folder it was
+    found in, :func:`pbtools.io.track_name`: ``TREC-2/Adhoc``; ``sample`` for the bundled one).
 
     ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
     ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
@@ -229,12 +235,7 @@ def analyze(
             info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
         else:
             info = infer_pool(runs, qrels, policy=policy, depth=depth)
-        if isinstance(source, tuple):
-            name = "collection"
-        elif col is not None and not isinstance(col, pd.DataFrame):
-            name = col.name
-        else:
-            name = Path(source).name
+        name = name or collection_name(source)
         props = _properties(name, runs, qrels, orgs, info, col)
         measures = measure_names(measures)
         configs = product(leave_out=list(leave_out), runs=list(run_sets))
@@ -299,6 +300,7 @@ def analyze(
             params=params,
             timings={"parse": t_parse, "analysis": t_analysis, **t_stage},
             frames=(runs, qrels, orgs),
+            repairs=None if col is None or isinstance(col, pd.DataFrame) else col.repairs,
         )
 
 
