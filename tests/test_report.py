@@ -8,6 +8,7 @@ is skipped with a reason where no Chromium is installed (.ci/run installs Debian
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import re
 import shutil
@@ -22,7 +23,7 @@ import pytest
 
 from pbtools import measures
 from pbtools.cli import main
-from pbtools.experiments import figures, htmlreport, report
+from pbtools.experiments import figures, htmlparts, htmlreport, report
 from pbtools.experiments.analysis import SAMPLE, Analysis, analyze
 from pbtools.frames import TrecFormatWarning
 
@@ -524,6 +525,20 @@ def test_header_explains_the_symbols_in_words(result):
     )
     for line in text[: text.index("\n\n")].splitlines():  # a symbol stays with its value
         assert not re.search(r"(\||\bd) ?$", line) and not line.strip().startswith("="), line
+    given = dataclasses.replace(result, params={**result.params, "pool": "given"})
+    assert "d = 20 depth of the given pool (the deepest best rank of a judged document)" in (
+        report.properties_text(given)
+    )  # a strategy's pool (analyze --strategy) is not a depth-d pool
+
+
+def test_page_when_every_run_is_pooled():
+    every = [f"o{o:02d}r{r}" for o in range(1, 7) for r in (1, 2)]
+    a = analyze(
+        SAMPLE, measures=["P@10"], leave_out=["org"], run_sets=["all"], pooled=every, depth=20
+    )
+    assert a.params["pool"] == "given" and htmlparts.unpooled_scores(a).empty
+    assert "2 runs outside the pool" not in report.properties_text(a)
+    assert "Every run of the collection is in the pool." in htmlreport.html_report(a)
 
 
 def test_help_texts_print_no_escaped_percent(capsys):

@@ -290,6 +290,7 @@ def analyze(
             "alpha": alpha,
             "depth": int(info.depth),
             "pooled_runs": list(info.pooled_runs),
+            "pool": "given" if pooled is not None and depth is not None else "inferred",
         }
         return Analysis(
             properties=props,

@@ -126,7 +126,8 @@ def unpooled_section(analysis, ests: list[str], label, fmt) -> str:
         "to correct: each estimator's score of each of them, with every pooled run in R_p "
         "(there is no true score to compare with; sections 3-4 show how far each estimator "
         "is from the truth on runs left out on purpose). <code>reduced</code> is the run's "
-        "official score, its unjudged documents counted non-relevant. For a bootstrap interval "
+        "score on the collection's qrels, its unjudged documents counted non-relevant. For a "
+        "bootstrap interval "
         "over topics: <code>pbtools correct --bootstrap 200</code> or "
         "<code>pbtools.correct</code>.</p>" + table(header, rows, left=2) + "</section>"
     )

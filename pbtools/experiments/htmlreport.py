@@ -274,7 +274,13 @@ def html_report(analysis, *, title: str | None = None) -> str:
         ("|R|", int(p["R"]), "runs submitted to the track"),
         ("|O|", int(p["O"]), "organizations that submitted them"),
         ("|R_p|", int(p["R_p"]), "runs whose documents were judged: the pool"),
-        ("d", int(p["d"]), "pool depth: each pooled run's top d documents per topic were judged"),
+        (
+            "d",
+            int(p["d"]),
+            "pool depth: each pooled run's top d documents per topic were judged"
+            if params.get("pool", "inferred") == "inferred"
+            else "depth of the given pool: the deepest best rank of a judged document",
+        ),
         ("|T|", int(p["T"]), "topics"),
         (
             "judged share",

@@ -196,10 +196,15 @@ def properties_text(analysis) -> str:
     r_files = f" ({int(p['R_files'])} files)" if int(p["R_files"]) != n_r else ""
     rp_files = f" ({int(p['R_p_files'])} files)" if int(p["R_p_files"]) != n_rp else ""
     d = int(p["d"])
+    depth = (
+        f"d = {d} pool depth (each pooled run's top {d} documents per topic judged)"
+        if analysis.params.get("pool", "inferred") == "inferred"
+        else f"d = {d} depth of the given pool (the deepest best rank of a judged document)"
+    )
     text = (
         f"collection {p['collection']}: |R| = {n_r} runs{r_files}, |O| = {int(p['O'])} "
-        f"organizations, |R_p| = {n_rp} pooled runs{rp_files}, d = {d} pool depth (each "
-        f"pooled run's top {d} documents per topic judged), |T| = {int(p['T'])} topics"
+        f"organizations, |R_p| = {n_rp} pooled runs{rp_files}, {depth}, |T| = {int(p['T'])} "
+        "topics"
     )
     if r_files:
         text += "; files that share a run tag are one run"
@@ -242,7 +247,7 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
     Returns
     -------
     str
-        Properties, error tables, legend and the summary sentence, lines of at most ``width``
+        Properties, error tables, legend and the summary sentences, lines of at most ``width``
         characters (``wide``: the table may be wider).
     """
     lines = _wrap(properties_text(analysis), width, subsequent_indent="  ")
