@@ -95,12 +95,7 @@ def load_tracks(
         if infer:
             info = inference.infer_pool(col.runs, col.qrels)
             pooled, depth = sorted(map(str, info.pooled_runs)), int(info.depth)
-        name = (
-            str(t.relative_to(root_p))
-            if t != root_p
-            else f"{root_p.resolve().parent.name}/{root_p.resolve().name}"
-        )
-        out.append(Track(name, col.runs, col.qrels, col.orgs, pooled, depth))
+        out.append(Track(io.track_name(t, root_p), col.runs, col.qrels, col.orgs, pooled, depth))
     return out
 
 

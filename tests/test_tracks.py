@@ -37,7 +37,8 @@ def _same(a: list[Analysis], b: list[Analysis]) -> None:
 
 
 def test_serial_grid_is_analyze_of_each_track(tracks, serial):
-    assert [a.params["collection"] for a in serial] == ["t1", "t2", "t3"]
+    # each named by its folder with the parent's (pbtools.io.track_name)
+    assert [a.params["collection"] for a in serial] == [f"{t.parent.name}/{t.name}" for t in tracks]
     assert all(a.frames is None for a in serial)
     one = analyze(tracks[1], progress=False, **OPTIONS)
     _same([serial[1]], [one])

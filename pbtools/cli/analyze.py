@@ -38,6 +38,11 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--desc", help="desc.xml mapping run tags to organizations")
     p.add_argument(
+        "--name",
+        help="the collection's name in the output (default: its folder with the parent's, "
+        "e.g. TREC-2/Adhoc; for QRELS RUNS the folder that holds them)",
+    )
+    p.add_argument(
         "-m",
         "--measure",
         action="append",
@@ -114,7 +119,7 @@ def register(sub) -> None:
         "analyze",
         help="the bias analysis of a collection (default: the bundled sample)",
         description="Leave-one-organization/run-out over all pooled runs and "
-        "the top 75%%: every run's true, reduced-pool, Webber & "
+        "the top 75%: every run's true, reduced-pool, Webber & "
         "Park and Lipani score at each cut-off, and per estimator "
         "MAE, SRE, SRE* and Kendall's tau.",
     )
@@ -139,6 +144,8 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
     check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     check_strategy(args)
+    if args.name is not None and not args.name.strip():
+        raise UsageError("--name needs a non-empty name")
     if args.jobs < 0:
         raise UsageError(f"--jobs must be >= 1 (or 0 for every core), not {args.jobs}")
     cores_for(args.jobs)  # PBTOOLS_THREADS, before any work (an InputError naming it)
@@ -191,6 +198,7 @@ def analysis_from_args(args: argparse.Namespace):
     """Run :func:`analyze` on the analysis options of ``args`` (checked by
     :func:`validate_analysis`)."""
     from pbtools.experiments import analysis
+    from pbtools.experiments.load import collection_name
     from pbtools.measures import measure_names
 
     measures = measure_names(args.measure or analysis.MEASURES)
@@ -200,9 +208,11 @@ def analysis_from_args(args: argparse.Namespace):
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
     strategy = check_strategy(args)
-    given = {}
+    given = {"name": args.name}
     if strategy is not None:
-        source, given = _simulated(args, strategy, source, analysis.SAMPLE)
+        given["name"] = args.name or collection_name(source)
+        source, pool = _simulated(args, strategy, source, analysis.SAMPLE)
+        given.update(pool)
     return analysis.analyze(
         source,
         measures=measures,

@@ -18,8 +18,10 @@ def register(sub) -> None:
         description="Analyse a collection as `pbtools analyze` does and write one "
         "self-contained HTML page (figures inline as SVG, no script, no network): the "
         "collection's properties, the unjudged share of every run, each run's true and "
-        "estimated scores when its organization is left out of the pool, and every "
-        "estimator's error with a legend and a summary sentence.",
+        "estimated scores when its organization is left out of the pool, every "
+        "estimator's error with a legend and the summary of every setup, every estimator's "
+        "score of the runs outside the pool, and the input's repairs and runs that lack "
+        "topics.",
     )
     add_analysis_options(rp)
     rp.add_argument(

@@ -41,6 +41,7 @@ import pandas as pd
 from pbtools import stats
 from pbtools.corrections.parallel import MAX_THREADS
 from pbtools.corrections.registry import warn_skipped
+from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
 from pbtools.measures.names import measure_names
 from pbtools.progress import stage, staged
@@ -48,8 +49,6 @@ from pbtools.threads import cores_for, limited_threads, max_threads
 
 ESTIMATORS = ("reduced", "webber", "lipani")
 MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
-#: the bundled sample collection (TRACK layout), shipped inside the package
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 @dataclass
@@ -65,6 +64,9 @@ class Analysis:
     timings: dict = field(default_factory=dict)
     #: the ``(runs, qrels, orgs)`` frames analysed (not written), for follow-up experiments
     frames: tuple | None = field(default=None, repr=False)
+    #: the input repairs of ``lenient=True`` (``file``, ``line``, ``problem``, ``action``; not
+    #: written); None when the frames were given or read under a protocol preset
+    repairs: pd.DataFrame | None = field(default=None, repr=False)
 
     TABLES = ("properties", "scores", "truth", "significance", "errors")
 
@@ -171,6 +173,7 @@ def analyze(
     alpha: float = 0.05,
     sre_test: str | Path = "hsd",
     top_ties: str = "order",
+    name: str | None = None,
 ) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
@@ -191,6 +194,8 @@ def analyze(
     (:func:`pbtools.stats.pvalue_significance`). ``top_ties``: how a tie of scores at the
     top-``fraction`` cut is broken (:data:`pbtools.pooling.TIE_RULES`; each tie is warned about
     and listed in ``params["top75_ties"]``).
+    ``name`` names the collection in the reports (default: its path below the folder it was
+    found in, :func:`pbtools.io.track_name`: ``TREC-2/Adhoc``; ``sample`` for the bundled one).
 
     ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
     ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
@@ -234,12 +239,7 @@ def analyze(
             info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
         else:
             info = infer_pool(runs, qrels, policy=policy, depth=depth)
-        if isinstance(source, tuple):
-            name = "collection"
-        elif col is not None and not isinstance(col, pd.DataFrame):
-            name = col.name
-        else:
-            name = Path(source).name
+        name = name or collection_name(source)
         props = _properties(name, runs, qrels, orgs, info, col)
         measures = measure_names(measures)
         skips = warn_skipped(estimators, measures, stacklevel=4)  # once (@staged: +1)
@@ -301,6 +301,7 @@ def analyze(
             # why each run is its own organization (no desc.xml …), None when desc.xml said
             "one_org_per_run": orgs.attrs.get("one_org_per_run"),
             "skipped": skips,
+            "pool": "given" if pooled is not None and depth is not None else "inferred",
         }
         return Analysis(
             properties=props,
@@ -311,6 +312,7 @@ def analyze(
             params=params,
             timings={"parse": t_parse, "analysis": t_analysis, **t_stage},
             frames=(runs, qrels, orgs),
+            repairs=None if col is None or isinstance(col, pd.DataFrame) else col.repairs,
         )
 
 

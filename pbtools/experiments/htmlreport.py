@@ -5,7 +5,8 @@ self-contained HTML page — the figures are inline SVG (:mod:`pbtools.experimen
 style sheet is inline, there is no script and no external resource, so the page opens from disk
 with no network. It shows, in order:
 
-1. the summary sentence (:func:`pbtools.experiments.report.summary`);
+1. the properties in words (:func:`pbtools.experiments.report.properties_text`) and the summary
+   sentences of every setup (:mod:`pbtools.experiments.sentences`);
 2. the collection: |R|, |O|, |R_p|, d, |T| and per topic the judged and relevant documents and
    the judged share of the runs' top n (1 − the mean ``Unjudged@n`` over the runs);
 3. the unjudged share (``Unjudged@n``, :mod:`pbtools.measures`) of every run at each cut-off,
@@ -15,7 +16,11 @@ with no network. It shows, in order:
    every run against its true score;
 5. each estimator's error (MAE, SRE, SRE*, Kendall's τ-b) per configuration, with one sentence
    on each estimator and each measure (:data:`~pbtools.experiments.report.ESTIMATOR_HELP`,
-   :data:`~pbtools.experiments.report.MEASURE_HELP`).
+   :data:`~pbtools.experiments.report.MEASURE_HELP`);
+6. the collection's runs that really were left out of the pool, scored by every estimator
+   (:func:`pbtools.experiments.htmlparts.unpooled_scores`);
+7. the input: the repairs of ``--lenient`` by kind and file, and the runs that lack judged
+   topics (:func:`pbtools.experiments.htmlparts.input_section`).
 
 Examples
 --------
@@ -28,7 +33,6 @@ Examples
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +40,16 @@ import pandas as pd
 
 from pbtools.corrections.registry import skipped_message
 from pbtools.experiments import figures
+from pbtools.experiments.htmlparts import esc as _esc
+from pbtools.experiments.htmlparts import input_section, unpooled_section
+from pbtools.experiments.htmlparts import table as _table
 from pbtools.experiments.report import (
     ESTIMATOR_HELP,
     MEASURE_HELP,
     fmt,
     headline,
     left_out_unit,
+    properties_text,
     summary_text,
     unit_words,
 )
@@ -59,8 +67,8 @@ main{max-width:1120px;margin:0 auto;padding:24px 32px 48px}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 8px;
 border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:16px;margin:20px 0 6px}
 .meta{color:#555;font-size:13px;margin:0 0 16px}
-.summary{font-size:17px;background:#f3f6fa;border-left:4px solid #1f77b4;padding:12px 16px;
-margin:16px 0}
+.summary{font-size:16px;background:#f3f6fa;border-left:4px solid #1f77b4;padding:4px 16px;
+margin:16px 0}.summary p{margin:8px 0}
 figure{margin:12px 0 20px}figure svg{max-width:100%;height:auto;display:block}
 figcaption{color:#444;font-size:13px;margin-top:4px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0 16px}
@@ -81,10 +89,6 @@ details{margin:8px 0 16px}summary{cursor:pointer;color:#1f4e99}
 nav a{margin-right:14px}footer{margin-top:40px;color:#666;font-size:12px}
 code{font-size:13px}.scroll{overflow-x:auto}
 """
-
-
-def _esc(value) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def unjudged_cutoffs(analysis) -> list[int]:
@@ -133,22 +137,6 @@ def collection_profile(analysis) -> tuple[pd.DataFrame, pd.DataFrame]:
     topics["judged_share"] = 1 - top.reindex(topics.index)
     topics = topics.rename_axis("qid").reset_index()
     return topics, unjudged
-
-
-def _table(header: list[str], rows: list[list], left: int = 1, best=None) -> str:
-    """An HTML table; the first ``left`` columns left-aligned; ``best`` marks bold cells."""
-    th = "".join(
-        f'<th class="l">{_esc(h)}</th>' if i < left else f"<th>{_esc(h)}</th>"
-        for i, h in enumerate(header)
-    )
-    body = []
-    for r, row in enumerate(rows):
-        cells = []
-        for i, v in enumerate(row):
-            cls = "l" if i < left else ("best" if best is not None and best[r][i] else "")
-            cells.append(f'<td class="{cls}">{_esc(v)}</td>' if cls else f"<td>{_esc(v)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _worst(scores: pd.DataFrame, measure: str, unit: str) -> str:
@@ -296,7 +284,13 @@ def html_report(analysis, *, title: str | None = None) -> str:
             else "organizations that submitted them",
         ),
         ("|R_p|", int(p["R_p"]), "runs whose documents were judged: the pool"),
-        ("d", int(p["d"]), "pool depth: each pooled run's top d documents per topic were judged"),
+        (
+            "d",
+            int(p["d"]),
+            "pool depth: each pooled run's top d documents per topic were judged"
+            if params.get("pool", "inferred") == "inferred"
+            else "depth of the given pool: the deepest best rank of a judged document",
+        ),
         ("|T|", int(p["T"]), "topics"),
         (
             "judged share",
@@ -401,6 +395,8 @@ def html_report(analysis, *, title: str | None = None) -> str:
             + _errors_table(grp, ests)
         )
     sections.append("</section>")
+    sections.append(unpooled_section(analysis, ests, figures.estimator_label, fmt))
+    sections.append(input_section(analysis))
     t = analysis.timings or {}
     made = (
         f"pbtools {_esc(pbtools.__version__)}; "
@@ -419,18 +415,13 @@ def html_report(analysis, *, title: str | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body><main>"
         f"<h1>{_esc(title)}</h1>"
-        f'<p class="meta">|R| = {int(p["R"])} runs, |O| = {int(p["O"])} organizations, '
-        f"|R_p| = {int(p['R_p'])} pooled to depth d = {int(p['d'])}, |T| = {int(p['T'])} "
-        "topics"
-        + (
-            f" ({_esc(params['one_org_per_run'])}: {_esc(EACH_RUN_ITS_OWN)})"
-            if params.get("one_org_per_run")
-            else ""
-        )
-        + "</p>"
-        f'<p class="summary">{_esc(headline_text)}</p>'
+        f'<p class="meta">{_esc(properties_text(analysis))}</p>'
+        '<div class="summary">'
+        + "".join(f"<p>{_esc(t)}</p>" for t in headline_text.splitlines())
+        + "</div>"
         '<nav><a href="#collection">collection</a><a href="#unjudged">unjudged documents</a>'
-        '<a href="#bias">the bias</a><a href="#errors">estimators\' errors</a></nav>'
+        '<a href="#bias">the bias</a><a href="#errors">estimators\' errors</a>'
+        '<a href="#unpooled">runs outside the pool</a><a href="#input">the input</a></nav>'
         + "\n".join(sections)
         + f"<footer>Made by {made}.</footer></main></body></html>\n"
     )

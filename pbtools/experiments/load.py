@@ -8,11 +8,16 @@ reported: one :class:`~pbtools.frames.TrecFormatWarning` per repaired file, neve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from pbtools.corrections.choices import resolve
 
-__all__ = ["load", "orgs_by_tag"]
+__all__ = ["SAMPLE", "collection_name", "load", "orgs_by_tag"]
+
+#: the bundled sample collection (TRACK layout), shipped inside the package
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 def load(
@@ -78,3 +83,21 @@ def orgs_by_tag(files: pd.DataFrame, orgs: pd.DataFrame) -> pd.DataFrame:
     pairs = pairs[pairs["tag"].isin(org_of)]
     out = pd.DataFrame({"name": pairs["name"], "org": pairs["tag"].map(org_of)})
     return out.drop_duplicates("name").reset_index(drop=True)
+
+
+def collection_name(source) -> str:
+    """The default name of ``source`` in the reports (:func:`pbtools.io.track_name`; the
+    bundled sample is found in the package's data folder: ``sample``).
+
+    >>> collection_name(SAMPLE), collection_name(None)
+    ('sample', 'sample')
+    """
+    from pbtools.io import track_name
+
+    if source is None:
+        source = SAMPLE
+    if isinstance(source, tuple):
+        return "collection"
+    paths = list(source) if isinstance(source, list) else [source]
+    same = len(paths) == 1 and Path(paths[0]).resolve() == SAMPLE.resolve()
+    return track_name(paths, SAMPLE.parent if same else None)

@@ -1,23 +1,26 @@
 """Reports of a bias analysis: the terminal report and the self-contained HTML bias report.
 
 :func:`text_report` is what ``pbtools analyze`` prints (and :meth:`Analysis.report` returns):
-the collection's properties, one error table per leave-out configuration (80 columns; ``wide``:
-one table for all), a legend of the estimators and error measures, and the summary sentence.
+the collection's properties in words, one error table per leave-out configuration (80 columns;
+``wide``: one table for all; MAE, SRE, SRE* and Kendall's tau each in its own columns), a legend
+of the estimators and error measures, and the summary sentences of every setup.
 :func:`html_report` is what ``pbtools report`` writes: one HTML page with no external resource
 (figures inline as SVG, no script) that shows the collection's bias at a glance.
 
 Both take their words from one place: :data:`ESTIMATOR_HELP` and :data:`MEASURE_HELP` (one
-sentence each) and :func:`summary` (the sentence a researcher can quote, e.g. "a run whose
+sentence each), :func:`properties_text` (the header) and
+:mod:`pbtools.experiments.sentences` (the sentences a researcher can quote, e.g. "a run whose
 organization did not contribute to the pool loses on average 0.0081 P@10; Webber & Park cut
-that error by 2%, Lipani et al. by 1%"), computed from the analysis' own tables.
+the error by 2%, Lipani et al. by 2%"), computed from the analysis' own tables.
 
 Examples
 --------
 >>> from pbtools.experiments.analysis import SAMPLE, analyze
 >>> a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",), progress=False)
->>> print(summary(a))  # doctest: +NORMALIZE_WHITESPACE
-On sample, a run whose organization did not contribute to the pool loses on average 0.1965 P@10
-(mean over 10 runs); Webber & Park cut that error by 58%, Lipani et al. by 12%.
+>>> print(properties_text(a))  # doctest: +NORMALIZE_WHITESPACE
+collection sample: |R| = 12 runs, |O| = 6 organizations, |R_p| = 10 pooled runs,
+d = 20 pool depth (each pooled run's top 20 documents per topic judged), |T| = 20 topics; 2
+runs outside the pool: o03r1, o06r1
 >>> max(len(line) for line in text_report(a).splitlines()) <= 80
 True
 """
@@ -28,7 +31,17 @@ import textwrap
 
 import pandas as pd
 
-from pbtools.experiments.figures import estimator_label
+from pbtools.experiments.sentences import (
+    RUN_SETS,
+    SETUPS,
+    fmt,
+    headline,
+    left_out_unit,
+    measures_of,
+    summary,
+    summary_text,
+    unit_words,
+)
 from pbtools.io.desc import EACH_RUN_ITS_OWN
 
 __all__ = [
@@ -38,6 +51,7 @@ __all__ = [
     "measures_of",
     "summary",
     "summary_text",
+    "properties_text",
     "text_report",
     "unit_words",
     "left_out_unit",
@@ -66,150 +80,25 @@ MEASURE_HELP = {
     "tau": "Kendall's tau-b between the true and the estimated ranking of the runs "
     "(1 = same order).",
 }
-_BY = {"org": "leave-one-organization-out", "run": "leave-one-run-out"}
-_RUN_SETS = {"all": "all pooled runs", "top75": "top 75% of the runs"}
-_UNIT = {
-    "org": "a run whose organization did not contribute to the pool",
-    "run": "a run that did not contribute to the pool",
-}
+_BY, _RUN_SETS = SETUPS, RUN_SETS
 WIDTH = 80
-
-
-def left_out_unit(analysis, by: str) -> str:
-    """The unit a leave-out really withdrew: ``"run"`` for ``"org"`` when each run is its own
-    organization (no desc.xml: ``params["one_org_per_run"]``)."""
-    return "run" if by == "org" and analysis.params.get("one_org_per_run") else by
-
-
-def unit_words(analysis, by: str) -> str:
-    """The name of a leave-out configuration (``"leave-one-organization-out"`` …), said as
-    what it is when each run is its own organization."""
-    if left_out_unit(analysis, by) != by:
-        return f"{_BY[by]} (= {_BY['run']}: no organizations)"
-    return _BY.get(by, by)
-
-
-def fmt(value, decimals: int = 4) -> str:
-    """``value`` with ``decimals`` decimals, ``-`` for a missing value, never ``-0.0000``.
-
-    >>> fmt(-0.00001), fmt(float("nan")), fmt(0.1234567)
-    ('0.0000', '-', '0.1235')
-    """
-    if value is None or pd.isna(value):
-        return "-"
-    text = f"{float(value):.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _count(value) -> str:
     return "-" if value is None or pd.isna(value) else str(int(value))
 
 
-def measures_of(errors: pd.DataFrame) -> list[str]:
-    """The measures of an error (or score) table, in the order the analysis listed them."""
-    return [str(m) for m in dict.fromkeys(errors["measure"])]
-
-
-def headline(
-    analysis, leave_out: str | None = None, runs: str | None = None, measure: str | None = None
-):
-    """The numbers behind :func:`summary`, as a dict.
-
-    The configuration defaults to leave-one-organization-out over all pooled runs (the first
-    analysed otherwise) and the measure to P@10 (the middle measure otherwise). Keys:
-    ``leave_out``, ``runs``, ``measure``, ``n_runs`` (runs evaluated), ``loss`` (mean true −
-    reduced score: what a run loses by not being pooled), ``mae`` (estimator → MAE) and ``cut``
-    (corrected estimator → the share of the reduced pool's MAE it removes; negative when it
-    adds error).
-    """
-    e = analysis.errors
-    units = set(e["leave_out"])
-    leave_out = leave_out or ("org" if "org" in units else str(e["leave_out"].iloc[0]))
-    runs = runs or ("all" if "all" in set(e["runs"]) else str(e["runs"].iloc[0]))
-    names = measures_of(e)
-    measure = measure or ("P@10" if "P@10" in names else names[len(names) // 2])
-    cfg = e[(e["leave_out"] == leave_out) & (e["runs"] == runs) & (e["measure"] == measure)]
-    mae = dict(zip(cfg["estimator"].astype(str), cfg["mae"].astype(float), strict=True))
-    s = analysis.scores
-    sel = s[(s["leave_out"] == leave_out) & (s["runs"] == runs) & (s["measure"] == measure)]
-    red = sel[sel["estimator"] == "reduced"]
-    loss = float((red["true"] - red["estimate"]).mean()) if len(red) else float("nan")
-    base = mae.get("reduced", float("nan"))
-    cut = {
-        k: (1 - v / base) if base > 0 else float("nan") for k, v in mae.items() if k != "reduced"
-    }
-    order = [x for x in analysis.params.get("estimators", list(mae)) if x in cut]
-    return {
-        "leave_out": leave_out,
-        "runs": runs,
-        "measure": measure,
-        "n_runs": int(sel["name"].nunique()),
-        "loss": loss,
-        "mae": mae,
-        "cut": {k: cut[k] for k in order},
-    }
-
-
-def summary(analysis, *, short: bool = False, **where) -> str:
-    """The sentence a researcher can quote, with the analysis' own numbers (:func:`headline`;
-    ``where`` picks ``leave_out``, ``runs``, ``measure``). ``short``: the follow-up form for
-    another measure ("At P@100 the loss is 0.0235; Webber & Park cut it by 42%, …")."""
-    h = headline(analysis, **where)
-    name = analysis.properties.iloc[0]["collection"]
-    who = _UNIT[left_out_unit(analysis, h["leave_out"])]
-    measure = h["measure"]
-    if not h["loss"] > 0:
-        if short:
-            return f"At {measure} there is no loss to correct."
-        return (
-            f"On {name}, {who} loses no {measure} on average "
-            f"(mean over {h['n_runs']} runs): at this cut-off there is no bias to correct."
-        )
-    clauses, previous = [], None
-    for est, cut in h["cut"].items():
-        pct = int(abs(cut) * 100 + 0.5)
-        verb = ("cut it by" if short else "cut that error by") if cut >= 0 else "increase it by"
-        if pct == 0:
-            clause, verb = f"{estimator_label(est)} change it by less than 1%", None
-        elif verb == previous:
-            clause = f"{estimator_label(est)} by {pct}%"
-        else:
-            clause = f"{estimator_label(est)} {verb} {pct}%"
-        clauses.append(clause)
-        previous = verb
-    if short:
-        text = f"At {measure} the loss is {fmt(h['loss'])}"
-    else:
-        text = (
-            f"On {name}, {who} loses on average {fmt(h['loss'])} {measure} "
-            f"(mean over {h['n_runs']} runs)"
-        )
-    return text + ("; " + ", ".join(clauses) if clauses else "") + "."
-
-
-def summary_text(analysis) -> str:
-    """:func:`summary` at the headline measure, followed by its short form at the last measure
-    of the analysis (the deepest cut-off, where the bias is usually largest) when that is
-    another one."""
-    text = summary(analysis)
-    last = measures_of(analysis.errors)[-1]
-    if last != headline(analysis)["measure"]:
-        text += " " + summary(analysis, short=True, measure=last)
-    return text
-
-
 def error_blocks():
     """The column blocks of an error table: ``(title, column, formatter)`` per measure."""
     return [
         ("MAE", "mae", fmt),
-        ("SRE / SRE*", ("sre", "sre_star"), None),
+        ("SRE", "sre", _count),
+        ("SRE*", "sre_star", _count),
         ("Kendall's tau", "tau", fmt),
     ]
 
 
 def _cell(row, column, formatter) -> str:
-    if isinstance(column, tuple):
-        return "/".join(_count(row[c]) for c in column)
     return formatter(row[column])
 
 
@@ -297,6 +186,56 @@ def _legend(analysis, ests: list[str], width: int) -> list[str]:
     return lines
 
 
+def _wrap(text: str, width: int, **indents) -> list[str]:
+    """``textwrap.wrap`` that keeps a symbol with its value (``|R_p| = 35``, ``d = 100``)."""
+    import re
+
+    glued = re.sub(r"(\S+) = (\S+)", lambda m: "\xa0=\xa0".join(m.groups()), text)
+    return [line.replace("\xa0", " ") for line in textwrap.wrap(glued, width=width, **indents)]
+
+
+def properties_text(analysis) -> str:
+    """The collection's properties in words (Lipani et al. Table 2's symbols explained):
+    ``|R| = 37 runs (38 files), |O| = 22 organizations, |R_p| = 35 pooled runs (36 files),
+    d = 100 pool depth (…), |T| = 50 topics; 2 runs outside the pool: rutfmed, uicah``."""
+    p = analysis.properties.iloc[0]
+    n_r, n_rp = int(p["R"]), int(p["R_p"])
+    r_files = f" ({int(p['R_files'])} files)" if int(p["R_files"]) != n_r else ""
+    rp_files = f" ({int(p['R_p_files'])} files)" if int(p["R_p_files"]) != n_rp else ""
+    d = int(p["d"])
+    depth = (
+        f"d = {d} pool depth (each pooled run's top {d} documents per topic judged)"
+        if analysis.params.get("pool", "inferred") == "inferred"
+        else f"d = {d} depth of the given pool (the deepest best rank of a judged document)"
+    )
+    text = (
+        f"collection {p['collection']}: |R| = {n_r} runs{r_files}, |O| = {int(p['O'])} "
+        f"organizations, |R_p| = {n_rp} pooled runs{rp_files}, {depth}, |T| = {int(p['T'])} "
+        "topics"
+    )
+    if r_files:
+        text += "; files that share a run tag are one run"
+    out = unpooled_runs(analysis)
+    if out:
+        names = ", ".join(out[:5]) + (f", … ({len(out)} in all)" if len(out) > 5 else "")
+        text += f"; {len(out)} run{'s' if len(out) != 1 else ''} outside the pool: {names}"
+    return text
+
+
+def unpooled_runs(analysis) -> list[str]:
+    """The collection's runs that are not in its pool (``params["pooled_runs"]``), sorted."""
+    import json
+
+    p = analysis.properties.iloc[0]
+    pooled = set(analysis.params.get("pooled_runs") or json.loads(p["pooled_runs"]))
+    names = (
+        set(analysis.scores["name"].astype(str))
+        if analysis.frames is None
+        else set(analysis.frames[0]["name"].astype(str).unique())
+    )
+    return sorted(names - pooled)
+
+
 def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WIDTH) -> str:
     """The terminal report of an :class:`~pbtools.experiments.analysis.Analysis`.
 
@@ -315,24 +254,10 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
     Returns
     -------
     str
-        Properties, error tables, legend and the summary sentence, lines of at most ``width``
+        Properties, error tables, legend and the summary sentences, lines of at most ``width``
         characters (``wide``: the table may be wider).
     """
-    p = analysis.properties.iloc[0]
-    props = (
-        f"collection {p['collection']}: |R| = {int(p['R'])} runs, |O| = {int(p['O'])} "
-        f"organizations, |R_p| = {int(p['R_p'])} pooled runs, pool depth d = {int(p['d'])}, "
-        f"|T| = {int(p['T'])} topics"
-    )
-    lines = textwrap.wrap(props, width=width, subsequent_indent="  ")
-    if int(p["R_files"]) != int(p["R"]):
-        lines += textwrap.wrap(
-            f"({int(p['R_files'])} run files, {int(p['R_p_files'])} of them pooled: several "
-            "files share a run tag)",
-            width=width,
-            initial_indent="  ",
-            subsequent_indent="  ",
-        )
+    lines = _wrap(properties_text(analysis), width, subsequent_indent="  ")
     if analysis.params.get("protocol"):
         lines.append(f"  protocol: {analysis.params['protocol']}")
     if analysis.params.get("one_org_per_run"):
@@ -358,7 +283,9 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
             lines += ["", *textwrap.wrap(title, width=width, subsequent_indent="  ")]
             lines += _table(grp, [("measure", "measure")], ests, width=width)
     lines += [""] + _legend(analysis, ests, width)
-    lines += [""] + textwrap.wrap(summary_text(analysis), width=width)
+    lines += ["", "in short (the error of an estimate: its MAE over the evaluated runs):"]
+    for paragraph in summary_text(analysis).splitlines():
+        lines += _wrap(paragraph, width, initial_indent="- ", subsequent_indent="  ")
     if verbose and analysis.timings:
         t = analysis.timings
         lines += [

@@ -37,12 +37,12 @@ def analyze_tracks(sources: Sequence, *, jobs: int = 1, dask=None, progress=None
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     tracks = [
     ...         synth.generate(topics=5, docs=50, runs=6, orgs=3, run_length=30, depth=10,
-    ...                        seed=s).write(f"{tmp}/t{s}")
+    ...                        seed=s).write(f"{tmp}/TREC-X/t{s}")
     ...         for s in (2, 3)
     ...     ]
     ...     out = analyze_tracks(tracks, measures=["P@5"], run_sets=["all"], progress=False)
     >>> [a.params["collection"] for a in out], [len(a.scores) for a in out]
-    (['t2', 't3'], [24, 24])
+    (['TREC-X/t2', 'TREC-X/t3'], [24, 24])
     """
     from pbtools.grid import run_grid
 

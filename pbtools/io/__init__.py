@@ -5,7 +5,8 @@ module                 holds
 =====================  ====================================================================
 ``io.readers``         :func:`read_run`, :func:`read_runs`, :func:`read_qrels`,
                        :func:`read_orgs`, :func:`read_collection`, :class:`Collection`,
-                       :func:`find_tracks`, :func:`load_collection`, :func:`run_files`
+                       :func:`find_tracks`, :func:`track_name`, :func:`load_collection`,
+                       :func:`run_files`
 ``io.files``           paths, special files, bytes, byte-level checks, physical lines
 ``io.fields``          fields and typed columns (scores, ranks, labels) and their checks
 ``io.direct``          the one typed CSV read of run files that need no repair
@@ -45,6 +46,7 @@ from pbtools.io.readers import (
     read_run,
     read_runs,
     run_files,
+    track_name,
 )
 from pbtools.io.repairs import RepairableError
 
@@ -56,6 +58,7 @@ __all__ = [
     "read_orgs",
     "read_collection",
     "find_tracks",
+    "track_name",
     "load_collection",
     "write_parquet",
     "read_parquet",

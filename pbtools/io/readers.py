@@ -73,6 +73,7 @@ __all__ = [
     "read_orgs",
     "read_collection",
     "find_tracks",
+    "track_name",
     "load_collection",
     "run_files",
     "check_paths",
@@ -373,6 +374,29 @@ def find_tracks(root: PathLike) -> list[Path]:
     if not found:
         raise FileNotFoundError(f"no track (a directory with QRels/ and Runs/) under {root}")
     return found
+
+
+def track_name(paths: PathLike | Sequence[PathLike], root: PathLike | None = None) -> str:
+    """A track's name for reports: its path below ``root`` (:func:`find_tracks`' root), else
+    its folder with the parent's (``TREC-2/Adhoc``: the last folder alone, ``Adhoc``, names
+    every ad hoc track). Several paths (``QRELS RUNS...``) name the folder that holds them all.
+
+    Examples
+    --------
+    >>> track_name("data/trec/TREC-2/Adhoc"), track_name("data/trec/TREC-2/Adhoc", "data/trec")
+    ('TREC-2/Adhoc', 'TREC-2/Adhoc')
+    >>> track_name(["t/Adhoc/QRels/qrels.1", "t/Adhoc/Runs"], "t")
+    'Adhoc'
+    """
+    many = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    where = Path(os.path.commonpath([os.path.abspath(p) for p in many]))
+    if len(many) > 1 and where.is_file():
+        where = where.parent
+    if root is not None:
+        below = os.path.relpath(where, os.path.abspath(root))
+        if below != "." and not below.startswith(".."):
+            return Path(below).as_posix()
+    return "/".join(where.parts[-2:] if len(where.parts) > 2 else where.parts[-1:])
 
 
 def load_collection(
