@@ -230,7 +230,8 @@ def experiment_tables(
         blocks = [(bms, next(made)) for bms, _b in blocks_of[runs]]
         if cache is not None:
             for bms, (problem, _ctx) in blocks:
-                cache.request(problem, Lipani.supported(bms))
+                if Lipani.supported(bms):  # a block of measures Lipani does not correct: none
+                    cache.request(problem, Lipani.supported(bms))
         built.append((runs, blocks))
     tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
     done = ordered_map(lambda task: _finish(base, *task, estimators), tasks, threads, ahead=0)

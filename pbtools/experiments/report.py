@@ -17,7 +17,8 @@ Examples
 >>> a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",), progress=False)
 >>> print(summary(a))  # doctest: +NORMALIZE_WHITESPACE
 On sample, a run whose organization did not contribute to the pool loses on average 0.1965 P@10
-(mean over 10 runs); Webber & Park cut that error by 58%, Lipani et al. by 12%.
+(mean over 10 runs); Webber & Park cut that error by 58% (95% interval 51-68%), Lipani et al. by
+12% (95% interval 8-18%).
 >>> max(len(line) for line in text_report(a).splitlines()) <= 80
 True
 """
@@ -29,10 +30,13 @@ import textwrap
 import pandas as pd
 
 from pbtools.experiments.figures import estimator_label
+from pbtools.experiments.noise import best_estimator, noise_rows
+from pbtools.experiments.noise import pct as signed_pct
 
 __all__ = [
     "ESTIMATOR_HELP",
     "MEASURE_HELP",
+    "best_estimator",
     "headline",
     "measures_of",
     "summary",
@@ -101,9 +105,11 @@ def headline(
     The configuration defaults to leave-one-organization-out over all pooled runs (the first
     analysed otherwise) and the measure to P@10 (the middle measure otherwise). Keys:
     ``leave_out``, ``runs``, ``measure``, ``n_runs`` (runs evaluated), ``loss`` (mean true −
-    reduced score: what a run loses by not being pooled), ``mae`` (estimator → MAE) and ``cut``
+    reduced score: what a run loses by not being pooled), ``mae`` (estimator → MAE), ``cut``
     (corrected estimator → the share of the reduced pool's MAE it removes; negative when it
-    adds error).
+    adds error) and ``cut_ci`` (corrected estimator → ``(low, high, significant)``: the 95 %
+    paired bootstrap interval of that share over the evaluated runs and whether the MAE
+    difference's interval excludes 0, from ``analysis.differences``; absent without it).
     """
     e = analysis.errors
     units = set(e["leave_out"])
@@ -122,6 +128,17 @@ def headline(
         k: (1 - v / base) if base > 0 else float("nan") for k, v in mae.items() if k != "reduced"
     }
     order = [x for x in analysis.params.get("estimators", list(mae)) if x in cut]
+    d = getattr(analysis, "differences", None)
+    cut_ci = {}
+    if d is not None and len(d):
+        sel_d = d[
+            (d["leave_out"] == leave_out)
+            & (d["runs"] == runs)
+            & (d["measure"] == measure)
+            & (d["estimator_b"] == "reduced")
+        ]
+        for r in sel_d.itertuples(index=False):
+            cut_ci[str(r.estimator_a)] = (r.cut_low, r.cut_high, bool(r.significant))
     return {
         "leave_out": leave_out,
         "runs": runs,
@@ -130,6 +147,7 @@ def headline(
         "loss": loss,
         "mae": mae,
         "cut": {k: cut[k] for k in order},
+        "cut_ci": cut_ci,
     }
 
 
@@ -151,12 +169,22 @@ def summary(analysis, *, short: bool = False, **where) -> str:
     for est, cut in h["cut"].items():
         pct = int(abs(cut) * 100 + 0.5)
         verb = ("cut it by" if short else "cut that error by") if cut >= 0 else "increase it by"
-        if pct == 0:
+        ci = h["cut_ci"].get(est)
+        if ci is not None and not ci[2]:  # within the run-to-run noise: no claim of a cut
+            clause, verb = (
+                f"{estimator_label(est)}'s change ({signed_pct(-ci[1])} to "
+                f"{signed_pct(-ci[0])}) is within the run-to-run noise",
+                None,
+            )
+        elif pct == 0:
             clause, verb = f"{estimator_label(est)} change it by less than 1%", None
         elif verb == previous:
             clause = f"{estimator_label(est)} by {pct}%"
         else:
             clause = f"{estimator_label(est)} {verb} {pct}%"
+        if ci is not None and ci[2] and pct:  # the interval of the claim, in its own terms
+            a, b = sorted((abs(ci[0]), abs(ci[1])))
+            clause += f" (95% interval {int(a * 100 + 0.5)}-{int(b * 100 + 0.5)}%)"
         clauses.append(clause)
         previous = verb
     if short:
@@ -262,6 +290,31 @@ def _evaluated(scores: pd.DataFrame, by: str, runs: str) -> int:
     return int(sel.groupby("measure", observed=True)["name"].nunique().max())
 
 
+def _noise_lines(analysis, ests: list[str], width: int) -> list[str]:
+    """The headline configuration's MAE with its run-bootstrap interval, and each corrected
+    estimator's change of the reduced pool's MAE with its interval ("*": beyond the noise)."""
+    if "mae_low" not in analysis.errors.columns:
+        return []
+    h = headline(analysis)
+    title = (
+        f"run-to-run noise (leave-out {h['leave_out']}, run set {h['runs']}): MAE with its "
+        "95% paired bootstrap interval over the evaluated runs; the change of the reduced "
+        "pool's MAE (* beyond the noise)"
+    )
+    lines = ["", *textwrap.wrap(title, width=width)]
+    lines.append(f"    {'measure':<9s}{'estimator':<10s}{'MAE':>7s}  {'95% interval':<15s}change")
+    for r in noise_rows(analysis, h["leave_out"], h["runs"], ests).itertuples(index=False):
+        change = ""
+        if pd.notna(r.cut):
+            change = f"{signed_pct(-r.cut)} ({signed_pct(-r.cut_high)} to {signed_pct(-r.cut_low)})"
+            change += "*" if r.significant else ""
+        lines.append(
+            f"    {r.measure:<9s}{r.estimator:<10s}{fmt(r.mae):>7s}  "
+            f"{fmt(r.mae_low) + '-' + fmt(r.mae_high):<15s}{change}".rstrip()
+        )
+    return lines
+
+
 def _legend(analysis, ests: list[str], width: int) -> list[str]:
     alpha = analysis.params.get("alpha", 0.05)
     items = [(e, ESTIMATOR_HELP[e]) for e in ests if e in ESTIMATOR_HELP]
@@ -330,6 +383,7 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
             )
             lines += ["", title]
             lines += _table(grp, [("measure", "measure")], ests, width=width)
+    lines += _noise_lines(analysis, ests, width)
     lines += [""] + _legend(analysis, ests, width)
     lines += [""] + textwrap.wrap(summary_text(analysis), width=width)
     if verbose and analysis.timings:
