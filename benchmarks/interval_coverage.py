@@ -18,12 +18,15 @@ pooled score within [nominal − 2, nominal + 3] percentage points at every leve
 mean 95 % width at P@10 at most a third of the topic bootstrap's (half-width ≈ 0.085 in the
 issue's audit: width ≤ 0.0567).
 
-The default grid takes a few minutes on 2 cores (depths 5 10 20 100, 20 and 40 runs, 20 seeds,
-30 topics); ``--full`` is the issue's grid (20, 40, 80, 120 runs, 30 seeds, 50 topics).
+The default grid takes about 3 minutes of CPU on 2 cores (depths 5 10 20 100, 40 runs, 20 seeds,
+20 topics); ``--runs 20 40 --topics 30`` is the grid of ``docs/uncertainty.md`` (about 10
+minutes of CPU); ``--full`` the issue's whole grid (20, 40, 80, 120 runs, 30 seeds, 50 topics:
+hours on 2 cores).
 
     python3 benchmarks/interval_coverage.py                 # default grid + TREC-2
-    python3 benchmarks/interval_coverage.py --full          # the whole grid (about an hour)
-    python3 benchmarks/interval_coverage.py --scale unjudged --no-trec
+    python3 benchmarks/interval_coverage.py --runs 20 40 --topics 30   # docs/uncertainty.md
+    python3 benchmarks/interval_coverage.py --full          # the whole grid
+    python3 benchmarks/interval_coverage.py --scale unjudged --no-synthetic
 """
 
 from __future__ import annotations
@@ -159,9 +162,9 @@ def render(t: pd.DataFrame) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--depths", type=int, nargs="+", default=[5, 10, 20, 100])
-    ap.add_argument("--runs", type=int, nargs="+", default=[20, 40])
+    ap.add_argument("--runs", type=int, nargs="+", default=[40])
     ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--topics", type=int, default=30)
+    ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--full", action="store_true", help="runs 20 40 80 120, 30 seeds, 50 topics")
     ap.add_argument("--scale", choices=("none", "unjudged"), default="none")
     ap.add_argument("--trec", type=Path, default=TREC2, help="the TREC-2 ad hoc track")
