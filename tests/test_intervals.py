@@ -214,3 +214,23 @@ def test_best_only_beyond_the_run_to_run_noise():
         else:
             assert best is None
             assert "cut" not in text and "within the run-to-run noise" in text
+
+
+def test_reports_show_the_intervals():
+    from pbtools.experiments.analysis import SAMPLE, analyze
+    from pbtools.experiments.htmlreport import html_report
+    from pbtools.experiments.report import text_report
+
+    a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",), progress=False)
+    assert {"mae_low", "mae_high", "sre_low", "sre_high"} <= set(a.errors.columns)
+    assert len(a.differences) == 6  # 3 estimators, ordered pairs
+    page = html_report(a)
+    assert 'rowspan="2">measure</th>' in page  # the error table's header is intact
+    row = a.errors.set_index("estimator").loc["webber"]
+    assert f"{row['mae']:.4f} [{row['mae_low']:.4f}, {row['mae_high']:.4f}]" in page
+    # bold only beyond the noise: webber's MAE (its differences all exclude 0 on the sample)
+    assert best_estimator(a, "org", "all", "P@10")[0] == "webber"
+    assert f'class="best">{row["mae"]:.4f} [' in page
+    assert "How far a new run" in page and "pi_low" in page
+    text = text_report(a)
+    assert "run-to-run noise" in text and "95% interval" in text

@@ -183,11 +183,11 @@ def _errors_table(errors: pd.DataFrame, ests: list[str], analysis=None) -> str:
         row, mark = [str(measure)], [False]
         for _, col in blocks:
             vals = g[col].reindex(ests).astype(float)
-            top = None
+            winner = None
             if analysis is not None and col in ("mae", "sre"):
                 r0 = grp.iloc[0]
-                top = best_estimator(analysis, r0["leave_out"], r0["runs"], measure, col)
-            mark += [top is not None and e == top[0] for e in ests]
+                winner = best_estimator(analysis, r0["leave_out"], r0["runs"], measure, col)
+            mark += [winner is not None and e == winner[0] for e in ests]
             cells = [
                 fmt(v) if col in ("mae", "tau") else ("-" if pd.isna(v) else str(int(v)))
                 for v in vals
