@@ -192,10 +192,11 @@ def _errors_table(errors: pd.DataFrame, ests: list[str], analysis=None) -> str:
                 fmt(v) if col in ("mae", "tau") else ("-" if pd.isna(v) else str(int(v)))
                 for v in vals
             ]
-            if col == "mae" and "mae_low" in g.columns:
-                lo, hi = g["mae_low"].reindex(ests), g["mae_high"].reindex(ests)
+            if col in ("mae", "sre") and f"{col}_low" in g.columns:
+                lo, hi = g[f"{col}_low"].reindex(ests), g[f"{col}_high"].reindex(ests)
+                f = fmt if col == "mae" else (lambda v: f"{float(v):g}")
                 cells = [
-                    c if pd.isna(a) else f"{c} [{fmt(a)}, {fmt(b)}]"
+                    c if pd.isna(a) else f"{c} [{f(a)}, {f(b)}]"
                     for c, a, b in zip(cells, lo, hi, strict=True)
                 ]
             row += cells
@@ -225,11 +226,9 @@ def _prediction_table(analysis, ests: list[str]) -> str:
     """The 95 % prediction half-widths (:func:`pbtools.experiments.noise.prediction_halfwidths`)."""
     h = headline(analysis)
     q = prediction_halfwidths(analysis, h["leave_out"], h["runs"], ests)
-    wide = q.pivot_table(index="measure", columns="estimator", values="q", sort=False)
-    show = {e: [("unbounded" if np.isinf(v) else fmt(v)) for v in wide.get(e, [])] for e in ests}
-    rows = [
-        [m] + [show[e][i] if e in wide else "-" for e in ests] for i, m in enumerate(wide.index)
-    ]
+    w = q.pivot_table(index="measure", columns="estimator", values="q", sort=False)
+    show = {e: [("unbounded" if np.isinf(v) else fmt(v)) for v in w.get(e, [])] for e in ests}
+    rows = [[m, *(show[e][i] if e in w else "-" for e in ests)] for i, m in enumerate(w.index)]
     n = int(q["n"].max()) if len(q) else 0
     return (
         "<h3>How far a new run's corrected score can be from its pooled score</h3>"
@@ -402,7 +401,7 @@ def html_report(analysis, *, title: str | None = None) -> str:
         ),
     ]
     sections.append(
-        "<p>The numbers, per configuration; the MAE with its 95% interval over the evaluated "
+        "<p>The numbers, per configuration; MAE and SRE with their 95% interval over the evaluated "
         "runs (paired bootstrap: another set of systems would give other errors). Bold: the "
         "best estimator on MAE or SRE, only where its advantage over every other estimator "
         "exceeds that run-to-run noise (the 95% interval of the difference excludes 0).</p>"
