@@ -234,3 +234,27 @@ def test_reports_show_the_intervals():
     assert "How far a new run" in page and "pi_low" in page
     text = text_report(a)
     assert "run-to-run noise" in text and "95% interval" in text
+
+
+def test_an_error_free_baseline_gives_no_cut_and_no_crash():
+    """Reduced exact on most runs: replicates with MAE_reduced = 0 have no cut (NaN), and the
+    intervals come from the others; an estimator with no error at all has none."""
+    f = pd.DataFrame(
+        {
+            "name": list("abcdabcd"),
+            "estimator": ["reduced"] * 4 + ["webber"] * 4,
+            "measure": "P@5",
+            "true": [0.4, 0.3, 0.2, 0.1] * 2,
+            "estimate": [0.4, 0.3, 0.2, 0.0, 0.4, 0.3, 0.25, 0.1],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        _err, diff = stats.error_intervals(f, n_boot=200)
+    d = diff.set_index(["estimator_a", "estimator_b"])
+    w = d.loc[("webber", "reduced")]
+    assert w["cut"] == pytest.approx(0.5) and np.isfinite([w["cut_low"], w["cut_high"]]).all()
+    f0 = f.assign(estimate=f["true"])
+    _err, diff0 = stats.error_intervals(f0, n_boot=50)
+    assert diff0["cut"].isna().all() and diff0["cut_low"].isna().all()
+    assert not diff0["significant"].any()

@@ -53,9 +53,11 @@ def best_estimator(analysis, leave_out: str, runs: str, measure: str, error: str
 def pct(share: float) -> str:
     """A signed percentage of the error, "+5%" (more error) or "-12%" (less).
 
-    >>> pct(0.052), pct(-0.12), pct(0.001)
-    ('+5%', '-12%', '0%')
+    >>> pct(0.052), pct(-0.12), pct(0.001), pct(float("nan"))
+    ('+5%', '-12%', '0%', 'n/a')
     """
+    if not np.isfinite(float(share)):
+        return "n/a"
     v = int(round(float(share) * 100))
     return f"{v:+d}%" if v else "0%"
 

@@ -182,7 +182,7 @@ def summary(analysis, *, short: bool = False, **where) -> str:
             clause = f"{estimator_label(est)} by {pct}%"
         else:
             clause = f"{estimator_label(est)} {verb} {pct}%"
-        if ci is not None and ci[2] and pct:  # the interval of the claim, in its own terms
+        if ci is not None and ci[2] and pct and pd.notna(ci[0]) and pd.notna(ci[1]):
             a, b = sorted((abs(ci[0]), abs(ci[1])))
             clause += f" (95% interval {int(a * 100 + 0.5)}-{int(b * 100 + 0.5)}%)"
         clauses.append(clause)
@@ -305,7 +305,7 @@ def _noise_lines(analysis, ests: list[str], width: int) -> list[str]:
     lines.append(f"    {'measure':<9s}{'estimator':<10s}{'MAE':>7s}  {'95% interval':<15s}change")
     for r in noise_rows(analysis, h["leave_out"], h["runs"], ests).itertuples(index=False):
         change = ""
-        if pd.notna(r.cut):
+        if pd.notna(r.cut) and pd.notna(r.cut_low):
             change = f"{signed_pct(-r.cut)} ({signed_pct(-r.cut_high)} to {signed_pct(-r.cut_low)})"
             change += "*" if r.significant else ""
         lines.append(

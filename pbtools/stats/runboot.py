@@ -43,9 +43,18 @@ def _crossed(t: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 def _percentiles(reps: np.ndarray, confidence: float):
+    """The percentile interval of each column's finite replicates (NaN where none is)."""
     a = (1.0 - confidence) / 2.0
-    q = np.quantile(reps, [a, 1.0 - a], axis=0)
-    return q[0], q[1]
+    r = np.asarray(reps, dtype=np.float64)
+    two = r.reshape(len(r), -1)
+    two = np.where(np.isfinite(two), two, np.nan)
+    out = np.full((2, two.shape[1]), np.nan)
+    ok = np.isfinite(two).any(axis=0)
+    if ok.any():
+        out[:, ok] = np.nanquantile(two[:, ok], [a, 1.0 - a], axis=0)
+    if r.ndim == 1:
+        return float(out[0, 0]), float(out[1, 0])
+    return out[0], out[1]
 
 
 def error_intervals(
@@ -80,7 +89,8 @@ def error_intervals(
         ``sre``, ``sre_low``, ``sre_high``. ``differences``: keys, ``estimator_a``,
         ``estimator_b`` (every ordered pair),
         ``mae_diff`` (MAE_a − MAE_b), ``mae_diff_low``, ``mae_diff_high``, ``cut`` (1 −
-        MAE_a / MAE_b: the share of b's error a removes), ``cut_low``, ``cut_high``,
+        MAE_a / MAE_b: the share of b's error a removes; NaN where b has none; its interval
+        from the replicates where b errs), ``cut_low``, ``cut_high``,
         ``sre_diff``, ``sre_diff_low``, ``sre_diff_high`` and ``significant`` (the MAE
         difference's interval excludes 0).
 
@@ -148,8 +158,8 @@ def error_intervals(
                 if a == b:
                     continue
                 d = mae[:, a] - mae[:, b]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    cut = 1.0 - mae[:, a] / mae[:, b]
+                with np.errstate(divide="ignore", invalid="ignore"):  # b error-free: NaN
+                    cut = np.where(mae[:, b] > 0, 1.0 - mae[:, a] / mae[:, b], np.nan)
                 ds = sre[:, a] - sre[:, b]
                 d_lo, d_hi = _percentiles(d[1:], confidence)
                 c_lo, c_hi = _percentiles(cut[1:], confidence)
