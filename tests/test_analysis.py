@@ -32,6 +32,10 @@ def test_every_configuration_and_estimator_is_there(result):
         "sre",
         "sre_star",
         "tau",
+        "mae_low",
+        "mae_high",
+        "sre_low",
+        "sre_high",
     ]
     assert len(e) == 2 * 2 * 3 * 3  # leave-out × run set × measure × estimator
     assert set(e["estimator"]) == {"reduced", "webber", "lipani"}

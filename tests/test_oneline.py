@@ -37,23 +37,28 @@ def test_pyterrier_frame_one_row_per_supported_estimator(coll):
     collection, new = _split(coll, "o04r2")
     pt = new.drop(columns=["name", "rank"]).assign(rank=np.arange(len(new)) % 60)  # 0-based
     out = pbtools.correct(pt, collection, MEASURES, n_boot=30)
-    assert list(out.columns[:7]) == [
+    assert list(out.columns[:9]) == [
         "name",
         "measure",
         "estimator",
         "value",
-        "ci_low",
-        "ci_high",
-        "se",
+        "pi_low",
+        "pi_high",
+        "topic_ci_low",
+        "topic_ci_high",
+        "topic_se",
     ]
+    assert out.columns[-1] == "extrapolated"
+    assert not {"ci_low", "ci_high", "se", "reduced", "share"} & set(out.columns)
     got = set(zip(out["measure"], out["estimator"], strict=True))
     want = {(m, e) for m in MEASURES for e in ("reduced", "webber")}
     want |= {("P@5", "lipani"), ("P@10", "lipani")}  # Lipani: P@n only
     assert got == want
     assert (out["name"] == "run").all()
     tol = 1e-12
-    assert ((out["ci_low"] <= out["value"] + tol) & (out["value"] <= out["ci_high"] + tol)).all()
-    assert (out["ci_low"] < out["ci_high"]).all()
+    lo, hi = out["topic_ci_low"], out["topic_ci_high"]
+    assert ((lo <= out["value"] + tol) & (out["value"] <= hi + tol)).all()
+    assert (lo < hi).all()
     # the point estimates are the estimators' own (no bootstrap involved)
     plain = correct_runs(new, collection[0], coll.qrels, coll.orgs, MEASURES, depth=10)
     pooled = set(out.attrs["pooled_runs"])
@@ -134,9 +139,11 @@ def test_bootstrap_is_seeded_and_leaves_the_problem_unweighted(coll):
     b = topic_bootstrap(pr, est, n_boot=40, seed=1)
     c = topic_bootstrap(pr, est, n_boot=40, seed=2)
     pd.testing.assert_frame_equal(a, b)
-    assert not np.allclose(a["ci_low"], c["ci_low"])
+    assert not np.allclose(a["topic_ci_low"], c["topic_ci_low"])
     assert pr.weights is None and not pr.memoize
-    pd.testing.assert_frame_equal(est(pr), a.drop(columns=["ci_low", "ci_high", "se"]))
+    pd.testing.assert_frame_equal(
+        est(pr), a.drop(columns=["topic_ci_low", "topic_ci_high", "topic_se"])
+    )
 
 
 def test_a_pooled_run_needs_leave_out(coll):
@@ -186,7 +193,7 @@ def test_files_in_files_out(coll, tmp_path):
         warnings.simplefilter("ignore")
         out = pbtools.correct(str(moved), track, ["P@10"], n_boot=20)
     assert set(out["name"]) == {"o04r2"}
-    assert out["ci_low"].notna().all()
+    assert out["topic_ci_low"].notna().all()
 
 
 @pytest.mark.skipif(not TREC2.is_dir(), reason="../shared TREC-2 data is not present")
@@ -203,7 +210,12 @@ def test_trec2_one_liner():
     assert out.attrs["depth"] == 100
     r = out.set_index(["measure", "estimator"])
     assert r.loc[("P@10", "reduced"), "value"] == pytest.approx(0.568, abs=1e-4)
-    assert (r["ci_low"] < r["value"]).all() and (r["value"] < r["ci_high"]).all()
+    assert (r["topic_ci_low"] < r["value"]).all() and (r["value"] < r["topic_ci_high"]).all()
+    # the prediction interval: far narrower than the topic interval at P@10 (issue 26)
+    p10 = r.loc["P@10"]
+    assert (p10["pi_low"] <= p10["value"] + 1e-12).all()
+    pi_w, topic_w = p10["pi_high"] - p10["pi_low"], p10["topic_ci_high"] - p10["topic_ci_low"]
+    assert (pi_w < topic_w / 3).all()
 
 
 def test_cli_correct_bootstrap(coll, tmp_path):
@@ -223,8 +235,8 @@ def test_cli_correct_bootstrap(coll, tmp_path):
     from pbtools.io import read_parquet
 
     res = read_parquet(out)
-    assert {"ci_low", "ci_high", "se"} <= set(res.columns)
-    assert res["ci_low"].notna().all()
+    assert {"pi_low", "pi_high", "topic_ci_low", "topic_ci_high", "topic_se"} <= set(res.columns)
+    assert res["topic_ci_low"].notna().all() and res["pi_low"].notna().all()
     assert res.attrs["metadata"]["bootstrap"] == 20
 
 

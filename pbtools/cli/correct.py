@@ -70,14 +70,28 @@ def register(sub) -> None:
         type=int,
         default=0,
         metavar="B",
-        help="B bootstrap replicates over topics: a confidence interval (ci_low, ci_high) and "
-        "standard error (se) for every estimate (default 0: none; 200 is a good start)",
+        help="B bootstrap replicates over topics: a topic-sampling interval (topic_ci_low, "
+        "topic_ci_high) and standard error (topic_se) for every estimate (default 0: none; 200 "
+        "is a good start). It does not bound the pooled score: pi_low, pi_high do",
     )
     co.add_argument(
         "--confidence",
         type=float,
         default=0.95,
-        help="coverage of the bootstrap intervals (default 0.95)",
+        help="coverage of the prediction and bootstrap intervals (default 0.95)",
+    )
+    co.add_argument(
+        "--no-prediction",
+        action="store_true",
+        help="skip the prediction intervals (pi_low, pi_high: where the run's pooled score "
+        "lies, calibrated on the pooled runs' leave-one-out errors; one leave-one-out "
+        "experiment over the collection)",
+    )
+    co.add_argument(
+        "--scale",
+        choices=("none", "unjudged"),
+        default="none",
+        help="prediction residuals as they are, or scaled by each run's unjudged share",
     )
     co.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     co.add_argument("--format", choices=FORMATS, default="table")
@@ -137,15 +151,20 @@ def run(args: argparse.Namespace) -> int:
         corrections.resolve(args.protocol, topics="all" if args.all_topics else None)["topics"]
     )
     warn_coverage(new, col.qrels, topics=mode)  # topics that leave or enter the averages, once
+    extra_ms, extra_est = [], []
+    if not args.no_prediction:  # the reduced score and unjudged share the intervals need
+        from pbtools.experiments.intervals import prediction_inputs
+
+        extra_ms, extra_est = prediction_inputs(measures, estimators, info.depth)
     bar = progress_bar(args.bootstrap, None, desc="bootstrap")  # on a terminal only
     res = corrections.correct(
         new,
         pooled,
         col.qrels,
         orgs=col.orgs,
-        measures=measures,
+        measures=[*measures, *extra_ms],
         leave_out=args.leave_out,
-        estimators=estimators,
+        estimators=[*estimators, *extra_est],
         protocol=args.protocol,
         depth=info.depth,
         topics="all" if args.all_topics else None,
@@ -156,6 +175,22 @@ def run(args: argparse.Namespace) -> int:
     )
     if bar is not None:
         bar.close()
+    if len(res) and not args.no_prediction:
+        from pbtools.experiments.intervals import with_prediction
+
+        res, _n = with_prediction(
+            res,
+            (col.runs, col.qrels, col.orgs),
+            info.pooled_runs,
+            info.depth,
+            measures,
+            estimators,
+            leave_out=args.leave_out,
+            confidence=args.confidence,
+            scale=None if args.scale == "none" else args.scale,
+            protocol=args.protocol,
+            topics="all" if args.all_topics else None,
+        )
     if len(res) == 0:
         raise EmptyResult(
             f"no result: the new run(s) {', '.join(new_names)} answer no topic that the qrels judge"
@@ -173,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         "confidence": args.confidence if args.bootstrap else None,
         "seed": args.seed if args.bootstrap else None,
         "one_org_per_run": col.orgs.attrs.get("one_org_per_run"),  # why, when no orgs
+        "prediction": not args.no_prediction,
+        "scale": args.scale,
     }
     if args.format == "table" and not args.output:
         print(

@@ -12,8 +12,11 @@ are computed once (:meth:`~pbtools.corrections.problem.Problem.memo`); a replica
 re-averages and re-combines.
 
 The interval is the percentile interval (Efron & Tibshirani 1993, §13.3) of the replicates:
-``ci_low``/``ci_high`` are their (1 − c)/2 and (1 + c)/2 quantiles for confidence c; ``se`` is
-their standard deviation.
+``topic_ci_low``/``topic_ci_high`` are their (1 − c)/2 and (1 + c)/2 quantiles for confidence
+c; ``topic_se`` is their standard deviation. The interval measures topic-sampling spread only: it
+says how the estimate would move on another sample of topics, not how far it is from the score
+the run would have had had it been pooled (that is the estimator's error, which
+:mod:`pbtools.experiments.intervals` bounds; ``docs/uncertainty.md``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ __all__ = ["topic_bootstrap", "check_bootstrap", "CI_COLUMNS", "DEFAULT_N_BOOT"]
 DEFAULT_N_BOOT = 200
 
 #: the columns :func:`topic_bootstrap` adds after ``value``
-CI_COLUMNS = ("ci_low", "ci_high", "se")
+CI_COLUMNS = ("topic_ci_low", "topic_ci_high", "topic_se")
 
 _KEYS = ["name", "measure", "estimator"]
 
@@ -76,7 +79,7 @@ def topic_bootstrap(
     Returns
     -------
     DataFrame
-        The frame of ``estimate(problem)`` with ``ci_low``, ``ci_high`` and ``se``
+        The frame of ``estimate(problem)`` with ``topic_ci_low``, ``topic_ci_high`` and ``topic_se``
         inserted after ``value``. An estimate whose replicates are all undefined gets NaN.
 
     Examples
@@ -95,7 +98,7 @@ def topic_bootstrap(
     >>> pr = from_frames(pooled, run("u", {"1": "xayb", "2": "efxy"}), qrels, depth=2)
     >>> est = lambda p: run_estimators(p, ["P@2"], ["reduced"], resolve(None))
     >>> out = topic_bootstrap(pr, est, n_boot=200)
-    >>> out[["value", "ci_low", "ci_high"]].to_numpy().tolist()
+    >>> out[["value", "topic_ci_low", "topic_ci_high"]].to_numpy().tolist()
     [[0.75, 0.5, 1.0]]
     """
     check_bootstrap(n_boot, confidence)

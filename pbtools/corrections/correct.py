@@ -109,7 +109,8 @@ def correct(
     -------
     DataFrame
         :data:`~pbtools.corrections.base.RESULT_COLUMNS`: ``name``, ``measure``, ``estimator``,
-        ``value`` + the indicators; with ``n_boot`` > 0, ``ci_low``, ``ci_high`` and ``se``
+        ``value`` + the indicators; with ``n_boot`` > 0, ``topic_ci_low``, ``topic_ci_high`` and
+        ``topic_se``
         after ``value``.
 
     Examples

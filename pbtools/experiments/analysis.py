@@ -22,7 +22,11 @@ parameters in the file metadata:
                    truth on every qrels topic, ``ranked`` the topics of the run's average
 ``significance``   ``runs``, ``measure``, ``name_a``, ``name_b``, ``p_value``, ``reject``, …
 ``errors``         ``leave_out``, ``runs``, ``measure``, ``estimator``, ``mae``, ``sre``,
-                   ``sre_star``, ``tau``
+                   ``sre_star``, ``tau``, ``mae_low``, ``mae_high``, ``sre_low``, ``sre_high``
+                   (95 % paired bootstrap over the runs: :func:`pbtools.stats.error_intervals`)
+``differences``    ``leave_out``, ``runs``, ``measure``, ``estimator_a``, ``estimator_b``,
+                   ``mae_diff`` (a − b), ``cut`` (1 − MAE_a/MAE_b) and ``sre_diff`` with their
+                   intervals, ``significant`` (the MAE difference's interval excludes 0)
 =================  ==========================================================================
 """
 
@@ -62,13 +66,14 @@ class Analysis:
     errors: pd.DataFrame
     params: dict
     timings: dict = field(default_factory=dict)
+    differences: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the ``(runs, qrels, orgs)`` frames analysed (not written), for follow-up experiments
     frames: tuple | None = field(default=None, repr=False)
     #: the input repairs of ``lenient=True`` (``file``, ``line``, ``problem``, ``action``; not
     #: written); None when the frames were given or read under a protocol preset
     repairs: pd.DataFrame | None = field(default=None, repr=False)
 
-    TABLES = ("properties", "scores", "truth", "significance", "errors")
+    TABLES = ("properties", "scores", "truth", "significance", "errors", "differences")
 
     def write(self, out_dir) -> list[Path]:
         """Write every table to ``out_dir/<table>.parquet`` (parameters in the metadata)."""
@@ -276,7 +281,11 @@ def analyze(
         keys = ["leave_out", "runs", "measure", "estimator"]
         keyed = scores[[*keys, "name", "true", "estimate"]]
         errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
-        errors = errors.merge(stats.kendall_tau(keyed, by=keys), on=keys, how="left")
+        tau = stats.kendall_tau(keyed, by=keys)
+        errors = errors.merge(tau, on=keys, how="left")
+        noise, differences = stats.error_intervals(keyed, keys[:-1], seed=0)
+        noise = noise[[*keys, "mae_low", "mae_high", "sre_low", "sre_high"]]
+        errors = errors.merge(noise, on=keys, how="left")
         t_stage["significance"] = time.perf_counter() - t3
         t_analysis = time.perf_counter() - t1
         params = {
@@ -311,6 +320,7 @@ def analyze(
             errors=errors,
             params=params,
             timings={"parse": t_parse, "analysis": t_analysis, **t_stage},
+            differences=differences,
             frames=(runs, qrels, orgs),
             repairs=None if col is None or isinstance(col, pd.DataFrame) else col.repairs,
         )

@@ -43,6 +43,7 @@ from pbtools.experiments import figures
 from pbtools.experiments.htmlparts import esc as _esc
 from pbtools.experiments.htmlparts import input_section, unpooled_section
 from pbtools.experiments.htmlparts import table as _table
+from pbtools.experiments.noise import best_estimator, prediction_halfwidths
 from pbtools.experiments.report import (
     ESTIMATOR_HELP,
     MEASURE_HELP,
@@ -161,9 +162,9 @@ def _figure(fig, name: str, caption: str) -> str:
     )
 
 
-def _errors_table(errors: pd.DataFrame, ests: list[str]) -> str:
-    """One configuration's errors: one row per measure, per error measure one column per
-    estimator (two header rows), the best estimator of each error measure in bold."""
+def _errors_table(errors: pd.DataFrame, ests: list[str], analysis=None) -> str:
+    """One configuration's errors per measure and estimator (two header rows), MAE with its
+    interval over the runs; bold: :func:`~pbtools.experiments.noise.best_estimator`."""
     blocks = [("MAE", "mae"), ("SRE", "sre"), ("SRE*", "sre_star"), ("Kendall’s τ-b", "tau")]
     top = '<th class="l" rowspan="2">measure</th>' + "".join(
         f'<th class="g" colspan="{len(ests)}">{_esc(m)}</th>' for m, _ in blocks
@@ -180,16 +181,23 @@ def _errors_table(errors: pd.DataFrame, ests: list[str]) -> str:
         row, mark = [str(measure)], [False]
         for _, col in blocks:
             vals = g[col].reindex(ests).astype(float)
-            ok = vals.notna()
-            if ok.any():
-                target = vals[ok].max() if col == "tau" else vals[ok].min()
-                mark += list(ok & np.isclose(vals, target))
-            else:
-                mark += [False] * len(ests)
-            row += [
+            winner = None
+            if analysis is not None and col in ("mae", "sre"):
+                r0 = grp.iloc[0]
+                winner = best_estimator(analysis, r0["leave_out"], r0["runs"], measure, col)
+            mark += [winner is not None and e == winner[0] for e in ests]
+            cells = [
                 fmt(v) if col in ("mae", "tau") else ("-" if pd.isna(v) else str(int(v)))
                 for v in vals
             ]
+            if col in ("mae", "sre") and f"{col}_low" in g.columns:
+                lo, hi = g[f"{col}_low"].reindex(ests), g[f"{col}_high"].reindex(ests)
+                f = fmt if col == "mae" else (lambda v: f"{float(v):g}")
+                cells = [
+                    c if pd.isna(a) else f"{c} [{f(a)}, {f(b)}]"
+                    for c, a, b in zip(cells, lo, hi, strict=True)
+                ]
+            row += cells
         rows.append(row)
         best.append(mark)
     body = "".join(
@@ -209,6 +217,25 @@ def _errors_table(errors: pd.DataFrame, ests: list[str]) -> str:
     return (
         f'<div class="scroll"><table class="errors"><thead><tr>{top}</tr><tr>{sub}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def _prediction_table(analysis, ests: list[str]) -> str:
+    """The 95 % prediction half-widths (:func:`pbtools.experiments.noise.prediction_halfwidths`)."""
+    h = headline(analysis)
+    q = prediction_halfwidths(analysis, h["leave_out"], h["runs"], ests)
+    w = q.pivot_table(index="measure", columns="estimator", values="q", sort=False)
+    show = {e: [("unbounded" if np.isinf(v) else fmt(v)) for v in w.get(e, [])] for e in ests}
+    rows = [[m, *(show[e][i] if e in w else "-" for e in ests)] for i, m in enumerate(w.index)]
+    n = int(q["n"].max()) if len(q) else 0
+    return (
+        "<h3>How far a new run's corrected score can be from its pooled score</h3>"
+        f"<p>Half-width q of the 95% prediction interval estimate ± q for a new "
+        f"organization's run, from the leave-one-out errors of the {n} evaluated runs "
+        "(split conformal: it covers the pooled score of 95% of runs like the pooled ones; "
+        "unbounded below 19 runs). <code>pbtools.correct</code> returns it as "
+        "<code>pi_low</code>, <code>pi_high</code>, clipped to [0, 1] and, for P@n, to "
+        "[reduced, reduced + unjudged share].</p>" + _table(["measure", *ests], rows)
     )
 
 
@@ -384,16 +411,19 @@ def html_report(analysis, *, title: str | None = None) -> str:
         ),
     ]
     sections.append(
-        "<p>The numbers, per configuration; bold: the best estimator on each error measure "
-        "(lowest MAE, SRE, SRE*; highest τ)"
+        "<p>The numbers, per configuration; MAE and SRE with their 95% interval over the evaluated "
+        "runs (paired bootstrap: another set of systems would give other errors). Bold: the "
+        "best estimator on MAE or SRE, only where its advantage over every other estimator "
+        "exceeds that run-to-run noise (the 95% interval of the difference excludes 0)"
         + (f"; -: {_esc(skipped_message(skips))}" if (skips := params.get("skipped")) else "")
         + ".</p>"
     )
     for (by, runs), grp in analysis.errors.groupby(["leave_out", "runs"], sort=False):
         sections.append(
             f"<h3>{_esc(unit_words(analysis, by))}, {_esc(_RUN_SETS.get(runs, runs))}</h3>"
-            + _errors_table(grp, ests)
+            + _errors_table(grp, ests, analysis)
         )
+    sections.append(_prediction_table(analysis, ests))
     sections.append("</section>")
     sections.append(unpooled_section(analysis, ests, figures.estimator_label, fmt))
     sections.append(input_section(analysis))

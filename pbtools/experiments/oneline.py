@@ -3,9 +3,11 @@
 One call takes a new run (a run frame, a PyTerrier result frame or a run file) and a test
 collection (a track directory, ``[QRELS, RUNS...]``, an io ``Collection`` or a
 ``(runs, qrels, orgs)`` tuple), and returns every applicable corrected score of the run with a
-bootstrap confidence interval over topics. It is :func:`pbtools.corrections.correct` with the
-pool inferred from the collection (:func:`pbtools.pooling.infer_pool`), the collection's
-unpooled runs kept out of R_p, and :func:`pbtools.corrections.bootstrap.topic_bootstrap` on.
+prediction interval for its pooled score (:mod:`pbtools.experiments.intervals`, calibrated on
+the collection's own leave-one-out errors) and a bootstrap interval over topics. It is
+:func:`pbtools.corrections.correct` with the pool inferred from the collection
+(:func:`pbtools.pooling.infer_pool`), the collection's unpooled runs kept out of R_p, and
+:func:`pbtools.corrections.bootstrap.topic_bootstrap` on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import correct as correct_runs
 from pbtools.corrections.registry import SkippedMeasuresWarning, get, warn_skipped
 from pbtools.errors import InputError
+from pbtools.experiments.intervals import SCALES, prediction_inputs, with_prediction
 from pbtools.experiments.load import load
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
@@ -60,6 +63,8 @@ def correct(
     n_boot: int = DEFAULT_N_BOOT,
     confidence: float = 0.95,
     seed: int | None = 0,
+    prediction: bool = True,
+    scale: str | None = None,
     protocol: str | None = None,
     policy: str | None = None,
     depth: int | None = None,
@@ -67,16 +72,32 @@ def correct(
     lenient: bool = False,
     **choices,
 ) -> pd.DataFrame:
-    """Correct a new run's scores for pool bias, with bootstrap confidence intervals, in one line.
+    """Correct a new run's scores for pool bias, with prediction intervals, in one line.
 
     Steps: read the collection (lenient: every repair is issued as a
     :class:`~pbtools.frames.TrecFormatWarning`); infer the pool depth d and the pooled runs R_p
     from its qrels and runs (:func:`pbtools.pooling.infer_pool`, PROTOCOL-lipani2015 items 4-6;
     runs the inference finds unpooled are kept out of R_p); score the new run with every
     estimator of ``estimators`` on the measures it supports (Lipani et al. 2015: P@n; reduced
-    pool and Webber & Park 2009: every measure); and give every estimate a percentile
-    bootstrap interval over topics (:func:`pbtools.corrections.bootstrap.topic_bootstrap`:
-    each replicate re-runs the estimator on a resample of the judged topics).
+    pool and Webber & Park 2009: every measure); give every estimate a prediction interval for
+    the score the run would have had had it contributed to the pool (``pi_low``, ``pi_high``:
+    split-conformal quantiles of the leave-one-organisation-out errors of the collection's
+    pooled runs, :mod:`pbtools.experiments.intervals`); and a percentile bootstrap interval
+    over topics (``topic_ci_low``, ``topic_ci_high``,
+    :func:`pbtools.corrections.bootstrap.topic_bootstrap`: each replicate re-runs the
+    estimator on a resample of the judged topics).
+
+    The two intervals answer different questions. The topic interval says how the estimate
+    would move on another sample of topics; it does not see the estimator's bias for this run
+    and covers the pooled score at no stated rate. The prediction interval covers the pooled
+    score with probability at least ``confidence`` *if the new run's estimation error is
+    exchangeable with the pooled runs' leave-one-out errors* — the run is like one more
+    organisation's run drawn from the same population as the pooled runs, scored on a pool it
+    did not contribute to. The guarantee is over new runs, not conditional on this run; a run
+    with more unjudged documents than every pooled run had when left out is an extrapolation
+    (an :class:`~pbtools.experiments.intervals.ExtrapolationWarning`, ``extrapolated`` True).
+    The calibration costs one leave-one-out experiment over the collection
+    (``prediction=False`` skips it). ``docs/uncertainty.md`` has the measured coverage.
 
     Parameters
     ----------
@@ -108,6 +129,11 @@ def correct(
         Coverage of the intervals (default 0.95).
     seed : int or None
         Seed of the topic resampling.
+    prediction : bool
+        Compute the prediction intervals (default True).
+    scale : {None, "unjudged"}
+        Residuals as they are (default) or scaled by each run's unjudged share at the cut-off
+        (:mod:`pbtools.experiments.intervals`).
     protocol : str, optional
         ``"lipani2015"``: every choice of the paper (:mod:`pbtools.corrections.choices`).
     policy : str, optional
@@ -128,10 +154,15 @@ def correct(
     -------
     DataFrame
         One row per (run, measure, estimator): ``name``, ``measure``, ``estimator``,
-        ``value``, ``ci_low``, ``ci_high``, ``se`` (the replicates' standard deviation), then
-        the indicator columns of :data:`pbtools.corrections.base.RESULT_COLUMNS`. ``attrs``
+        ``value``, ``pi_low``, ``pi_high`` (prediction interval; NaN for ``true``),
+        ``topic_ci_low``, ``topic_ci_high``, ``topic_se`` (the topic replicates' standard
+        deviation), then the indicator columns of
+        :data:`pbtools.corrections.base.RESULT_COLUMNS`, then ``extrapolated``. ``attrs``
         records ``depth``, ``pooled_runs``, ``unpooled_runs``, ``policy``, ``n_boot``,
-        ``confidence``, ``seed`` and ``skipped`` (estimator → the measures it skipped).
+        ``confidence``, ``seed``, ``scale``, ``n_calibration`` (calibration runs per
+        measure and estimator) and ``skipped`` (estimator → the measures it skipped). The topic
+        columns were called ``ci_low``, ``ci_high``, ``se`` before 26: renamed, without aliases,
+        because they were read as bounds on the pooled score.
 
     Raises
     ------
@@ -153,7 +184,9 @@ def correct(
     >>> out[["measure", "estimator"]].to_numpy().tolist()
     [['P@10', 'reduced'], ['AP', 'reduced'], ['P@10', 'webber'], ['AP', 'webber'], \
 ['P@10', 'lipani']]
-    >>> bool(((out["ci_low"] <= out["value"]) & (out["value"] <= out["ci_high"])).all())
+    >>> bool(((out["topic_ci_low"] <= out["value"]) & (out["value"] <= out["topic_ci_high"])).all())
+    True
+    >>> bool(((out["pi_low"] <= out["pi_high"])).all())
     True
     """
     ms = parse_all(measures)  # unknown names and bad arguments fail before any work
@@ -162,6 +195,8 @@ def correct(
         get(n)
     check_bootstrap(n_boot, confidence)
     skips = warn_skipped(names, ms)  # once, here (pointing at the caller's line)
+    if scale not in SCALES:
+        raise InputError(f"scale must be one of {SCALES}, not {scale!r}")
     opts = resolve(protocol, **choices)
     new_run = check_argument(new_run, "run", "new_run", lenient=lenient)
     collection = check_argument(collection, "collection", "collection", lenient=lenient)
@@ -180,6 +215,9 @@ def correct(
             "leave_out='run' or 'org' to score them as if they had not contributed, or rename "
             "the new run"
         )
+    ms_str = [str(m) for m in ms]
+    # the new run's reduced score and unjudged share, as the calibration has them
+    extra_ms, extra_est = prediction_inputs(ms_str, names, pool.depth) if prediction else ([], [])
     bar = None
     if n_boot:
         from pbtools.progress import progress_bar
@@ -193,9 +231,9 @@ def correct(
                 pooled,
                 qrels,
                 orgs,
-                measures=[str(m) for m in ms],
+                measures=[*ms_str, *extra_ms],
                 leave_out=leave_out,
-                estimators=names,
+                estimators=[*names, *extra_est],
                 protocol=protocol,
                 depth=pool.depth,
                 n_boot=n_boot,
@@ -207,6 +245,21 @@ def correct(
     finally:
         if bar is not None:
             bar.close()
+    n_cal = None
+    if prediction:
+        out, n_cal = with_prediction(
+            out,
+            (runs, qrels, orgs),
+            pool.pooled_runs,
+            pool.depth,
+            ms_str,
+            names,
+            leave_out=leave_out,
+            confidence=confidence,
+            scale=scale,
+            protocol=protocol,
+            **choices,
+        )
     out.attrs = {
         "depth": int(pool.depth),
         "pooled_runs": list(pool.pooled_runs),
@@ -216,5 +269,7 @@ def correct(
         "confidence": float(confidence),
         "seed": seed,
         "skipped": skips,
+        "scale": scale,
+        "n_calibration": n_cal,
     }
     return out

@@ -31,6 +31,8 @@ import textwrap
 
 import pandas as pd
 
+from pbtools.experiments.noise import best_estimator, noise_rows
+from pbtools.experiments.noise import pct as signed_pct
 from pbtools.experiments.sentences import (
     RUN_SETS,
     SETUPS,
@@ -47,6 +49,7 @@ from pbtools.io.desc import EACH_RUN_ITS_OWN
 __all__ = [
     "ESTIMATOR_HELP",
     "MEASURE_HELP",
+    "best_estimator",
     "headline",
     "measures_of",
     "summary",
@@ -169,6 +172,31 @@ def _evaluated(scores: pd.DataFrame, by: str, runs: str) -> int:
     return int(sel.groupby("measure", observed=True)["name"].nunique().max())
 
 
+def _noise_lines(analysis, ests: list[str], width: int) -> list[str]:
+    """The headline configuration's MAE with its run-bootstrap interval, and each corrected
+    estimator's change of the reduced pool's MAE with its interval ("*": beyond the noise)."""
+    if "mae_low" not in analysis.errors.columns:
+        return []
+    h = headline(analysis)
+    title = (
+        f"run-to-run noise (leave-out {h['leave_out']}, run set {h['runs']}): MAE with its "
+        "95% paired bootstrap interval over the evaluated runs; the change of the reduced "
+        "pool's MAE (* beyond the noise)"
+    )
+    lines = ["", *textwrap.wrap(title, width=width)]
+    lines.append(f"    {'measure':<9s}{'estimator':<10s}{'MAE':>7s}  {'95% interval':<15s}change")
+    for r in noise_rows(analysis, h["leave_out"], h["runs"], ests).itertuples(index=False):
+        change = ""
+        if pd.notna(r.cut) and pd.notna(r.cut_low):
+            change = f"{signed_pct(-r.cut)} ({signed_pct(-r.cut_high)} to {signed_pct(-r.cut_low)})"
+            change += "*" if r.significant else ""
+        lines.append(
+            f"    {r.measure:<9s}{r.estimator:<10s}{fmt(r.mae):>7s}  "
+            f"{fmt(r.mae_low) + '-' + fmt(r.mae_high):<15s}{change}".rstrip()
+        )
+    return lines
+
+
 def _legend(analysis, ests: list[str], width: int) -> list[str]:
     alpha = analysis.params.get("alpha", 0.05)
     items = [(e, ESTIMATOR_HELP[e]) for e in ests if e in ESTIMATOR_HELP]
@@ -282,6 +310,7 @@ def text_report(analysis, *, wide: bool = False, verbose: bool = False, width=WI
             )
             lines += ["", *textwrap.wrap(title, width=width, subsequent_indent="  ")]
             lines += _table(grp, [("measure", "measure")], ests, width=width)
+    lines += _noise_lines(analysis, ests, width)
     lines += [""] + _legend(analysis, ests, width)
     lines += ["", "in short (the error of an estimate: its MAE over the evaluated runs):"]
     for paragraph in summary_text(analysis).splitlines():

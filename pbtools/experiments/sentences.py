@@ -26,6 +26,7 @@ import math
 import pandas as pd
 
 from pbtools.experiments.figures import estimator_label
+from pbtools.experiments.noise import pct as signed_pct
 
 __all__ = [
     "SETUPS",
@@ -109,6 +110,17 @@ def headline(
     order += [x for x in mae if x != "reduced" and x not in order]
     mae = {**{k: float("nan") for k in order}, **mae}
     cut = {k: (1 - mae[k] / base) if base > 0 else float("nan") for k in order}
+    d = getattr(analysis, "differences", None)
+    cut_ci = {}  # estimator -> (low, high, significant): the cut's run-to-run interval
+    if d is not None and len(d):
+        sel_d = d[
+            (d["leave_out"] == leave_out)
+            & (d["runs"] == runs)
+            & (d["measure"] == measure)
+            & (d["estimator_b"] == "reduced")
+        ]
+        for r in sel_d.itertuples(index=False):
+            cut_ci[str(r.estimator_a)] = (r.cut_low, r.cut_high, bool(r.significant))
     return {
         "leave_out": leave_out,
         "unit": left_out_unit(analysis, leave_out),
@@ -118,6 +130,7 @@ def headline(
         "loss": loss,
         "mae": mae,
         "cut": cut,
+        "cut_ci": cut_ci,
     }
 
 
@@ -170,9 +183,19 @@ def _clauses(h: dict) -> list[str]:
                 verb, clause = None, f"{label} leave the error unchanged"
             elif pct == 0:
                 verb, clause = None, f"{label} change the error by less than 1%"
+            elif (ci := h.get("cut_ci", {}).get(est)) is not None and not ci[2]:
+                # the difference's interval over runs includes 0: no claim of a cut or a rise
+                verb = None
+                clause = (
+                    f"{label}'s change of the error ({signed_pct(-ci[1])} to "
+                    f"{signed_pct(-ci[0])}) is within the run-to-run noise"
+                )
             else:
                 verb = "cut the error by" if mae < base else "increase the error by"
                 tail = "" if mae < base else " (worse than no correction)"
+                if ci is not None and pd.notna(ci[0]) and pd.notna(ci[1]):
+                    a, b = sorted((abs(ci[0]), abs(ci[1])))
+                    tail += f" (95% interval {int(a * 100 + 0.5)}-{int(b * 100 + 0.5)}%)"
                 lead = f"{label} by" if verb == previous else f"{label} {verb}"
                 clause = f"{lead} {pct}%{tail}"
         out.append(clause)

@@ -6,6 +6,8 @@ implementations live in one private module per idea; import them from here.
 Error of estimated scores against a ground truth (Lipani et al. 2015 §5.1, PROTOCOL items 15-17)
     :func:`mae`, :func:`sre`, :func:`sre_star`, :func:`error_table` — input ``name``, ``true``,
     ``estimate`` [, ``qid``] + key columns; output keys + ``mae`` / ``sre`` / ``sre_star``.
+    :func:`error_intervals` — the run-to-run noise: paired bootstrap intervals over the
+    evaluated runs of each estimator's MAE and SRE and of every two estimators' difference.
     SRE* counts, for each run i, the runs j with min(t_i, e_i) < t_j <= max(t_i, e_i) whose pair
     with i is significant in the truth (so SRE* = SRE when all pairs are significant).
 Significance of run pairs (per-topic input ``name``, ``qid``, ``measure``, ``value``)
@@ -40,6 +42,7 @@ from pbtools.stats.power import (
     discriminative_power_summary,
     misses_false_alarms,
 )
+from pbtools.stats.runboot import error_intervals
 from pbtools.stats.significance import (
     SRE_TESTS,
     pair_significance,
@@ -55,6 +58,7 @@ __all__ = [
     "compare",
     "discriminative_power",
     "discriminative_power_summary",
+    "error_intervals",
     "error_table",
     "generalizability",
     "kendall_tau",
