@@ -32,6 +32,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pbtools.io.files import path_problem
+
 PathLike = str | os.PathLike
 
 #: the suffix of pbtools' temporary files (left behind only by a ``SIGKILL`` or a crash)
@@ -42,19 +44,6 @@ FAULT_ENV = "PBTOOLS_FAULT_DELAY"
 
 class UnsafeOutputError(ValueError):
     """An output path pbtools refuses to write (exit status 2): not a regular file."""
-
-
-def _kind(mode: int) -> str:
-    for test, what in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return what
-    return "not a regular file"
 
 
 def check_target(path: PathLike) -> Path:
@@ -84,19 +73,14 @@ def check_target(path: PathLike) -> Path:
                 f"{path}: is under /{q.parts[1]}, a pseudo file system; pbtools writes only "
                 "regular files"
             )
-    try:
-        mode = os.stat(real).st_mode
-    except FileNotFoundError:
-        if os.path.islink(p):
-            raise UnsafeOutputError(
-                f"{path}: is a dangling symbolic link (to {os.readlink(p)}); give the file "
-                "name itself"
-            ) from None
+    problem = path_problem(p)
+    if problem == "no such file or directory":
         return real
-    if not stat.S_ISREG(mode):
+    if problem is None and os.path.isdir(real):
+        problem = "a directory, not a regular file"
+    if problem is not None:
         raise UnsafeOutputError(
-            f"{path}: is {_kind(mode)}, not a regular file; pbtools writes only regular files "
-            "(it replaces them whole)"
+            f"{path}: is {problem}; pbtools writes only regular files (it replaces them whole)"
         )
     return real
 
