@@ -52,6 +52,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pbtools import synth
+from pbtools.io import atomic
 
 __all__ = ["PLANT_POOLED", "AwkwardTrack", "awkward_track"]
 
@@ -316,7 +317,7 @@ def awkward_track(
     for j in range(R):  # one file per run
         lo = int(ends[bounds[j] - 1]) if bounds[j] else 0
         files.append(root / "Runs" / f"input.{names[j]}")
-        files[-1].write_bytes(text[lo : int(ends[bounds[j + 1] - 1])])
+        atomic.write_bytes(files[-1], text[lo : int(ends[bounds[j + 1] - 1])])
     line = idx - bounds[run] + 1
 
     # graded judgments: relevant -> 1, or 2 with probability 0.3; the unjudged documents are

@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pbtools.frames import LABEL_DTYPE, RANK_DTYPE, SCORE_DTYPE
+from pbtools.io import atomic
 
 __all__ = [
     "SynthParams",
@@ -124,10 +125,9 @@ class SyntheticCollection:
             chunk = text[lo : int(ends[b - 1])]
             target = root / "Runs" / f"input.{name}"
             if gzip:
-                with gz.open(f"{target}.gz", "wb") as fh:
-                    fh.write(chunk)
+                atomic.write_bytes(f"{target}.gz", gz.compress(chunk))
             else:
-                target.write_bytes(chunk)
+                atomic.write_bytes(target, chunk)
         write_desc(self.orgs, root / "desc.xml")
         return root
 
@@ -170,7 +170,7 @@ def join_lines(columns: list, sep: str = " ") -> tuple[bytes, np.ndarray]:
 def write_qrels(qrels: pd.DataFrame, path: Path, sep: str = " ") -> None:
     """Write ``qid 0 docno label`` lines in the frame's row order, fields separated by ``sep``."""
     if len(qrels) == 0:
-        Path(path).write_bytes(b"")
+        atomic.write_bytes(path, b"")
         return
     text, _ = join_lines(
         [
@@ -181,7 +181,7 @@ def write_qrels(qrels: pd.DataFrame, path: Path, sep: str = " ") -> None:
         ],
         sep,
     )
-    Path(path).write_bytes(text)
+    atomic.write_bytes(path, text)
 
 
 def write_desc(orgs: pd.DataFrame, path: Path) -> None:
@@ -196,7 +196,7 @@ def write_desc(orgs: pd.DataFrame, path: Path) -> None:
             "    </runs>",
         ]
     lines.append("</set>")
-    Path(path).write_text("\n".join(lines) + "\n")
+    atomic.write_text(path, "\n".join(lines) + "\n")
 
 
 def _run_lines(runs: pd.DataFrame, sep: str = " ") -> tuple[bytes, np.ndarray]:

@@ -962,7 +962,7 @@ REFUSED_OUTPUTS = [
     (
         "evaluate -o /proc/version",
         (*EVALUATE, "-o", "/proc/version"),
-        "-o /proc/version: cannot be written",
+        "-o /proc/version: is under /proc, a pseudo file system",
     ),
     (
         "evaluate -o in a missing directory",
@@ -982,7 +982,7 @@ REFUSED_OUTPUTS = [
     (
         "pool --leave-out -o /proc/version",
         ("pool", "{d}/T", "--leave-out", "org", "-o", "/proc/version"),
-        "-o /proc/version: cannot be written",
+        "-o /proc/version: is under /proc, a pseudo file system",
     ),
     (
         "correct -o in a missing directory",

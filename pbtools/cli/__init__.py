@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 import warnings
@@ -113,6 +114,8 @@ def entry() -> None:
     command, an error and an interrupt exit normally. A failure to write standard output is
     an error (status 2, ``cannot write standard output: …``), never a silent loss; only a
     reader that stopped early (``| head``) ends it quietly (:mod:`pbtools.cli.streams`).
+    ``SIGTERM`` is raised as :class:`Terminated` (exit status 143), so an output being written
+    is cleaned up as after ``SIGINT``.
     """
     import atexit
     import gc
@@ -123,6 +126,7 @@ def entry() -> None:
     gc.freeze()
     if sys.stderr is None:  # started with standard error closed: messages are lost, not fatal
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (open until the process ends)
+    signal.signal(signal.SIGTERM, _terminate)
     code = main()
     try:  # main flushed what the command wrote; anything left fails here, not in silence
         if sys.stdout is not None:
@@ -140,6 +144,15 @@ def entry() -> None:
         pass
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM`` (a scheduler's pre-emption, ``kill``), raised like an interrupt so that the
+    output being written is cleaned up (:mod:`pbtools.io.atomic`); exit status 143."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
 
 
 #: what :func:`main` tells :func:`entry` about the command it ran
@@ -178,10 +191,11 @@ def main(argv: list[str] | None = None) -> int:
             return _refused(args, err)
         quiet_broken_pipe(stdout.stream)  # e.g. `pbtools ... | head`
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:  # SIGINT, or SIGTERM (Terminated) under entry()
         _debug(args)
-        _say("pbtools: interrupted")
-        return 130
+        term = isinstance(err, Terminated)
+        _say(f"pbtools: {'terminated' if term else 'interrupted'}")
+        return 143 if term else 130
     except (InputError, OSError) as err:
         return _refused(args, err)
     except MemoryError:

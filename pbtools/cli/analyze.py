@@ -191,7 +191,11 @@ def _check_pvalues(args: argparse.Namespace) -> None:
 def validate(args: argparse.Namespace) -> None:
     """Every argument and path checked before any input is read."""
     validate_analysis(args)
-    check_output(args.output, directory=True, inputs=[*args.paths, args.desc])
+    from pbtools.experiments.analysis import Analysis
+
+    check_output(
+        args.output, directory=True, inputs=[*args.paths, args.desc], tables=Analysis.TABLES
+    )
 
 
 def analysis_from_args(args: argparse.Namespace):
@@ -234,7 +238,20 @@ def analysis_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze)."""
+    """``pbtools analyze``: the bias analysis of a collection (experiments.analysis.analyze).
+
+    With ``-o DIR`` the writer's lock of ``DIR`` is taken first (a second run into ``DIR`` is
+    refused at once), and the tables replace ``DIR`` as one result set
+    (:func:`pbtools.io.write_results`)."""
+    if not args.output:
+        return _run(args)
+    from pbtools.io.results import hold
+
+    with hold(args.output):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     result = analysis_from_args(args)
     print(result.report(wide=args.wide, verbose=args.verbose))
     if args.output:

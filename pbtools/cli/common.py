@@ -74,7 +74,9 @@ def emit(
     else:
         text = df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n"
     if out:
-        Path(out).write_text(text)
+        from pbtools.io.atomic import write_text
+
+        write_text(out, text)
         print(f"wrote {len(df)} rows to {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -188,15 +190,27 @@ def check_inputs(paths: Iterable, desc=None) -> None:
         check_file(desc)
 
 
-def check_output(path, *, flag: str = "-o", directory: bool = False, inputs: Sequence = ()) -> None:
+def check_output(
+    path,
+    *,
+    flag: str = "-o",
+    directory: bool = False,
+    inputs: Sequence = (),
+    tables: Sequence[str] = (),
+) -> None:
     """Refuse an output path before the work starts (:class:`UsageError` naming ``flag``).
 
-    A file output (``directory=False``) must not be a directory, its parent directory must
-    exist and be writable, an existing file must be writable, and it must not be one of the
-    ``inputs``. A directory output must be a directory (or not exist yet, in an existing,
-    writable parent).
+    A file output (``directory=False``) must be a regular file or not exist yet (a device, a
+    FIFO, a socket or a file under ``/proc`` is refused: pbtools replaces files whole,
+    :func:`pbtools.io.atomic.check_target`), its parent directory must exist and be writable,
+    an existing file must be writable, and it must not be one of the ``inputs``. A directory
+    output must be a directory (or not exist yet, in an existing, writable parent) that is
+    empty or holds a pbtools result set (:func:`pbtools.io.results.check_result_dir`;
+    ``tables``: the ``<table>.parquet`` names of a set written before manifests).
     """
+    from pbtools.io.atomic import UnsafeOutputError, check_target
     from pbtools.io.files import path_problem
+    from pbtools.io.results import ResultSetError, check_result_dir
 
     if path is None:
         return
@@ -209,6 +223,15 @@ def check_output(path, *, flag: str = "-o", directory: bool = False, inputs: Seq
             raise UsageError(f"{flag} {path}: is a directory, expected a file name")
         if not os.access(p, os.W_OK | os.X_OK):
             raise UsageError(f"{flag} {path}: the directory is not writable")
+        if not os.access(p.resolve().parent, os.W_OK | os.X_OK):
+            raise UsageError(
+                f"{flag} {path}: its parent directory is not writable (the new result set is "
+                "built beside it, then swapped in)"
+            )
+        try:
+            check_result_dir(p, tables)
+        except (UnsafeOutputError, ResultSetError) as e:
+            raise UsageError(f"{flag} {e}") from None
         return
     problem = path_problem(p)
     if problem is not None and "symbolic link" in problem:  # dangling, or a loop
@@ -219,14 +242,25 @@ def check_output(path, *, flag: str = "-o", directory: bool = False, inputs: Seq
                 f"{flag} {path}: exists and is not a directory (a directory is expected: one "
                 "Parquet file per table is written into it)"
             )
-        if not p.is_file():  # a device or a FIFO (/dev/stdout …): the user's choice
-            return
+        try:
+            check_target(p)
+        except UnsafeOutputError as e:
+            raise UsageError(f"{flag} {e}") from None
         try:
             with open(p, "ab"):  # opens without truncating: the file is left as it is
                 pass
         except OSError as e:
             raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e})") from None
+        if not os.access(p.resolve().parent, os.W_OK | os.X_OK):
+            raise UsageError(
+                f"{flag} {path}: its directory is not writable (the file is replaced by a new "
+                "one written beside it)"
+            )
         return
+    try:
+        check_target(p)  # /proc/…
+    except UnsafeOutputError as e:
+        raise UsageError(f"{flag} {e}") from None
     parent = p.parent
     if not parent.is_dir():
         raise UsageError(f"{flag} {path}: the directory {parent} does not exist")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from pbtools.cli.common import (
     UsageError,
@@ -130,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         if args.baseline is not None:
             text += "\n" + cmp.details_markdown() + "\n"
     if args.output:
-        Path(args.output).write_text(text)
+        from pbtools.io.atomic import write_text
+
+        write_text(args.output, text)
         print(f"wrote the comparison of {len(names)} runs to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -143,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     if args.trec:
         text = trec_text(per, avg, args.per_topic)
         if args.output:
-            Path(args.output).write_text(text)
+            from pbtools.io.atomic import write_text
+
+            write_text(args.output, text)
         else:
             sys.stdout.write(text)
         return 0

@@ -6,31 +6,14 @@ from __future__ import annotations
 
 import argparse
 import glob
-import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from pbtools.io.atomic import sha256_file
+
 #: the argparse destinations that name input files or directories
 INPUT_ARGS = ("qrels", "runs", "new_run", "paths", "desc")
-
-
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    """The SHA-256 hex digest of a file's bytes, read in chunks of ``chunk`` bytes.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile(delete=False) as f:
-    ...     _ = f.write(b"abc")
-    >>> sha256_file(f.name)[:16]
-    'ba7816bf8f01cfea'
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def input_files(sources: Iterable[str | os.PathLike]) -> list[dict]:

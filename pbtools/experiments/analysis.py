@@ -76,18 +76,14 @@ class Analysis:
     TABLES = ("properties", "scores", "truth", "significance", "errors", "differences")
 
     def write(self, out_dir) -> list[Path]:
-        """Write every table to ``out_dir/<table>.parquet`` (parameters in the metadata)."""
-        from pbtools.io import write_parquet
+        """Write every table to ``out_dir/<table>.parquet`` (parameters in the metadata) as
+        one result set, all or nothing, with ``manifest.json``
+        (:func:`pbtools.io.write_results`; read it back with :func:`pbtools.io.read_results`)."""
+        from pbtools.io import write_results
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         meta = {**self.params, "timings": self.timings}
-        paths = []
-        for name in self.TABLES:
-            path = out / f"{name}.parquet"
-            write_parquet(getattr(self, name), path, metadata=meta)
-            paths.append(path)
-        return paths
+        tables = {name: getattr(self, name) for name in self.TABLES}
+        return write_results(out_dir, tables, params=self.params, metadata=meta)
 
     def report(self, *, wide: bool = False, verbose: bool = False) -> str:
         """The terminal report (:func:`pbtools.experiments.report.text_report`)."""

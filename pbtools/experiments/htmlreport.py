@@ -459,6 +459,6 @@ def html_report(analysis, *, title: str | None = None) -> str:
 
 def write_html(analysis, path) -> Path:
     """Write :func:`html_report` of ``analysis`` to ``path`` (UTF-8); return the path."""
-    path = Path(path)
-    path.write_text(html_report(analysis), encoding="utf-8")
-    return path
+    from pbtools.io.atomic import write_text
+
+    return write_text(path, html_report(analysis))

@@ -16,7 +16,11 @@ module                 holds
 ``io.mistakes``        the wrong kind of file (binary, a run for the qrels …), refused
 ``io.repairs``         the repairs frame of ``lenient=True``, its warnings,
                        :class:`RepairableError`
-``io.parquet``         :func:`write_parquet`, :func:`read_parquet`
+``io.parquet``         :func:`write_parquet`, :func:`read_parquet` (page checksums, checked
+                       metadata)
+``io.atomic``          the one way a file is written: temporary file, fsync, rename
+``io.results``         :func:`write_results`, :func:`read_results`: result directories
+                       written all or nothing, with a manifest and a writer's lock
 ``io.adapters``        :func:`to_trec`, :func:`to_trec_qrels`, ir_measures, ranx, ir_datasets
 =====================  ====================================================================
 
@@ -33,7 +37,7 @@ from pbtools.io.adapters import (
     to_trec,
     to_trec_qrels,
 )
-from pbtools.io.parquet import read_parquet, write_parquet
+from pbtools.io.parquet import CorruptFileError, read_parquet, write_parquet
 from pbtools.io.parse import file_run_name
 from pbtools.io.readers import (
     Collection,
@@ -49,6 +53,7 @@ from pbtools.io.readers import (
     track_name,
 )
 from pbtools.io.repairs import RepairableError
+from pbtools.io.results import ResultSetError, read_results, write_results
 
 __all__ = [
     "Collection",
@@ -73,4 +78,8 @@ __all__ = [
     "file_run_name",
     "check_paths",
     "RepairableError",
+    "write_results",
+    "read_results",
+    "ResultSetError",
+    "CorruptFileError",
 ]

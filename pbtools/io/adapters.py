@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from pbtools.frames import as_qrels, as_run
+from pbtools.io.atomic import atomic_path
 
 PathLike = str | os.PathLike
 
@@ -24,7 +25,7 @@ def _write_lines(lines: pa.Array, path: PathLike) -> None:
     table = pa.table({"line": lines})
     opts = pcsv.WriteOptions(include_header=False, quoting_style="none")
     compression = "gzip" if str(path).endswith(".gz") else None
-    with pa.output_stream(str(path), compression=compression) as out:
+    with atomic_path(path) as tmp, pa.output_stream(str(tmp), compression=compression) as out:
         pcsv.write_csv(table, out, write_options=opts)
 
 

@@ -1,4 +1,12 @@
-"""Parquet round trips: dtypes, dictionaries, order, attrs and metadata come back exactly."""
+"""Parquet round trips: dtypes, dictionaries, order, attrs and metadata come back exactly.
+
+Integrity: files are written atomically (:mod:`pbtools.io.atomic`) with a CRC-32 on every data
+page, and read with the checksums verified. pbtools' own metadata (format version, row count,
+each column's dtype, the categories of dictionary columns) carries a SHA-256 of itself and of
+pandas' schema metadata, and is checked on read: a truncated file, a flipped byte in a page or
+in the metadata, a category list that no longer covers the values, is refused
+(:class:`CorruptFileError`, naming the file) instead of read back as other values.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +18,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from pbtools.errors import InputError
 from pbtools.frames import encode
+from pbtools.io.atomic import atomic_path
 from pbtools.io.repairs import AttrsFrame
 
 PathLike = str | os.PathLike
@@ -20,6 +30,23 @@ PathLike = str | os.PathLike
 # --------------------------------------------------------------------------------------------
 
 _META_KEY = b"pbtools"
+#: the SHA-256 of pbtools' and pandas' schema metadata, checked on read
+_SHA_KEY = b"pbtools.sha256"
+#: the version of pbtools' Parquet metadata (absent in files written before it)
+PARQUET_FORMAT = 1
+
+
+class CorruptFileError(InputError):
+    """A Parquet file that fails its checks on read (exit status 2): names the file."""
+
+
+def _meta_digest(schema_meta: dict) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for key in (b"pandas", _META_KEY):
+        h.update(key + b"\0" + schema_meta.get(key, b"") + b"\0")
+    return h.hexdigest()
 
 
 def _to_json(value, where: str = "attrs"):
@@ -108,12 +135,19 @@ def write_parquet(df: pd.DataFrame, path: PathLike, metadata: dict | None = None
         "attrs": _to_json(attrs),
         "metadata": _to_json(metadata if metadata is not None else df.attrs.get("metadata")),
         "categoricals": cats,
+        "format": PARQUET_FORMAT,
+        "rows": len(df),
+        "columns": {f.name: _type_key(f.type) for f in table.schema},
     }
     schema_meta = dict(table.schema.metadata or {})
     schema_meta[_META_KEY] = json.dumps(meta).encode()
+    schema_meta[_SHA_KEY] = _meta_digest(schema_meta).encode()
     import pyarrow.parquet as pq  # on first use: `import pbtools` stays cheap (~20 ms)
 
-    pq.write_table(table.replace_schema_metadata(schema_meta), str(path))
+    with atomic_path(path) as tmp:
+        pq.write_table(
+            table.replace_schema_metadata(schema_meta), str(tmp), write_page_checksum=True
+        )
 
 
 def read_parquet(path: PathLike) -> pd.DataFrame:
@@ -122,26 +156,73 @@ def read_parquet(path: PathLike) -> pd.DataFrame:
     Categorical columns come back with their exact dictionary (sorted Arrow-backed ``str``
     categories for pbtools ids); ``attrs`` are restored and the ``metadata`` given to
     :func:`write_parquet` is ``attrs["metadata"]``.
+
+    Page checksums are verified and pbtools' metadata checked (module docstring); a file that
+    fails raises :class:`CorruptFileError` naming it.
     """
     import pyarrow.parquet as pq
 
-    table = pq.read_table(str(path))
-    raw = (table.schema.metadata or {}).get(_META_KEY)
-    df = table.to_pandas()
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    try:
+        table = pq.read_table(str(path), page_checksum_verification=True)
+        schema_meta = table.schema.metadata or {}
+        raw = schema_meta.get(_META_KEY)
+        if raw is not None and _SHA_KEY in schema_meta:
+            if schema_meta[_SHA_KEY].decode(errors="replace") != _meta_digest(schema_meta):
+                raise CorruptFileError("its metadata does not match its checksum")
+        meta = None if raw is None else json.loads(raw)
+        _check_shape(table, meta)
+        df = table.to_pandas()
+    except (pa.ArrowException, OSError, UnicodeDecodeError, ValueError, KeyError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CorruptFileError(f"{path}: a damaged or truncated Parquet file ({why})") from None
     df.attrs.clear()
-    if raw is None:
+    if meta is None:
         return df
-    meta = json.loads(raw)
     for c, spec in meta.get("categoricals", {}).items():
         if c not in df.columns:
             continue
         if spec is None:
             df[c] = encode(df[c].astype("str"))
-        else:
-            values = df[c].astype("str" if spec["str"] else object)
-            cats = pd.Index(spec["categories"], dtype="str" if spec["str"] else object)
-            df[c] = pd.Categorical(values, categories=cats, ordered=spec["ordered"])
+            continue
+        values = df[c].astype("str" if spec["str"] else object)
+        cats = pd.Index(spec["categories"], dtype="str" if spec["str"] else object)
+        lost = int((values.notna() & ~values.isin(cats)).sum())
+        if lost:
+            raise CorruptFileError(
+                f"{path}: column {c!r}: {lost} values are not among its stored categories "
+                "(damaged metadata)"
+            )
+        df[c] = pd.Categorical(values, categories=cats, ordered=spec["ordered"])
     df.attrs.update(_from_json(meta.get("attrs") or {}))
     if meta.get("metadata") is not None:
         df.attrs["metadata"] = _from_json(meta["metadata"])
     return df
+
+
+def _type_key(t: pa.DataType) -> str:
+    """A column's Arrow type as Parquet keeps it: string widths and dictionary index widths,
+    which a round trip may change, left out."""
+    if pa.types.is_dictionary(t):
+        return f"dictionary<{_type_key(t.value_type)}>"
+    return str(t).replace("large_", "")
+
+
+def _check_shape(table, meta: dict | None) -> None:
+    """The row count and each column's Arrow type are the ones written (format >= 1)."""
+    if meta is None or meta.get("format") is None:
+        return
+    if meta["format"] > PARQUET_FORMAT:
+        raise CorruptFileError(
+            f"written by a newer pbtools (Parquet format {meta['format']}, this one reads "
+            f"{PARQUET_FORMAT})"
+        )
+    if table.num_rows != meta.get("rows"):
+        raise CorruptFileError(f"{table.num_rows} rows, its metadata says {meta.get('rows')}")
+    got = {f.name: _type_key(f.type) for f in table.schema}
+    if got != meta.get("columns"):
+        bad = sorted(set(got.items()) ^ set((meta.get("columns") or {}).items()))
+        raise CorruptFileError(f"columns or types differ from its metadata ({bad[0][0]})")

@@ -1,0 +1,219 @@
+"""Atomic files: every file pbtools writes appears whole or not at all.
+
+:func:`atomic_path` (and :func:`atomic_write`, :func:`write_bytes`, :func:`write_text` on top
+of it) is the one way pbtools writes a file. The bytes go to a temporary file in the target's
+own directory (``.NAME.XXXXXXXX.pbtools-tmp``), which is flushed and ``fsync``'ed, then renamed
+over the target (one ``rename(2)``: a reader sees the old file or the new one, never a part),
+and the directory is ``fsync``'ed so the rename survives a crash. On any failure — an error of
+the writer, a full disk, ``KeyboardInterrupt`` — the temporary file is removed and the target
+is left as it was. A ``SIGKILL`` (or a power cut) can leave the temporary file behind; never a
+cut target.
+
+The target is checked before any work (:func:`check_target`): it must be a regular file or not
+exist yet. A device (``/dev/full``), a FIFO, a socket, a directory or a file under ``/proc``
+is refused, so pbtools never truncates, replaces or deletes a path it did not create. A
+symbolic link to a regular file is followed: the file it points to is replaced, the link kept.
+
+``PBTOOLS_FAULT_DELAY`` (:func:`fault_point`) is a hook for the fault-injection tests
+(``tests/test_faults.py``): ``file=SECONDS`` pauses just before each rename, ``swap=SECONDS``
+just before a result set is swapped in (:mod:`pbtools.io.results`), after a line on standard
+error saying where, so a test can interrupt a real command at that point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from pbtools.io.files import path_problem
+
+PathLike = str | os.PathLike
+
+#: the suffix of pbtools' temporary files (left behind only by a ``SIGKILL`` or a crash)
+TMP_SUFFIX = ".pbtools-tmp"
+#: the environment variable of :func:`fault_point`
+FAULT_ENV = "PBTOOLS_FAULT_DELAY"
+
+
+class UnsafeOutputError(ValueError):
+    """An output path pbtools refuses to write (exit status 2): not a regular file."""
+
+
+def check_target(path: PathLike) -> Path:
+    """The file to write for the output ``path``, checked before any work.
+
+    Returns the real path (symbolic links followed). Raises :class:`UnsafeOutputError` when
+    ``path`` exists and is not a regular file (a device, a FIFO, a socket, a directory), is on
+    a pseudo file system (``/proc``, ``/sys``), or is a dangling symbolic link.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_target("/dev/full")
+    ... except UnsafeOutputError as e:
+    ...     print(str(e).split(";")[0])
+    /dev/full: is a character device, not a regular file
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_target(f"{d}/new.tsv").name
+    'new.tsv'
+    """
+    p = Path(path)
+    real = Path(os.path.realpath(p))
+    for q in (Path(os.path.abspath(p)), real):
+        if q.parts[1:2] in (("proc",), ("sys",)):
+            raise UnsafeOutputError(
+                f"{path}: is under /{q.parts[1]}, a pseudo file system; pbtools writes only "
+                "regular files"
+            )
+    problem = path_problem(p)
+    if problem == "no such file or directory":
+        return real
+    if problem is None and os.path.isdir(real):
+        problem = "a directory, not a regular file"
+    if problem is not None:
+        raise UnsafeOutputError(
+            f"{path}: is {problem}; pbtools writes only regular files (it replaces them whole)"
+        )
+    return real
+
+
+def fault_point(point: str, what: PathLike) -> None:
+    """Pause here when ``PBTOOLS_FAULT_DELAY`` asks: a testing hook.
+
+    ``PBTOOLS_FAULT_DELAY`` is ``POINT=WAIT[,POINT=WAIT]``, ``WAIT`` a number of seconds or
+    ``@PATH`` (wait until ``PATH`` exists). Reaching ``point`` is announced on standard error
+    as ``pbtools: fault point POINT WHAT`` before the wait.
+    """
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    for item in spec.split(","):
+        name, _, wait = item.partition("=")
+        if name.strip() != point:
+            continue
+        print(f"pbtools: fault point {point} {what}", file=sys.stderr, flush=True)
+        if wait.startswith("@"):
+            while not os.path.exists(wait[1:]):
+                time.sleep(0.02)
+        else:
+            time.sleep(float(wait or 0))
+
+
+def fsync_dir(path: PathLike) -> None:
+    """``fsync`` a directory, so that the renames and creations in it are durable."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _new_mode(target: Path) -> int:
+    """The mode of the replaced file, or ``0o666`` less the umask for a new one."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike) -> Iterator[Path]:
+    """Write ``path`` atomically through a temporary file named by this context manager.
+
+    The block writes the temporary path (a Parquet writer, a stream that wants a file name);
+    when it ends without an error the file is ``fsync``'ed and renamed over ``path`` (mode kept
+    from the file it replaces). On any exception (``KeyboardInterrupt`` included) the temporary
+    file is removed and ``path`` is untouched. ``path`` is checked first (:func:`check_target`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> d = Path(tempfile.mkdtemp())
+    >>> with atomic_path(d / "a.txt") as tmp:
+    ...     _ = tmp.write_text("whole")
+    >>> (d / "a.txt").read_text(), sorted(p.name for p in d.iterdir())
+    ('whole', ['a.txt'])
+    """
+    target = check_target(path)
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, _new_mode(target))
+        fault_point("file", target)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(target.parent)
+
+
+@contextlib.contextmanager
+def atomic_write(path: PathLike, mode: str = "w", encoding: str | None = "utf-8"):
+    """An open file (``mode`` ``"w"`` or ``"wb"``) whose content replaces ``path`` atomically
+    when the block ends without an error (:func:`atomic_path`); flushed before the rename."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write writes new files: mode 'w' or 'wb', not {mode!r}")
+    with atomic_path(path) as tmp:
+        kwargs = {"encoding": encoding} if mode == "w" else {}
+        with open(tmp, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+
+
+def write_bytes(path: PathLike, data: bytes) -> Path:
+    """Replace ``path`` with ``data`` atomically; return the path written."""
+    with atomic_write(path, "wb") as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def write_text(path: PathLike, text: str, encoding: str = "utf-8") -> Path:
+    """Replace ``path`` with ``text`` atomically; return the path written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = write_text(f"{tempfile.mkdtemp()}/out.tsv", "a\\tb\\n")
+    >>> p.read_text()
+    'a\\tb\\n'
+    """
+    with atomic_write(path, "w", encoding=encoding) as fh:
+        fh.write(text)
+    return Path(path)
+
+
+def sha256_file(path: PathLike, chunk: int = 1 << 20) -> str:
+    """The SHA-256 hex digest of a file's bytes, read in chunks of ``chunk`` bytes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile(delete=False) as f:
+    ...     _ = f.write(b"abc")
+    >>> sha256_file(f.name)[:16]
+    'ba7816bf8f01cfea'
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
