@@ -31,6 +31,7 @@ import warnings
 from pbtools.cli import analyze, compare, correct, evaluate, pool, report
 from pbtools.cli.common import EmptyResult, UsageError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
+from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
 from pbtools.io.repairs import RepairableError
 from pbtools.measures.topics import CoverageWarning
 
@@ -44,6 +45,8 @@ CLI_WORDS = (
     ("lenient=True", "--lenient"),
     ("all_topics=True", "--all-topics (-c)"),
     ("float32=True", "--float32"),
+    ("input_limits(gunzip_ratio=N) or PBTOOLS_GUNZIP_RATIO=N", "--gunzip-ratio N"),
+    ("input_limits(xml_limit=BYTES) or PBTOOLS_XML_LIMIT=BYTES", "--xml-limit BYTES"),
 )
 
 
@@ -154,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             validate = getattr(args, "validate", None)
             if validate is not None:
                 validate(args)
-            code = int(args.func(args) or 0)
+            limits = {k: getattr(args, k, None) for k in ("gunzip_ratio", "xml_limit")}
+            with input_limits(**limits):  # --gunzip-ratio, --xml-limit
+                gunzip_limit(0), xml_limit()  # PBTOOLS_GUNZIP_RATIO, PBTOOLS_XML_LIMIT checked
+                code = int(args.func(args) or 0)
             _STATE["exit_fast"] = bool(getattr(args, "exit_fast", False))
             return code
     except BrokenPipeError:  # e.g. `pbtools ... | head`
