@@ -17,7 +17,9 @@ of the runs (``read_runs(...)``'s frame, ``memory_usage(deep=True)``) and the ra
     python3 benchmarks/memory.py oneline --runs 2000
     python3 benchmarks/memory.py trec2x --times 10
 
-``--output DIR`` keeps the analysis tables (for comparing two versions frame by frame).
+``--output DIR`` keeps the analysis tables (for comparing two versions frame by frame). The
+child imports pbtools as ``PYTHONPATH`` says, so ``PYTHONPATH=OTHER_CHECKOUT python3
+benchmarks/memory.py ...`` measures another version on the same generated track.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -110,7 +113,9 @@ def measure(track: Path, extra: list[str], output: str | None) -> dict:
         cmd = [sys.executable, "-m", "pbtools", "analyze", str(track), "--jobs", "1"]
         cmd += ["--no-progress", "-o", out, *extra]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        # run from the temporary directory: the child imports pbtools as PYTHONPATH says (a
+        # worktree, or the installed package), never by accident from the current directory
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if done.returncode != 0:
         raise SystemExit(f"analyze failed ({done.returncode}):\n{done.stderr}")
@@ -119,7 +124,9 @@ def measure(track: Path, extra: list[str], output: str | None) -> dict:
     from pbtools.io import read_runs
 
     lenient = "--lenient" in extra
-    runs = read_runs(str(track / "Runs"), lenient=lenient)
+    with warnings.catch_warnings():  # the repairs of --lenient, one warning per file
+        warnings.simplefilter("ignore")
+        runs = read_runs(str(track / "Runs"), lenient=lenient)
     arrow = int(runs.memory_usage(deep=True).sum())
     return {"peak": peak * 1024, "arrow": arrow, "runs": runs["name"].nunique()}
 
@@ -138,7 +145,7 @@ def main(argv=None) -> None:
     r = measure(track, extra, args.output)
     mib = 1 << 20
     print(
-        f"{args.case}: {r['runs']} runs, Arrow size of the runs {r['arrow'] / mib:.1f} MiB, "
+        f"{args.case}: {r['runs']} runs, Arrow size of the runs {r['arrow'] / mib:.2f} MiB, "
         f"analyze peak RSS {r['peak'] / mib:.0f} MiB"
     )
 
