@@ -402,6 +402,22 @@ case(
     2,
     "{d}/input.r.gz: corrupt gzip data",
 )
+#: a gzip bomb: one run line, then 80 MiB of zeros (81 KB compressed, past the 64 MiB floor)
+BOMB = gzip.compress(lines_bytes(RUN) + bytes(80 << 20), 9)
+case(
+    "bytes",
+    "gzip bomb refused (no hint)",
+    evaluate_file(BOMB, name="input.r.gz"),
+    2,
+    ("{d}/input.r.gz: gzip data expands to more than 67,108,864 bytes", "--gunzip-ratio N"),
+)
+case(
+    "arguments",
+    "--gunzip-ratio negative",
+    evaluate_file(RUN, "--gunzip-ratio", "-1"),
+    2,
+    "--gunzip-ratio must be a number >= 0",
+)
 
 
 def write_qrels(data: bytes):
@@ -777,6 +793,29 @@ case(
     rows=18,
     repairs=1,
     api=read_track,
+)
+case(
+    "desc",
+    "desc.xml over --xml-limit",
+    desc(DESC, "--xml-limit", "50"),
+    2,
+    (
+        f"{{d}}/T/desc.xml: desc.xml holds {len(DESC)} bytes, over the limit of 50 bytes",
+        "--xml-limit BYTES",
+    ),
+)
+case(
+    "desc",
+    "gzipped desc.xml over --xml-limit once gunzipped",
+    with_files(
+        lambda d: (d / "T" / "desc.xml").write_bytes(gzip.compress(DESC.encode() * 3)),
+        "pool",
+        "{d}/T",
+        "--xml-limit",
+        str(len(DESC) * 2),
+    ),
+    2,
+    "{d}/T/desc.xml: gunzipped desc.xml holds more than ",
 )
 case(
     "desc",

@@ -33,6 +33,7 @@ from pbtools.cli import analyze, compare, correct, evaluate, pool, report
 from pbtools.cli.streams import StandardOutput, StandardOutputError, quiet_broken_pipe
 from pbtools.errors import InputError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
+from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
 from pbtools.io.repairs import RepairableError
 from pbtools.measures.topics import CoverageWarning
 
@@ -47,6 +48,8 @@ CLI_WORDS = (
     ("all_topics=True", "--all-topics (-c)"),
     ("float32=True", "--float32"),
     ("no desc.xml given", "no desc.xml given (--desc)"),
+    ("input_limits(gunzip_ratio=N) or PBTOOLS_GUNZIP_RATIO=N", "--gunzip-ratio N"),
+    ("input_limits(xml_limit=BYTES) or PBTOOLS_XML_LIMIT=BYTES", "--xml-limit BYTES"),
 )
 
 
@@ -182,8 +185,11 @@ def main(argv: list[str] | None = None) -> int:
             validate = getattr(args, "validate", None)
             if validate is not None:
                 validate(args)
-            code = int(args.func(args) or 0)
-            stdout.flush()  # a full disk fails here, not silently at exit
+            limits = {k: getattr(args, k, None) for k in ("gunzip_ratio", "xml_limit")}
+            with input_limits(**limits):  # --gunzip-ratio, --xml-limit
+                gunzip_limit(0), xml_limit()  # PBTOOLS_GUNZIP_RATIO, PBTOOLS_XML_LIMIT checked
+                code = int(args.func(args) or 0)
+                stdout.flush()  # a full disk fails here, not silently at exit
             _STATE["exit_fast"] = bool(getattr(args, "exit_fast", False))
             return code
     except BrokenPipeError as err:

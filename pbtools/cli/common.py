@@ -152,7 +152,8 @@ def add_collection_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_io_options(p: argparse.ArgumentParser) -> None:
-    """``--lenient``, ``--float32`` and ``--run-id``."""
+    """``--lenient``, ``--float32``, ``--run-id`` and the limits on hostile input
+    (``--gunzip-ratio``, ``--xml-limit``: :mod:`pbtools.io.limits`)."""
     p.add_argument(
         "--lenient",
         action="store_true",
@@ -170,6 +171,35 @@ def add_io_options(p: argparse.ArgumentParser) -> None:
         default="tag",
         help="name runs by the tag in column 6 (default) or by file name",
     )
+    p.add_argument(
+        "--gunzip-ratio",
+        type=_limit("--gunzip-ratio"),
+        metavar="N",
+        help="a gzip file may expand to N times its size, at least 64 MiB (default 50, or "
+        "PBTOOLS_GUNZIP_RATIO; 0: no limit): a larger one is refused as a gzip bomb",
+    )
+    p.add_argument(
+        "--xml-limit",
+        type=_limit("--xml-limit"),
+        metavar="BYTES",
+        help="the largest desc.xml read (default 16777216 = 16 MiB, or PBTOOLS_XML_LIMIT; "
+        "0: no limit)",
+    )
+
+
+def _limit(flag: str):
+    """argparse type of a limit: a number >= 0 (0: no limit), else a message naming ``flag``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{flag} must be a number >= 0 (0: no limit)")
+        return value
+
+    return parse
 
 
 # --------------------------------------------------------------------------------------------

@@ -122,8 +122,10 @@ class Lipani(Estimator):
             return merges(problem, pa, depth)
 
         key = ("lipani", float(opts["weight"]), str(opts["tie"]), depth, tuple(pa))
-        pair, t, vals = problem.memo(key, merged_rows)
-        merged = problem.rounded(problem.topic_means(pair, t, vals, len(problem.pair_u)))
+        merged = problem.memo(key, merged_rows)
+        if problem.memoize:  # replicates re-weight the topics of a (pair × topic) table
+            merged = problem.topic_means(*merged, len(problem.pair_u))
+        merged = problem.rounded(merged)
         # δ per (pair, P@n) whose merged run has a topic to average over, pair-major
         dP, dA, dk = delta_values(
             merged[:, 0::2], merged[:, 1::2], pooled_vals[:, 0::2], pooled_vals[:, 1::2]
@@ -160,8 +162,14 @@ class SharedMerges:
     merged cells, so memory does not grow with it.
 
     ``problem.merges`` holds one (an experiment shares it); :meth:`Lipani.estimate` makes one
-    for its problem alone otherwise. Calling it returns ``(pair, t, values)``: one row per
-    (pair, topic) the problem averages over, values rows × ``pa``, rows in (pair, topic) order.
+    for its problem alone otherwise. Calling it returns, per pair of the problem, the merged
+    run's mean of each of ``pa`` over the topics the problem averages over
+    (:meth:`~pbtools.corrections.problem.Problem.topic_means`; NaN without a topic): pairs ×
+    ``pa``. Each chunk is averaged over topics as soon as it is scored, so no (pair × topic)
+    table outlives its chunk (the topics of a pair are all in one chunk, in the same order,
+    so the means are those of the whole table). A problem that memoises its scores for
+    topic-bootstrap replicates (``problem.memoize``), whose topic weights change, gets the
+    (pair × topic) table instead: ``(pair, t, values)``, rows in (pair, topic) order.
     """
 
     def __init__(self, weight: float = 1.0, tie: str = "exclusive_first", threads=None):
@@ -223,32 +231,44 @@ class SharedMerges:
                 gi = pos[sel] - lo
                 lens = first[gi + 1] - first[gi]
                 item, rows = expand_ranges(first[gi], lens)
-                qp, qt = sel[item], t[rows]
-                var = p.new_var[p.pair_u][qp]
+                qt = t[rows]
+                var = p.new_var[p.pair_u][sel[item]]
                 if p.topics != "answered":
                     keep = p.present[var, qt]
                     if not keep.all():
-                        rows, qp, qt, var = rows[keep], qp[keep], qt[keep], var[keep]
+                        rows, item, qt, var = rows[keep], item[keep], qt[keep], var[keep]
                 # M is column-major: the rows gathered as columns of M.T, column-major too
                 if len(rows) and rows[-1] - rows[0] + 1 == len(rows) and (np.diff(rows) == 1).all():
                     docs = M[rows[0] : rows[-1] + 1, : key[2]]  # every row of the chunk: a view
                 else:
                     docs = np.take(M.T[: key[2]], rows, axis=1).T
-                out.append((key, (qp, qt, p.score_docs(docs, var, qt, list(key[1])))))
+                vals = p.score_docs(docs, var, qt, list(key[1]))
+                if p.memoize:  # the table, for replicates that re-weight the topics
+                    out.append((key, (sel[item], qt, vals)))
+                else:
+                    out.append((key, (sel, p.topic_means(item, qt, vals, len(sel)))))
             return out
 
         parts = {k: [] for k, _ in jobs}
         for out in ordered_map(one, range(0, len(seq), step), self.threads):
             for key, got in out:
                 parts[key].append(got)
-        for key, _ in jobs:
-            got = parts[key] or [
-                (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, len(key[1]))))
-            ]
-            qp = np.concatenate([g[0] for g in got])
-            o = np.argsort(qp, kind="stable")  # rows in (pair, topic) order
-            self._done[key] = (
-                qp[o],
-                np.concatenate([g[1] for g in got])[o],
-                np.concatenate([g[2] for g in got])[o],
-            )
+        for key, p in jobs:
+            self._done[key] = (_table if p.memoize else _means)(parts[key], p, len(key[1]))
+
+
+def _means(parts: list, problem: Problem, width: int) -> np.ndarray:
+    """The chunks' per-pair means ``(sel, means)`` as one pairs × ``width`` array."""
+    merged = np.full((len(problem.pair_u), width), np.nan)
+    for sel, means in parts:
+        merged[sel] = means
+    return merged
+
+
+def _table(parts: list, problem: Problem, width: int) -> tuple:
+    """The chunks' ``(pair, t, values)`` rows as one table in (pair, topic) order."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, width))
+    qp = np.concatenate([g[0] for g in parts])
+    o = np.argsort(qp, kind="stable")  # rows in (pair, topic) order
+    return qp[o], np.concatenate([g[1] for g in parts])[o], np.concatenate([g[2] for g in parts])[o]

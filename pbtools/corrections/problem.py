@@ -61,9 +61,9 @@ class Problem(Scoring):
     decimals : int or None
         Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
     merges : callable or None
-        ``merges(problem, pa, depth) → (pair, t, values)``: r_p ∘ r_u scored per R_p pair and
-        topic (:class:`pbtools.corrections.lipani.SharedMerges`; an experiment merges every
-        pair of pooled runs once, streamed, for all its problems).
+        ``merges(problem, pa, depth) → values``: r_p ∘ r_u scored per R_p pair, averaged
+        over its topics (:class:`pbtools.corrections.lipani.SharedMerges`; an experiment
+        merges every pair of pooled runs once, streamed, for all its problems).
     weights : ndarray or None
         Per-topic weights (T,) of every average over topics (:meth:`topic_means`): a topic
         bootstrap replicate gives each topic its multiplicity in the resample. None: every

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.measures.names import parse
 
 __all__ = [
@@ -96,7 +97,7 @@ def conformal_offsets(residuals, confidence: float = 0.95) -> tuple[float, float
     (-inf, inf)
     """
     if not 0 < float(confidence) < 1:
-        raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
+        raise InputError(f"confidence must be in (0, 1), not {confidence!r}")
     r = np.sort(np.abs(np.asarray(residuals, dtype=np.float64)))
     r = r[np.isfinite(r)]
     n = len(r)
@@ -208,9 +209,9 @@ def _interval(est, reduced, share, calib: pd.DataFrame, measure, depth, confiden
 
 def _check(confidence, scale):
     if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, not {scale!r}")
+        raise InputError(f"scale must be one of {SCALES}, not {scale!r}")
     if not 0 < float(confidence) < 1:
-        raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
+        raise InputError(f"confidence must be in (0, 1), not {confidence!r}")
 
 
 def prediction_intervals(

@@ -32,6 +32,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pbtools.errors import InputError
 from pbtools.io.files import path_problem
 
 PathLike = str | os.PathLike
@@ -42,7 +43,7 @@ TMP_SUFFIX = ".pbtools-tmp"
 FAULT_ENV = "PBTOOLS_FAULT_DELAY"
 
 
-class UnsafeOutputError(ValueError):
+class UnsafeOutputError(InputError):
     """An output path pbtools refuses to write (exit status 2): not a regular file."""
 
 

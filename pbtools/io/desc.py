@@ -21,6 +21,7 @@ import pandas as pd
 
 from pbtools.frames import TrecFormatError
 from pbtools.io.files import read_bytes
+from pbtools.io.limits import xml_limit
 from pbtools.io.repairs import RepairableError, Repairs
 
 _ENTITY_REFUSED = (
@@ -29,14 +30,40 @@ _ENTITY_REFUSED = (
 )
 
 
+class _Node:
+    """An open element: its name and line; its text (kept for ``<tag>`` and ``<organization>``
+    only); its children's names in order, with the ``<tag>`` / ``<organization>`` children
+    themselves (any other child is reduced to its name); whether it holds markup."""
+
+    __slots__ = ("name", "line", "text", "kids", "markup")
+
+    def __init__(self, name: str, line: int):
+        self.name, self.line = name, line
+        self.text: list[str] | None = [] if name in _FIELDS else None
+        self.kids: dict[str, list] = {}
+        self.markup = False
+
+
+_FIELDS = ("tag", "organization")
+
+
 def parse_desc(path, lenient: bool) -> tuple[list[str], list[str], pd.DataFrame]:
-    """Parse desc.xml into run names, organizations (file order) and a repairs frame."""
+    """Parse desc.xml into run names, organizations (file order) and a repairs frame.
+
+    One pass, in time and memory linear in the file: each entry is checked and kept as two
+    strings when its element ends; no tree of the document is built. The file may be at most
+    :func:`~pbtools.io.limits.xml_limit` bytes (plain or gunzipped), else it is refused.
+    """
     path = str(path)
-    data = read_bytes(path)
+    data = read_bytes(path, limit=xml_limit(), what="desc.xml")
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    stack: list[dict] = []
-    entries: list[dict] = []
+    parser.buffer_text = True  # one call per run of text, not per line
+    stack: list[_Node] = []
+    repairs = Repairs()
+    seen: dict[str, int] = {}
+    names: list[str] = []
+    orgs: list[str] = []
 
     def here() -> int:
         return parser.CurrentLineNumber
@@ -64,19 +91,42 @@ def parse_desc(path, lenient: bool) -> tuple[list[str], list[str], pd.DataFrame]
 
     def start(tag, attrs):
         if stack:
-            stack[-1]["markup"] = True
-        stack.append({"tag": tag, "line": here(), "text": [], "kids": {}, "markup": False})
+            stack[-1].markup = True
+        stack.append(_Node(tag, here()))
 
     def end(tag):
         node = stack.pop()
+        entry = "tag" in node.kids or "organization" in node.kids
         if stack:
-            stack[-1]["kids"].setdefault(tag, []).append(node)
-        if "tag" in node["kids"] or "organization" in node["kids"]:
-            entries.append(node)
+            kids = stack[-1].kids.setdefault(tag, [])
+            if tag in _FIELDS and not entry:
+                kids.append(node)
+        if entry:
+            add_entry(node)
+
+    def add_entry(node: _Node) -> None:
+        tag = _value(node, "tag", path)
+        org = _value(node, "organization", path)
+        if len(tag.split(maxsplit=1)) > 1:  # (stripped) whitespace inside
+            raise TrecFormatError(
+                f"run tag {tag!r} contains whitespace (a run file's column 6 cannot)",
+                path,
+                node.kids["tag"][0].line,
+            )
+        line = node.line
+        if tag in seen:
+            problem = f"run tag {tag!r} listed twice (first at line {seen[tag]})"
+            if not lenient:
+                raise RepairableError(problem, path, line)
+            repairs.add(path, [line], problem, "dropped (kept the first)")
+            return
+        seen[tag] = line
+        names.append(tag)
+        orgs.append(org)
 
     def chars(text):
-        if stack:
-            stack[-1]["text"].append(text)
+        if stack and stack[-1].text is not None:
+            stack[-1].text.append(text)
 
     parser.EntityDeclHandler = entity_decl
     parser.UnparsedEntityDeclHandler = unparsed_decl
@@ -90,53 +140,30 @@ def parse_desc(path, lenient: bool) -> tuple[list[str], list[str], pd.DataFrame]
         raise TrecFormatError(
             f"malformed XML: {expat.errors.messages[e.code]}", path, e.lineno
         ) from None
-    repairs = Repairs()
-    seen: dict[str, int] = {}
-    names, orgs = [], []
-    for node in entries:
-        tag = _value(node, "tag", path)
-        org = _value(node, "organization", path)
-        if any(c.isspace() for c in tag):
-            raise TrecFormatError(
-                f"run tag {tag!r} contains whitespace (a run file's column 6 cannot)",
-                path,
-                node["kids"]["tag"][0]["line"],
-            )
-        line = node["line"]
-        if tag in seen:
-            problem = f"run tag {tag!r} listed twice (first at line {seen[tag]})"
-            if not lenient:
-                raise RepairableError(problem, path, line)
-            repairs.add(path, [line], problem, "dropped (kept the first)")
-            continue
-        seen[tag] = line
-        names.append(tag)
-        orgs.append(org)
     return names, orgs, repairs.frame()
 
 
-def _value(entry: dict, field: str, path: str) -> str:
+def _value(entry: _Node, field: str, path: str) -> str:
     """The plain-text value of an entry's ``<tag>`` or ``<organization>`` (refusals: missing,
     repeated, empty or whitespace-only, nested markup)."""
-    nodes = entry["kids"].get(field, [])
+    nodes = entry.kids.get(field, [])
     if not nodes:
-        raise TrecFormatError(f"desc.xml entry lacks its <{field}>", path, entry["line"])
+        raise TrecFormatError(f"desc.xml entry lacks its <{field}>", path, entry.line)
     if len(nodes) > 1:
         raise TrecFormatError(
-            f"desc.xml entry has {len(nodes)} <{field}> elements (first at line "
-            f"{nodes[0]['line']})",
+            f"desc.xml entry has {len(nodes)} <{field}> elements (first at line {nodes[0].line})",
             path,
-            nodes[1]["line"],
+            nodes[1].line,
         )
     node = nodes[0]
-    if node["markup"]:
-        inner = ", ".join(f"<{k}>" for k in node["kids"])
+    if node.markup:
+        inner = ", ".join(f"<{k}>" for k in node.kids)
         raise TrecFormatError(
-            f"<{field}> contains markup ({inner}); expected plain text", path, node["line"]
+            f"<{field}> contains markup ({inner}); expected plain text", path, node.line
         )
-    text = "".join(node["text"]).strip()
+    text = "".join(node.text).strip()
     if not text:
-        raise TrecFormatError(f"empty <{field}> (no text, or only whitespace)", path, node["line"])
+        raise TrecFormatError(f"empty <{field}> (no text, or only whitespace)", path, node.line)
     return text
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.io.atomic import (
     PathLike,
     UnsafeOutputError,
@@ -52,7 +53,7 @@ FORMAT = 1
 _HELD: dict[str, int] = {}
 
 
-class ResultSetError(ValueError):
+class ResultSetError(InputError):
     """A result directory refused: incomplete, changed, not pbtools', or being written."""
 
 

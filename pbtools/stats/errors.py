@@ -31,6 +31,7 @@ import pandas as pd
 from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.groups import group_frame_rows
+from pbtools.pooling.dense import expand_ranges
 
 _VALUE_COLUMNS = ("name", "true", "estimate", "qid")
 
@@ -153,19 +154,43 @@ def _crossing(prepared):
     return t, np.minimum(t, e), np.maximum(t, e)
 
 
-def _count_in(g, t, qg, lo, hi) -> np.ndarray:
-    """Per query: #{rows r of group qg: lo < t_r <= hi}, by one global searchsorted.
+def _sorted_keys(g, t, lo, hi):
+    """The rows' (group, rank of t) packed into sortable integers, sorted, with the sort order
+    and the queries' packed bounds (group, rank of lo) and (group, rank of hi).
 
     Values are mapped to dense ranks over all of t, lo, hi so that (group, rank) packs into one
-    sortable integer; counts include the query's own row when its t lies in (lo, hi].
+    integer and ``lo < t_r <= hi`` within a group is one ``searchsorted`` range.
     """
     ranks = np.unique(np.concatenate([t, lo, hi]), return_inverse=True)[1]
     m = int(ranks.max()) + 1
-    rt, rlo, rhi = np.split(ranks.astype(np.int64), [len(t), len(t) + len(lo)])
-    keys = np.sort(g * m + rt)
-    upper = np.searchsorted(keys, qg * m + rhi, side="right")
-    lower = np.searchsorted(keys, qg * m + rlo, side="right")
-    return upper - lower
+    rt, rlo, rhi = np.split(ranks.astype(np.int64).ravel(), [len(t), len(t) + len(lo)])
+    g = np.asarray(g, dtype=np.int64)
+    keys = g * m + rt
+    order = np.argsort(keys, kind="stable")
+    return keys[order], order, g * m + rlo, g * m + rhi
+
+
+def _count_in(g, t, lo, hi) -> np.ndarray:
+    """Per row i: #{rows r of i's group: lo_i < t_r <= hi_i}, by one global searchsorted;
+    counts include row i itself when its t lies in (lo, hi]."""
+    keys, _, qlo, qhi = _sorted_keys(g, t, lo, hi)
+    return np.searchsorted(keys, qhi, side="right") - np.searchsorted(keys, qlo, side="right")
+
+
+def _crossed_pairs(g, t, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Every (i, j), j ≠ i of i's group, with lo_i < t_j <= hi_i: the crossed pairs of SRE.
+
+    Each i's j's are one range of the rows sorted by (group, t), so only the crossed pairs are
+    materialised (their number is the SRE, plus the moved runs themselves), never the
+    group size² candidate pairs.
+    """
+    keys, order, qlo, qhi = _sorted_keys(g, t, lo, hi)
+    lower = np.searchsorted(keys, qlo, side="right")
+    upper = np.searchsorted(keys, qhi, side="right")
+    i, pos = expand_ranges(lower, upper - lower)
+    j = order[pos]
+    keep = i != j
+    return i[keep], j[keep]
 
 
 def sre(frame: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
@@ -210,7 +235,7 @@ def _sre(prepared) -> pd.DataFrame:
     _, _, g, groups = prepared
     t, lo, hi = _crossing(prepared)
     # run i itself lies in (lo, hi] iff t_i = hi > lo, i.e. iff it moved down
-    crossed = _count_in(g, t, g, lo, hi) - ((t == hi) & (lo < hi))
+    crossed = _count_in(g, t, lo, hi) - ((t == hi) & (lo < hi))
     return _with_keys(groups, sre=np.bincount(g, crossed, minlength=len(groups)).astype(np.int64))
 
 
@@ -230,13 +255,32 @@ def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(first, a, b), np.where(first, b, a)
 
 
-def _joint_codes(*columns: pd.Series) -> tuple[list[np.ndarray], int]:
-    """Codes of several columns in one shared dictionary (equal values, equal codes)."""
-    both = pd.concat([pd.Series(c.to_numpy()) for c in columns], ignore_index=True)
-    codes, uniq = pd.factorize(both, use_na_sentinel=False)
-    bounds = np.cumsum([0, *(len(c) for c in columns)])
-    parts = [codes[a:b].astype(np.int64) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return parts, len(uniq)
+def _joint_codes(*columns: pd.Series, as_str: bool = False) -> tuple[list[np.ndarray], int]:
+    """Codes of several columns in one shared dictionary (equal values, equal codes; with
+    ``as_str``, equal ``str`` of the values).
+
+    Each column is reduced to its own dictionary first (a categorical's categories, the distinct
+    values otherwise) and only the dictionaries are joined: a column of runs² pairs costs its
+    integer codes, never a Python string per row.
+    """
+    dicts, parts = [], []
+    for c in columns:
+        if isinstance(c.dtype, pd.CategoricalDtype):
+            codes = c.cat.codes.to_numpy().astype(np.int64)
+            values = np.asarray(c.cat.categories, dtype=object)
+            if (codes < 0).any():  # missing values: one more entry, after the categories
+                values = np.append(values, np.nan)
+                codes = np.where(codes < 0, len(values) - 1, codes)
+        else:
+            codes, values = pd.factorize(c.to_numpy(), use_na_sentinel=False)
+            codes, values = codes.astype(np.int64), np.asarray(values, dtype=object)
+        dicts.append(values.astype(str).astype(object) if as_str else values)
+        parts.append(codes)
+    every = pd.Series(np.concatenate(dicts), dtype=object)
+    joint, uniq = pd.factorize(every, use_na_sentinel=False)
+    bounds = np.cumsum([0, *(len(d) for d in dicts)])
+    ends = zip(bounds[:-1], bounds[1:], parts, strict=True)
+    return [joint[a:b].astype(np.int64)[codes] for a, b, codes in ends], len(uniq)
 
 
 def sre_star(
@@ -290,20 +334,9 @@ def _sre_star(prepared, significance: pd.DataFrame, alpha: float) -> pd.DataFram
     t, lo, hi = _crossing(prepared)
     sig = _reject_table(significance, alpha)
     join_keys = [k for k in keys if k in sig.columns]
-    # all ordered pairs (i, j) within a group whose j falls in i's crossed interval
-    order = np.argsort(g, kind="stable")
-    size = np.bincount(g, minlength=len(groups))
-    start = np.concatenate([[0], np.cumsum(size)[:-1]])
-    rep = size[g[order]]
-    i = np.repeat(order, rep)
-    offs = np.arange(len(i)) - np.repeat(np.cumsum(rep) - rep, rep)
-    j = order[start[g[i]] + offs]
-    hit = (i != j) & (lo[i] < t[j]) & (t[j] <= hi[i])
-    i, j = i[hit], j[hit]
+    i, j = _crossed_pairs(g, t, lo, hi)
     # the join on (join keys, unordered pair), on integer codes shared by both sides
-    (run, sa, sb), n_names = _joint_codes(
-        df["name"].astype(str), sig["name_a"].astype(str), sig["name_b"].astype(str)
-    )
+    (run, sa, sb), n_names = _joint_codes(df["name"], sig["name_a"], sig["name_b"], as_str=True)
     p_lo, p_hi = _ordered(run[i], run[j])
     s_lo, s_hi = _ordered(sa, sb)
     pkey = np.zeros(len(i), dtype=np.int64)

@@ -16,6 +16,7 @@ from scipy import optimize, special, stats
 from scipy.interpolate import CubicSpline
 
 from pbtools.errors import InputError
+from pbtools.pooling.dense import CHUNK
 from pbtools.stats.matrix import by_groups, pair_indices, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
@@ -92,11 +93,21 @@ def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
     t, wt = _scale_nodes(float(df))
     spline = _log_range_sf_spline(int(k))
     out = np.full_like(q, np.nan)
-    ok = ~np.isnan(q)
-    w = np.minimum(np.abs(q[ok])[:, None] * np.exp(t)[None, :], _W_MAX)
-    vals = np.exp(spline(w))
-    vals[w >= _W_MAX] = 0.0
-    out[ok] = np.clip(vals @ wt, 0.0, 1.0)
+    ok = np.flatnonzero(~np.isnan(q))
+    scale = np.exp(t)[None, :]
+    # q × nodes temporaries, a chunk of q at a time: a runs² vector of q (Tukey HSD's pairs)
+    # costs its own size, not nodes × that (each q's value is computed alone either way)
+    # chunks of a multiple of 256 rows from row 0, so that the matrix-vector product's kernel
+    # takes every row in the same block as in one product (a q of a few thousand pairs, one
+    # chunk, is unchanged to the last bit; beyond, the last bit may move where OpenBLAS splits
+    # the rows between its threads, which a one-shot product does by the machine's cores)
+    step = max(256, CHUNK // len(t) // 256 * 256)
+    for lo in range(0, len(ok), step):
+        rows = slice(lo, lo + step)
+        w = np.minimum(np.abs(q[ok[rows]])[:, None] * scale, _W_MAX)
+        vals = np.exp(spline(w))
+        vals[w >= _W_MAX] = 0.0
+        out[ok[rows]] = np.clip(vals @ wt, 0.0, 1.0)
     return out
 
 

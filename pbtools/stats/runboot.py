@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import InputError
 from pbtools.frames import require_columns
 
 __all__ = ["error_intervals", "DEFAULT_N_BOOT"]
@@ -113,9 +114,9 @@ def error_intervals(
     by = [by] if isinstance(by, str) else list(by)
     require_columns(frame, ("name", "estimator", "true", "estimate", *by), "error frame")
     if not 0 < float(confidence) < 1:
-        raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
+        raise InputError(f"confidence must be in (0, 1), not {confidence!r}")
     if isinstance(n_boot, bool) or int(n_boot) < 1:
-        raise ValueError(f"n_boot must be an integer >= 1, not {n_boot!r}")
+        raise InputError(f"n_boot must be an integer >= 1, not {n_boot!r}")
     err_rows, diff_rows = [], []
     groups = frame.groupby(by, sort=False, observed=True) if by else [((), frame)]
     for key, grp in groups:  # configurations × measures: tens of groups

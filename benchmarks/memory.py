@@ -1,0 +1,154 @@
+"""Peak memory of ``pbtools analyze`` on many runs (issue 25 item 4, issue 30 item 4).
+
+Two generated tracks, written once into the benchmark cache (``$PBTOOLS_BENCH_CACHE``, see
+:mod:`shapes`) and reused:
+
+* ``oneline``: ``--runs`` runs (default 2,000) of one line each (one topic, one document per
+  run, ``pbtools.synth`` at ``run_length=1``), spread over ``runs // 2`` organizations; the case
+  where the pairs of runs dominate everything else;
+* ``trec2x``: TREC-2 ad hoc (``../shared``) with its 38 runs repeated ``--times`` times (default
+  10: 380 runs, 846 MB of text) under new tags and organizations (``<tag>x<k>``), so the runs²
+  stages grow ``times²``-fold while the pool and qrels stay TREC-2's; read with ``--lenient``.
+
+For each case the script runs ``python -m pbtools analyze TRACK --jobs 1 --no-progress -o DIR``
+in a child process and prints its peak resident set (``ru_maxrss`` of the child), the Arrow size
+of the runs (``read_runs(...)``'s frame, ``memory_usage(deep=True)``) and the ratio::
+
+    python3 benchmarks/memory.py oneline --runs 2000
+    python3 benchmarks/memory.py trec2x --times 10
+
+``--output DIR`` keeps the analysis tables (for comparing two versions frame by frame). The
+child imports pbtools as ``PYTHONPATH`` says, so ``PYTHONPATH=OTHER_CHECKOUT python3
+benchmarks/memory.py ...`` measures another version on the same generated track.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from shapes import cache_dir, trec2  # noqa: E402
+
+
+def oneline(runs: int = 2000, seed: int = 25) -> Path:
+    """The track of ``runs`` one-line runs (generated on first use)."""
+    root = cache_dir() / f"oneline-runs{runs}-topics2-seed{seed}"
+    done = root / ".complete"
+    if not done.exists():
+        from pbtools import synth
+
+        print(f"generating {runs} one-line runs in {root} (once) ...", file=sys.stderr)
+        coll = synth.generate(
+            topics=2,
+            docs=max(100, runs),
+            runs=runs,
+            orgs=max(1, runs // 2),
+            run_length=1,
+            depth=1,
+            unpooled=0,
+            seed=seed,
+        )
+        coll.write(root)
+        done.write_text("ok\n")
+    return root
+
+
+def trec2x(times: int = 10) -> Path:
+    """TREC-2 with its runs repeated ``times`` times under new tags (generated on first use)."""
+    src = trec2()
+    if src is None:
+        raise SystemExit("TREC-2 is not in ../shared/data/trec")
+    root = cache_dir() / f"trec2x{times}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    print(f"generating TREC-2 × {times} in {root} (once) ...", file=sys.stderr)
+    (root / "Runs").mkdir(parents=True, exist_ok=True)
+    (root / "QRels").mkdir(exist_ok=True)
+    for q in (src / "QRels").iterdir():
+        (root / "QRels" / q.name).write_bytes(q.read_bytes())
+    desc = (src / "desc.xml").read_text()
+    entries = re.findall(r"<runs>.*?</runs>", desc, flags=re.S)
+    out = ["<set>"]
+    for k in range(times):
+        for entry in entries:
+            out.append(
+                re.sub(
+                    r"<(tag|organization)>\s*(.*?)\s*</\1>",
+                    lambda m, k=k: f"<{m[1]}>{m[2]}{'x' if m[1] == 'tag' else ' x'}{k}</{m[1]}>",
+                    entry,
+                    flags=re.S,
+                )
+            )
+    out.append("</set>")
+    (root / "desc.xml").write_text("\n".join(out) + "\n")
+    for f in sorted((src / "Runs").iterdir()):
+        text = gzip.decompress(f.read_bytes())
+        name = f.name.removesuffix(".gz")
+        for k in range(times):
+            # the tag is the last field of each line: append x<k> to it
+            new = re.sub(rb"(\S)([ \t]*)(\r?\n)", rb"\1x%d\2\3" % k, text)
+            (root / "Runs" / f"{name}x{k}.gz").write_bytes(gzip.compress(new, compresslevel=1))
+    done.write_text("ok\n")
+    return root
+
+
+def measure(track: Path, extra: list[str], output: str | None) -> dict:
+    """Peak RSS (bytes) of one ``analyze`` child process, and the Arrow size of the runs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = output or os.path.join(tmp, "out")
+        cmd = [sys.executable, "-m", "pbtools", "analyze", str(track), "--jobs", "1"]
+        cmd += ["--no-progress", "-o", out, *extra]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        # run from the temporary directory: the child imports pbtools as PYTHONPATH says (a
+        # worktree, or the installed package), never by accident from the current directory
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if done.returncode != 0:
+        raise SystemExit(f"analyze failed ({done.returncode}):\n{done.stderr}")
+    if peak <= before:
+        print("warning: an earlier child had a higher peak; figure unreliable", file=sys.stderr)
+    from pbtools.io import read_runs
+
+    lenient = "--lenient" in extra
+    with warnings.catch_warnings():  # the repairs of --lenient, one warning per file
+        warnings.simplefilter("ignore")
+        runs = read_runs(str(track / "Runs"), lenient=lenient)
+    arrow = int(runs.memory_usage(deep=True).sum())
+    return {"peak": peak * 1024, "arrow": arrow, "runs": runs["name"].nunique()}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case", choices=("oneline", "trec2x"))
+    ap.add_argument("--runs", type=int, default=2000, help="oneline: number of runs")
+    ap.add_argument("--times", type=int, default=10, help="trec2x: copies of TREC-2's runs")
+    ap.add_argument("--output", help="keep the analysis tables in this directory")
+    args = ap.parse_args(argv)
+    if args.case == "oneline":
+        track, extra = oneline(args.runs), []
+    else:
+        track, extra = trec2x(args.times), ["--lenient"]
+    r = measure(track, extra, args.output)
+    mib = 1 << 20
+    print(
+        f"{args.case}: {r['runs']} runs, Arrow size of the runs {r['arrow'] / mib:.2f} MiB, "
+        f"analyze peak RSS {r['peak'] / mib:.0f} MiB"
+    )
+
+
+if __name__ == "__main__":
+    main()
