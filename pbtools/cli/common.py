@@ -7,6 +7,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -191,10 +192,8 @@ def _limit(flag: str):
     """argparse type of a limit: a number >= 0 (0: no limit), else a message naming ``flag``."""
 
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
+        number = re.fullmatch(r"\s*(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", text)
+        value = float(text) if number else float("nan")
         if not 0 <= value < float("inf"):
             raise argparse.ArgumentTypeError(f"{flag} must be a number >= 0 (0: no limit)")
         return value

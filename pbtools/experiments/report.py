@@ -219,7 +219,10 @@ def _wrap(text: str, width: int, **indents) -> list[str]:
     import re
 
     glued = re.sub(r"(\S+) = (\S+)", lambda m: "\xa0=\xa0".join(m.groups()), text)
-    return [line.replace("\xa0", " ") for line in textwrap.wrap(glued, width=width, **indents)]
+    return [
+        line.replace("\xa0", " ")
+        for line in textwrap.wrap(glued, width=width, break_on_hyphens=False, **indents)
+    ]
 
 
 def properties_text(analysis) -> str:

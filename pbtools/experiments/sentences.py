@@ -192,10 +192,11 @@ def _clauses(h: dict) -> list[str]:
                 )
             else:
                 verb = "cut the error by" if mae < base else "increase the error by"
-                tail = "" if mae < base else " (worse than no correction)"
+                notes = [] if mae < base else ["worse than no correction"]
                 if ci is not None and pd.notna(ci[0]) and pd.notna(ci[1]):
                     a, b = sorted((abs(ci[0]), abs(ci[1])))
-                    tail += f" (95% interval {int(a * 100 + 0.5)}-{int(b * 100 + 0.5)}%)"
+                    notes.insert(0, f"95% interval {int(a * 100 + 0.5)}-{int(b * 100 + 0.5)}%")
+                tail = f" ({'; '.join(notes)})" if notes else ""
                 lead = f"{label} by" if verb == previous else f"{label} {verb}"
                 clause = f"{lead} {pct}%{tail}"
         out.append(clause)
