@@ -210,7 +210,7 @@ def test_best_only_beyond_the_run_to_run_noise():
         text = summary(analysis)
         if real:
             assert best is not None and best[0] == "webber"
-            assert "cut that error by" in text and "95% interval" in text
+            assert "cut the error by" in text and "95% interval" in text
         else:
             assert best is None
             assert "cut" not in text and "within the run-to-run noise" in text

@@ -66,7 +66,7 @@ def test_analyze_without_desc_reports_org_out_as_run_out(no_desc, capsys, tmp_pa
     argv = ["analyze", str(no_desc), "--no-progress", "-m", "P@5", "-o", str(out_dir)]
     assert main(argv) == 0
     out, err = capsys.readouterr()
-    assert err.count("pbtools: warning:") == 1 and f"no desc.xml in {no_desc}: {NOTE}" in err
+    assert _org_warnings(err) == 1 and f"no desc.xml in {no_desc}: {NOTE}" in err
     assert "organizations: no desc.xml in" in out
     assert "leave-one-organization-out (= leave-one-run-out: no organizations)" in out
     assert "a run that did not contribute to the pool" in out  # the summary's unit
@@ -89,7 +89,7 @@ def test_analyze_qrels_runs_without_desc_says_so(no_desc, capsys):
     argv = ["analyze", str(no_desc / "QRels" / "qrels"), str(no_desc / "Runs"), "--no-progress"]
     assert main([*argv, "-m", "P@5"]) == 0
     out, err = capsys.readouterr()
-    assert f"no desc.xml given (--desc): {NOTE}" in err and err.count("warning") == 1
+    assert f"no desc.xml given (--desc): {NOTE}" in err and _org_warnings(err) == 1
     assert "organizations: no desc.xml given" in out
 
 
@@ -105,7 +105,7 @@ def test_report_without_desc(no_desc, tmp_path, capsys):
     html = tmp_path / "r.html"
     argv = ["report", str(no_desc), "-o", str(html), "--no-progress", "-m", "P@5"]
     assert main(argv) == 0
-    assert capsys.readouterr().err.count("pbtools: warning:") == 1
+    assert _org_warnings(capsys.readouterr().err) == 1
     text = html.read_text()
     assert f"no organizations (no desc.xml in {no_desc}): {NOTE}" in text
     assert "3. The bias: leave-one-organization-out (= leave-one-run-out" in text
@@ -114,7 +114,7 @@ def test_report_without_desc(no_desc, tmp_path, capsys):
 def test_pool_without_desc(no_desc, capsys, tmp_path):
     assert main(["pool", str(no_desc)]) == 0
     out, err = capsys.readouterr()
-    assert err.count("pbtools: warning:") == 1
+    assert _org_warnings(err) == 1
     assert f"  organizations: no desc.xml in {no_desc}, so {NOTE}" in out
     assert "  |O|    5" in out
     reduced = tmp_path / "reduced.parquet"
@@ -134,7 +134,7 @@ def test_correct_leave_out_org_without_desc_is_leave_out_run(no_desc, capsys, tm
     assert main([*base, "--leave-out", "org"]) == 0
     out, err = capsys.readouterr()
     assert "leaving out each new run's org (= its run: no desc.xml given" in out
-    assert err.count("pbtools: warning:") == 1
+    assert _org_warnings(err) == 1
     by_org, by_run = tmp_path / "org.parquet", tmp_path / "run.parquet"
     for unit, path in (("org", by_org), ("run", by_run)):
         argv = [*base, "--leave-out", unit, "--format", "parquet", "-o", str(path)]
@@ -185,3 +185,11 @@ def test_text_is_not_binary(data):
     from pbtools.io.mistakes import binary_kind
 
     assert binary_kind(data) is None
+
+
+def _org_warnings(err: str) -> int:
+    """The warnings that say the runs have no organizations (other warnings — a tie at the
+    top-75 % cut, an extrapolated interval — may come too)."""
+    return sum(
+        line.startswith("pbtools: warning:") and "desc.xml" in line for line in err.splitlines()
+    )
