@@ -73,7 +73,10 @@ def unpooled_scores(analysis) -> pd.DataFrame:
     >>> unpooled_scores(a)[["name", "estimator"]].drop_duplicates().shape
     (6, 2)
     """
+    import warnings
+
     from pbtools.corrections.correct import correct
+    from pbtools.corrections.registry import SkippedMeasuresWarning
 
     if analysis.frames is None:
         raise ValueError("the analysis has no frames (read back from Parquet?): rerun analyze()")
@@ -84,17 +87,19 @@ def unpooled_scores(analysis) -> pd.DataFrame:
     if pooled.all() or not pooled.any():
         return pd.DataFrame(columns=["name", "measure", "estimator", "value"])
     ests = [e for e in p["estimators"] if e != "true"]
-    out = correct(
-        runs[~pooled.to_numpy()],
-        runs[pooled.to_numpy()],
-        qrels,
-        orgs,
-        measures=p["measures"],
-        estimators=ests,
-        protocol=p.get("protocol"),
-        depth=int(p["depth"]),
-        topics=p.get("topics"),
-    )
+    with warnings.catch_warnings():  # the analysis said once which measures it skipped
+        warnings.simplefilter("ignore", SkippedMeasuresWarning)
+        out = correct(
+            runs[~pooled.to_numpy()],
+            runs[pooled.to_numpy()],
+            qrels,
+            orgs,
+            measures=p["measures"],
+            estimators=ests,
+            protocol=p.get("protocol"),
+            depth=int(p["depth"]),
+            topics=p.get("topics"),
+        )
     out["name"] = out["name"].astype(str)
     return out
 
