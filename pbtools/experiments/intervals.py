@@ -189,6 +189,21 @@ def calibration_errors(
     return out
 
 
+def _rows_interval(sub: pd.DataFrame, column: str, cal, measure, depth, confidence, scale):
+    """:func:`_interval` of the rows ``sub``: their ``column`` estimate, reduced score and
+    unjudged share, calibrated on ``cal``."""
+    return _interval(
+        sub[column].to_numpy(dtype=np.float64),
+        sub["reduced"].to_numpy(dtype=np.float64),
+        sub["share"].to_numpy(dtype=np.float64),
+        cal,
+        measure,
+        depth,
+        confidence,
+        scale,
+    )
+
+
 def _interval(est, reduced, share, calib: pd.DataFrame, measure, depth, confidence, scale):
     """Intervals for estimates ``est`` (arrays) from one (measure, estimator) calibration set."""
     e = (calib["true"] - calib["estimate"]).to_numpy(dtype=np.float64)
@@ -275,16 +290,7 @@ def prediction_intervals(
         for name, rows in idx:  # the runs to score: a handful
             c = cal[cal["left_out"] != exclude[name]] if name in exclude else cal
             sub = out.iloc[rows]
-            lo, hi = _interval(
-                sub["value"].to_numpy(dtype=np.float64),
-                sub["reduced"].to_numpy(dtype=np.float64),
-                sub["share"].to_numpy(dtype=np.float64),
-                c,
-                measure,
-                depth,
-                confidence,
-                scale,
-            )
+            lo, hi = _rows_interval(sub, "value", c, measure, depth, confidence, scale)
             low[rows], high[rows] = lo, hi
             top = float(c["share"].max()) if len(c) else math.nan
             far = sub["share"].to_numpy(dtype=np.float64) > top + 1e-12
@@ -349,15 +355,8 @@ def nested_intervals(
             mine = rows[units[rows] == u]
             c = cal[units[rows] != u]
             sub = calibration.iloc[mine]
-            low[mine], high[mine] = _interval(
-                sub["estimate"].to_numpy(dtype=np.float64),
-                sub["reduced"].to_numpy(dtype=np.float64),
-                sub["share"].to_numpy(dtype=np.float64),
-                c,
-                measure,
-                depth,
-                confidence,
-                scale,
+            low[mine], high[mine] = _rows_interval(
+                sub, "estimate", c, measure, depth, confidence, scale
             )
     out = calibration.assign(pi_low=low, pi_high=high)
     t = out["true"].to_numpy(dtype=np.float64)
