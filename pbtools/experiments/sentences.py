@@ -15,8 +15,8 @@ Examples
 >>> a = analyze(SAMPLE, measures=("P@10",), leave_out=("org",), run_sets=("all",), progress=False)
 >>> print(summary(a))  # doctest: +NORMALIZE_WHITESPACE
 Leave-one-organization-out, all pooled runs (10 runs): a run whose organization did not
-contribute to the pool loses on average 0.1965 P@10; Webber & Park cut the error by 58%,
-Lipani et al. by 12%.
+contribute to the pool loses on average 0.1965 P@10; Webber & Park cut the error by 58% (95%
+interval 51-68%), Lipani et al. by 12% (95% interval 8-18%).
 """
 
 from __future__ import annotations
