@@ -64,9 +64,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
-
 from pbtools import experiments, grid, measures, stats  # noqa: E402
+from pbtools.papers import common as _common  # noqa: E402
 from pbtools.pooling import Pool, strategies  # noqa: E402
 
 #: the strategies compared (spec strings of pbtools.pooling.strategies.parse)

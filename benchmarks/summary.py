@@ -28,9 +28,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import claims  # noqa: E402
-
 from pbtools import io  # noqa: E402
+from pbtools.papers import claims  # noqa: E402
 
 #: the scripts' default output directories, in the order of the summary
 DEFAULT_DIRS = ("out/lipani2015", "out/sakai2008", "out/webber2009", "out/buckley2006")

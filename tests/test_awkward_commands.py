@@ -175,16 +175,9 @@ def test_evaluate_and_pool_lenient_with_nan(capsys, nan_track):
 
 
 def _script(name: str):
-    import importlib.util
-    import sys
-    from pathlib import Path
+    import importlib
 
-    root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(f"awk_{name}", root / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module(f"pbtools.papers.{name}")
 
 
 @pytest.mark.slow

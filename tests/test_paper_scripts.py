@@ -41,8 +41,20 @@ def on_trec2(test):
     return pytest.mark.shared(pytest.mark.slow(test))
 
 
+_PAPERS = {
+    "claims": "claims",
+    "_common": "common",
+    "lipani2015": "lipani2015",
+    "webber2009": "webber2009",
+    "sakai2008": "sakai2008",
+    "buckley2006": "buckley2006",
+}
+
+
 def _load(name: str):
     """Import ``benchmarks/<name>.py`` as a module."""
+    if name in _PAPERS:  # moved into the package (issue 27)
+        return importlib.import_module(f"pbtools.papers.{_PAPERS[name]}")
     if str(ROOT / "benchmarks") not in sys.path:
         sys.path.insert(0, str(ROOT / "benchmarks"))
     if name in sys.modules:

@@ -23,18 +23,13 @@ block for the project README, so that the README's summary comes from these file
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
-
-from pbtools import io  # noqa: E402
+from pbtools import io
 
 #: the columns of a claims frame, in order
 COLUMNS = ["paper", "track", "id", "claim", "paper_value", "ours", "holds", "note"]

@@ -83,17 +83,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
-from claims import num, pct  # noqa: E402
-
-from pbtools import grid, measures, pooling, stats  # noqa: E402
-from pbtools.frames import judge  # noqa: E402
-from pbtools.pooling import inference  # noqa: E402
-from pbtools.pooling.contrib import top_rows  # noqa: E402
+from pbtools import grid, measures, pooling, stats
+from pbtools.frames import judge
+from pbtools.papers import common as _common
+from pbtools.papers.claims import num, pct
+from pbtools.pooling import inference
+from pbtools.pooling.contrib import top_rows
 
 TITLE = 'Sakai (2008), "On the robustness of information retrieval metrics to biased assessments"'
 #: Sakai's nine metrics in the paper's column order: (label, pbtools measure name)

@@ -69,16 +69,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
-from claims import num, share  # noqa: E402
-
-from pbtools import corrections, grid, measures, pooling, stats  # noqa: E402
-from pbtools.frames import unify  # noqa: E402
-from pbtools.pooling.contrib import top_rows  # noqa: E402
+from pbtools import corrections, grid, measures, pooling, stats
+from pbtools.frames import unify
+from pbtools.papers import common as _common
+from pbtools.papers.claims import num, share
+from pbtools.pooling.contrib import top_rows
 
 TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
 DEFAULTS = dict(

@@ -60,14 +60,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
-from claims import pct, share  # noqa: E402
-
-from pbtools import grid, measures, pooling  # noqa: E402
+from pbtools import grid, measures, pooling
+from pbtools.papers import common as _common
+from pbtools.papers.claims import pct, share
 
 TITLE = 'Buckley, Dimmick, Soboroff & Voorhees (2006), "Bias and the limits of pooling"'
 DEFAULTS = dict(

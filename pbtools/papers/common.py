@@ -20,16 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-for _p in (HERE.parent, HERE):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-import claims  # noqa: E402  (benchmarks/claims.py)
-
-from pbtools import grid, io  # noqa: E402
-from pbtools.frames import TrecFormatWarning  # noqa: E402
-from pbtools.pooling import inference  # noqa: E402
+from pbtools import grid, io
+from pbtools.frames import TrecFormatWarning
+from pbtools.papers import claims
+from pbtools.pooling import inference
 
 #: the synthetic collection the scripts use with ``--synthetic`` (pbtools.synth.generate)
 SYNTHETIC = dict(topics=50, docs=1500, runs=30, orgs=15, run_length=500, depth=50)

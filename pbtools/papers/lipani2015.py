@@ -63,19 +63,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import _common  # noqa: E402  (puts the repository on sys.path for pbtools)
-from _common import load_tracks, with_cutoff  # noqa: E402
-from claims import num, share  # noqa: E402
-
-from pbtools import experiments, grid, stats  # noqa: E402
-from pbtools.experiments import analysis  # noqa: E402
-from pbtools.frames import TrecFormatWarning  # noqa: E402
-from pbtools.measures import round_half_up  # noqa: E402
-from pbtools.stats.table2 import TOP, WORST  # noqa: E402
+from pbtools import experiments, grid, stats
+from pbtools.experiments import analysis
+from pbtools.frames import TrecFormatWarning
+from pbtools.measures import round_half_up
+from pbtools.papers import common as _common
+from pbtools.papers.claims import num, share
+from pbtools.papers.common import load_tracks, with_cutoff
+from pbtools.stats.table2 import TOP, WORST
 
 TITLE = (
     'Lipani, Lupu & Hanbury (2015), "Splitting water: precision and anti-precision to reduce '
