@@ -90,6 +90,98 @@ def share(k: int, n: int) -> str:
     return f"{int(k)}/{int(n)}"
 
 
+#: The one reading of "generally" (and "in general", "mostly", "usually") for every paper: the
+#: statement holds in at least two thirds of the cases it covers. A bare majority (> 1/2) would
+#: call a coin toss "general"; "every case" would make a paper's own tables contradict it (the
+#: papers say "generally" exactly where they report exceptions). Chosen from the wording alone,
+#: before any data (issue 27).
+GENERALLY = 2 / 3
+
+
+def generally(k: int, n: int) -> bool | None:
+    """Whether ``k`` of ``n`` cases are "generally" (:data:`GENERALLY`); None (n.a.) when n = 0.
+
+    >>> generally(2, 3), generally(3, 5), generally(0, 0)
+    (True, False, None)
+    """
+    if n == 0:
+        return None
+    return k >= GENERALLY * n - 1e-12
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, declared from the paper alone, before any data is read.
+
+    Parameters
+    ----------
+    id : short stable identifier (``"F1a"``); tests and the README refer to it
+    section : where the paper states it (``"§5.1, Table 2"``)
+    quote : the paper's words (or a close paraphrase, marked as such)
+    quantity : what is computed on a collection to check it, in words
+    criterion : how the verdict is decided, including how the paper's wording is read
+        (e.g. "generally = in ≥ 2/3 of the comparisons, :data:`GENERALLY`")
+    paper_value : the paper's own number behind the statement (text; ``""`` when none)
+    min_collections : claims about several collections are checked across the collections
+        given and are n.a. ("needs ≥ k collections") with fewer; 1 for a per-collection claim
+    extension : True for a statement pbtools checks that the paper does not make (shown as such)
+
+    >>> c = Claim("X1", "§3", "pools are biased", "mean loss of left-out runs", "loss > 0")
+    >>> c.row("TREC-2/Adhoc", "+.02", True)["holds"]
+    'true'
+    >>> Claim("W1", "§5", "q", "k", "c", min_collections=2).row("T", "", True)["holds"]
+    'n.a.'
+    """
+
+    id: str
+    section: str
+    quote: str
+    quantity: str
+    criterion: str
+    paper_value: str = ""
+    min_collections: int = 1
+    extension: bool = False
+
+    @property
+    def text(self) -> str:
+        """The claim as the claims table shows it: section, quote (and "extension")."""
+        tag = " [extension: not claimed by the paper]" if self.extension else ""
+        return f"{self.section}: {self.quote}{tag}"
+
+    def row(self, track: str, ours, holds, note: str = "", *, collections: int = 1) -> dict:
+        """The claims-table row of this claim on ``track`` (``collections``: how many
+        collections the verdict was computed over)."""
+        if collections < self.min_collections:
+            holds = None
+            note = (
+                f"needs ≥ {self.min_collections} collections (given {collections}); "
+                "run over a directory of tracks"
+            )
+        return {
+            "track": track,
+            "id": self.id,
+            "claim": self.text,
+            "paper_value": str(self.paper_value),
+            "ours": str(ours),
+            "holds": verdict(holds),
+            "note": note or self.criterion,
+        }
+
+
+def declared(*claims: Claim) -> dict[str, Claim]:
+    """A paper's catalogue of :class:`Claim` objects by id (ids must be unique).
+
+    >>> sorted(declared(Claim("A", "§1", "q", "k", "c"), Claim("B", "§2", "q", "k", "c")))
+    ['A', 'B']
+    """
+    out: dict[str, Claim] = {}
+    for c in claims:
+        if c.id in out:
+            raise ValueError(f"duplicate claim id {c.id!r}")
+        out[c.id] = c
+    return out
+
+
 @dataclass
 class Claims:
     """The claims of one paper checked on one track; :meth:`add` one row per claim.
@@ -123,6 +215,13 @@ class Claims:
                 "note": note,
             }
         )
+
+    def check(self, claim: Claim, ours, holds, note: str = "", *, collections: int = 1) -> None:
+        """Add the verdict of a declared :class:`Claim` (see :meth:`Claim.row`)."""
+        if any(r["id"] == claim.id for r in self.rows):
+            raise ValueError(f"duplicate claim id {claim.id!r}")
+        row = claim.row(self.track, ours, holds, note, collections=collections)
+        self.rows.append({"paper": self.paper, **row})
 
     def frame(self) -> pd.DataFrame:
         """The claims as a frame with :data:`COLUMNS` (all strings)."""
