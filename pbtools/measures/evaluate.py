@@ -71,7 +71,7 @@ from pbtools.frames import (
 )
 from pbtools.io.files import release_memory
 from pbtools.measures import kernels as K
-from pbtools.measures.names import Measure, parse, parse_all
+from pbtools.measures.names import MIN_GEO_MEAN, Measure, parse, parse_all
 from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
 from pbtools.validation import validates
 
@@ -147,7 +147,9 @@ class _Setup:
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
         label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
-        label[label < 0] = K.UNJUDGED
+        neg = label < 0  # not in the qrels (NA): UNJUDGED; a negative qrels label: POOLED
+        if neg.any():
+            label[neg] = np.where(judged["label"].isna().to_numpy()[neg], K.UNJUDGED, K.POOLED)
         if perm is not None:
             label = label[perm]
         start = group_starts(gid)
@@ -226,13 +228,14 @@ class _Setup:
             grp["qid"] = np.concatenate([grp["qid"], miss["qid"].to_numpy()])
             grp["topic"] = np.concatenate([grp["topic"], miss["topic"].to_numpy()])
 
-    def scores(self, measures: list[Measure]):
-        """Value (and residual) matrix, one row per group, one column per measure."""
+    def scores(self, measures: list[Measure], texts: dict | None = None):
+        """Value (and residual) matrix, one row per group, one column per measure (the strings
+        of string measures into ``texts``)."""
         view = K.View(*self.rows, len(self.groups["name"]))
-        return K.score(view, self.topics, self.groups["topic"], measures)
+        return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
 
 
-def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid):
+def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid, texts=None):
     grp = setup.groups
     order = np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
     G, M = len(order), len(measures)
@@ -250,6 +253,11 @@ def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, 
     )
     if any(m.base == "RBP" for m in measures):
         df["residual"] = resid[order].ravel()
+    if texts:  # string measures (Relstring): their strings, NA for the other measures
+        text = np.full((G, M), None, dtype=object)
+        for j, t in texts.items():
+            text[:, j] = t[order]
+        df["text"] = pd.array(text.ravel(), dtype="string")
     return df
 
 
@@ -307,8 +315,9 @@ def compute(
     if mode == "all":
         setup.add_missing_topics()
     release_memory()  # the sort and grouping temporaries, before scoring
-    values, resid = setup.scores(ms)
-    return _frame(setup, keys, ms, values, resid)
+    texts: dict = {}
+    values, resid = setup.scores(ms, texts)
+    return _frame(setup, keys, ms, values, resid, texts)
 
 
 @validates(keys="keys", runs="run", qrels="qrels")
@@ -403,26 +412,36 @@ def aggregate(
     [['a', 'P@2', 0.25], ['a', 'NumRet', 5.0]]
     """
     require_columns(per_topic, ("name", "qid", "measure", "value"), "per-topic results")
-    keys = [
-        c for c in per_topic.columns if c not in ("name", "qid", "measure", "value", "residual")
-    ]
+    keys = [c for c in per_topic.columns if c not in _NOT_KEYS]
     pt = per_topic
+    kinds = {m: parse(m) for m in pd.unique(pt["measure"].astype(str))}
+    if any(k.text for k in kinds.values()):  # string measures have no average (trec_eval)
+        pt = pt[~pt["measure"].astype(str).map({m: k.text for m, k in kinds.items()})]
+    pt = pt.drop(columns=["text"], errors="ignore")
     if all_topics:
         if qrels is None:
             raise ValueError("aggregate(all_topics=True) needs the qrels")
-        pt = _fill_missing(per_topic, qrels, keys)
+        pt = _fill_missing(pt, qrels, keys)
+    geo = pt["measure"].astype(str).map({m: k.geometric for m, k in kinds.items()})
+    if geo.any():  # trec_eval's geometric mean: exp(mean(log(max(v, MIN_GEO_MEAN))))
+        pt = pt.assign(value=pt["value"].where(~geo, np.log(pt["value"].clip(lower=MIN_GEO_MEAN))))
     by = [*keys, "name", "measure"]
     cols = ["value"] + (["residual"] if "residual" in pt.columns else [])
     grouped = pt.groupby(by, observed=True, sort=False)[cols]
     mean, total = grouped.mean(), grouped.sum()
     meas = mean.index.get_level_values("measure").astype(str)
-    summed = meas.map({m: parse(m).summed for m in pd.unique(meas)}).to_numpy(dtype=bool)
+    summed = meas.map({m: k.summed for m, k in kinds.items()}).to_numpy(dtype=bool)
     out = mean.copy()
     out.loc[summed, "value"] = total.loc[summed, "value"]
+    geometric = meas.map({m: k.geometric for m, k in kinds.items()}).to_numpy(dtype=bool)
+    out.loc[geometric, "value"] = np.exp(mean.loc[geometric, "value"])
     out = out.reset_index()
     for c in ("name", "measure", *[k for k in keys if k in ID_COLUMNS]):
         out[c] = encode(out[c].astype(str))
     return out[[*by, *cols]]
+
+
+_NOT_KEYS = ("name", "qid", "measure", "value", "residual", "text")
 
 
 def _fill_missing(per_topic: pd.DataFrame, qrels: pd.DataFrame, keys: list[str]):
