@@ -130,7 +130,8 @@ def _g(v: View, topics: Topics, gt, m):
     cost = (_blocks(topics, m, flat_t, flat_r) * np.maximum(gains, 1.0)[None, :]).sum(axis=1)
     cost += np.maximum(flat_r - _positives(topics, m)[flat_t], 0)  # ranks past the ideal: 1
     cost = cost.reshape(np.shape(r))
-    w = np.where(g != 0, g / np.log2(2.0 + cost - v.cumf(g)), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # rows of gain 0 are not used
+        w = np.where(g != 0, g / np.log2(2.0 + cost - v.cumf(g)), 0.0)
     ideal = (gains[None, :] * count).sum(axis=1)
     return safe_div(v.upto(w, None), ideal[gt]), None
 
