@@ -63,8 +63,12 @@ def _judged(v: View, topics: Topics, gt, m):
 
 
 def _average_precision(v: View, topics: Topics, gt, m):
-    w = v.rel_so_far(m.rel) / v.r
-    w[~v.rel(m.rel)] = 0.0
+    def terms():
+        w = v.rel_so_far(m.rel) / v.r
+        w[~v.rel(m.rel)] = 0.0
+        return w
+
+    w = v.memo(("AP terms", m.rel), terms)  # shared by AP@n of every n and GMAP
     return safe_div(v.upto(w, m.cutoff), topics.num_rel(m.rel)[gt]), None
 
 
@@ -88,6 +92,10 @@ def _r_precision(v: View, topics: Topics, gt, m):
 
 
 def _bpref(v: View, topics: Topics, gt, m):
+    return v.memo(("Bpref", m.rel), lambda: _bpref_values(v, topics, gt, m)), None  # and GMBpref
+
+
+def _bpref_values(v: View, topics: Topics, gt, m):
     R = topics.num_rel(m.rel)[gt]
     N = topics.num_nonrel(m.rel)[gt]
     rel = v.rel(m.rel)
@@ -97,7 +105,7 @@ def _bpref(v: View, topics: Topics, gt, m):
     frac = np.where(above > 0, 1.0 - safe_div(np.minimum(above, R[gm]), denom), 1.0)
     w = v.zeros()
     w[rel] = frac
-    return safe_div(v.upto(w, None), R), None
+    return safe_div(v.upto(w, None), R)
 
 
 def row_gain(v: View, topics: Topics, m) -> np.ndarray:
@@ -113,15 +121,19 @@ def row_gain(v: View, topics: Topics, m) -> np.ndarray:
 
 
 def _ndcg(v: View, topics: Topics, gt, m):
-    w = np.log2(v.r + 1.0)
-    np.divide(row_gain(v, topics, m), w, out=w)
+    def terms():  # g_r / log2(r + 1), shared by every cut-off
+        w = np.log2(v.r + 1.0)
+        np.divide(row_gain(v, topics, m), w, out=w)
+        return w
+
+    w = v.memo(("DCG terms", m.rel, m.get("gains")), terms)
     ideal = topics.ideal_dcg(m.rel, m.cutoff, m.get("gains"))
     return safe_div(v.upto(w, m.cutoff), ideal[gt]), None
 
 
 def _rbp(v: View, topics: Topics, gt, m):
     p, n = m.p, m.cutoff
-    weight = p ** (v.r - 1.0)
+    weight = v.memo(("p^(r-1)", p), lambda: p ** (v.r - 1.0))
     if m.get("graded"):  # trec_eval rbp: gain = label ÷ the topic's largest label (if > 1)
         top = np.maximum((topics.hist > 0).cumsum(axis=1).argmax(axis=1), 1)[gt]
         gain = np.where(v.label > 0, v.label, 0) / top[v.g]

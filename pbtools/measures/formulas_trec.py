@@ -28,13 +28,17 @@ def interpolated_precision(v: View, topics: Topics, gt, m, points) -> np.ndarray
     j-th relevant document for any j ≥ max(c, 1), 0 when c > nrr (``m_iprec_at_recall.c``).
     """
     R = topics.num_rel(m.rel)[gt]
-    rel = v.rel(m.rel)
-    gr, j = v.g[rel], v.rel_so_far(m.rel)[rel].astype(np.int64)
-    nrr = np.bincount(gr, minlength=v.G)
-    width = int(nrr.max()) if v.G else 0
-    prec = np.zeros((v.G, width + 1))
-    prec[gr, j - 1] = j / v.r[rel]
-    best = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max over j' >= j
+
+    def table():
+        rel = v.rel(m.rel)
+        gr, j = v.g[rel], v.rel_so_far(m.rel)[rel].astype(np.int64)
+        nrr = np.bincount(gr, minlength=v.G)
+        width = int(nrr.max()) if v.G else 0
+        prec = np.zeros((v.G, width + 1))
+        prec[gr, j - 1] = j / v.r[rel]
+        return nrr, width, np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # j' >= j
+
+    nrr, width, best = v.memo(("iprec", m.rel), table)
     x = np.asarray(points, dtype=np.float64)[None, :] * R[:, None]
     c = np.floor(x)
     c = (c + (x - c >= 0.5)).astype(np.int64)  # C's lround (half away from zero)
@@ -100,21 +104,29 @@ def _bin_g(v: View, topics: Topics, gt, m):
     return safe_div(v.upto(w, None), topics.num_rel(m.rel)[gt]), None
 
 
-def _blocks(topics: Topics, m, t: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Per row: how many of the first k ideal positions of topic t fall in each gain block."""
-    gains, above, count = topics.ideal(m.rel, m.get("gains"))
-    return np.clip(np.asarray(k)[:, None] - above[t], 0, count[t]).astype(np.float64)
+def ideal_gains(topics: Topics, m, width: int) -> np.ndarray:
+    """Topics × ``width``: the gain g*_k at each position k of the ideal ranking (0 past it)."""
+    key = ("ideal_gains", m.rel, m.get("gains"), width)
+    if key not in topics._cache:
+        gains, above, count = topics.ideal(m.rel, m.get("gains"))
+        k = np.arange(1, width + 1)[None, :]
+        out = np.zeros((topics.T, width))
+        for j in range(len(gains)):  # a few gain blocks
+            inside = (k > above[:, j : j + 1]) & (k <= (above + count)[:, j : j + 1])
+            out[inside] = gains[j]
+        topics._cache[key] = out
+    return topics._cache[key]
 
 
 def ideal_dcg_at(topics: Topics, m, t: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """IDCG of the first k ideal positions of topic t, per row (k may differ per row)."""
-    gains, above, count = topics.ideal(m.rel, m.get("gains"))
-    top = int((above + count).max()) if above.size else 0
-    harm = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, top + 2.0)))])
-    lo = above[t]
-    hi = np.minimum(lo + count[t], np.asarray(k)[:, None])
-    lo = np.minimum(lo, hi)
-    return ((harm[hi] - harm[lo]) * gains[None, :]).sum(axis=1)
+    """IDCG of the first k positions of topic t's ideal ranking, per row (k differs per row):
+    Σ_{j ≤ k} g*_j / log2(j + 1), added in rank order as trec_eval does."""
+    k = np.asarray(k, dtype=np.int64)
+    width = int(k.max()) if k.size else 0
+    gstar = ideal_gains(topics, m, width)
+    idcg = np.zeros((topics.T, width + 1))
+    idcg[:, 1:] = np.cumsum(gstar / np.log2(np.arange(2, width + 2.0)), axis=1)
+    return idcg[t, k]
 
 
 def _positives(topics: Topics, m) -> np.ndarray:
@@ -125,20 +137,19 @@ def _positives(topics: Topics, m) -> np.ndarray:
 def _g(v: View, topics: Topics, gt, m):
     gains, above, count = topics.ideal(m.rel, m.get("gains"))
     g = row_gain(v, topics, m).astype(np.float64)
-    r = v.r
-    flat_t, flat_r = np.ravel(gt[v.g]), np.ravel(r)
-    cost = (_blocks(topics, m, flat_t, flat_r) * np.maximum(gains, 1.0)[None, :]).sum(axis=1)
-    cost += np.maximum(flat_r - _positives(topics, m)[flat_t], 0)  # ranks past the ideal: 1
-    cost = cost.reshape(np.shape(r))
+    width = int(np.max(v.r)) if np.size(v.r) else 0
+    cost = np.cumsum(np.maximum(ideal_gains(topics, m, width), 1.0), axis=1)  # Σ max(g*_j, 1)
     with np.errstate(divide="ignore", invalid="ignore"):  # rows of gain 0 are not used
-        w = np.where(g != 0, g / np.log2(2.0 + cost - v.cumf(g)), 0.0)
+        spent = (2.0 + cost[gt[v.g], v.r - 1]) - v.cumf(g)
+        w = np.where(g != 0, g / np.log2(spent), 0.0)
     ideal = (gains[None, :] * count).sum(axis=1)
     return safe_div(v.upto(w, None), ideal[gt]), None
 
 
 def _dcg_terms(v: View, topics: Topics, m) -> tuple[np.ndarray, np.ndarray]:
     g = row_gain(v, topics, m).astype(np.float64)
-    return g, g / np.log2(v.r + 1.0)
+    w = v.memo(("DCG terms", m.rel, m.get("gains")), lambda: g / np.log2(v.r + 1.0))
+    return g, w
 
 
 def _ndcg_rel(v: View, topics: Topics, gt, m):

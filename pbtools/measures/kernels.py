@@ -67,6 +67,13 @@ class View:
         :data:`PAD` past the end of the ranking). Each row must be a ranking's prefix."""
         return MatrixView(labels)
 
+    def memo(self, key, make):
+        """``make()``, computed once per ``key`` for these rankings (kernels share arrays: the
+        interpolated precisions of every recall level, RBP's weights of a persistence)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     def zeros(self) -> np.ndarray:
         """A float array of zeros shaped like the rows (for per-row weights)."""
         return np.zeros(len(self.g))
@@ -125,9 +132,13 @@ class View:
             ne = self.length > 0
             base[ne] = cs[self.start[ne]] - x[self.start[ne]]
             return cs - base[self.g]
-        mat = np.zeros((self.G, width))
-        mat[self.g, self.r - 1] = x
-        return np.cumsum(mat, axis=1)[self.g, self.r - 1]
+        key = ("cell", width)
+        if key not in self._cache:  # each row's cell in the groups × ranks matrix
+            self._cache[key] = self.g.astype(np.int64) * width + (self.r - 1)
+        cell = self._cache[key]
+        mat = np.zeros(self.G * width)
+        mat[cell] = x
+        return np.cumsum(mat.reshape(self.G, width), axis=1).ravel()[cell]
 
     def count(self, n: int | None) -> np.ndarray:
         """Per group, ``min(n, len)``: the number of retrieved documents within the cut-off."""
