@@ -10,44 +10,9 @@ a missing or negative label unjudged; ``(rel=2)`` is trec_eval ``-l2`` for the b
 Gains (nDCG, Q) are the relevant labels: ``nDCG(rel=r)`` gives labels below r gain 0 in the run
 and the ideal. trec_eval's ndcg ignores ``-l``, so its ``-l2`` ndcg is pbtools' ``nDCG`` (topic
 301 of ``qrels.rel_level``: 0.1396; ``nDCG(rel=2)`` 0.0288; ``tests/test_ndcg_rel.py``).
-``r`` is the 1-based rank in trec_eval order, ``rel_r`` ∈ {0, 1}, ``R`` the number of relevant
-documents of the topic in the qrels, ``len`` the length of the ranking, ``n`` the cut-off.
-
-=================  ===========================================================================
-measure            per-topic value (source)
-=================  ===========================================================================
-``P@n``            Σ_{r≤n} rel_r / n — short runs still divide by n (``m_P.c``)
-``R@n``            Σ_{r≤n} rel_r / R (``m_recall.c``)
-``AP``, ``AP@n``   Σ_{r≤n, rel_r} P@r / R (``m_map.c``, ``m_map_cut.c``)
-``nDCG[@n]``       Σ_{r≤n} g_r / log2(r+1) ÷ the same sum over the labels of the qrels sorted
-                   descending (``m_ndcg.c``, ``m_ndcg_cut.c``); 0 when the ideal is 0
-``Bpref``          (1/R) Σ_{rel_r} (1 − min(nonrel above r, R) / min(N, R)), N = judged
-                   non-relevant in the qrels; unjudged documents skipped (``m_bpref.c``)
-``Rprec``          Σ_{r≤R} rel_r / R (``m_Rprec.c``)
-``RR[@n]``         1 / rank of the first relevant document (0 if none within n)
-                   (``m_recip_rank.c``)
-``Success@n``      1 if a relevant document is within the top n (``m_success.c``)
-``NumRet[@n]``     min(n, len); ``NumRel`` R; ``NumRelRet[@n]`` Σ_{r≤n} rel_r
-``AntiP@n``        P̄@n = Σ_{r≤n} [0 ≤ label_r < rel] / n: the share of the top n judged
-                   non-relevant (Lipani et al. 2015 §3)
-``Unjudged@n``     k̄@n = 1 − P@n − P̄@n: the share of the top n unjudged, where ranks past the
-                   end of a short run count as unjudged, so P + P̄ + k̄ = 1 with n as every
-                   denominator (Lipani et al. 2015 §3). trec_eval's ``unj_n`` instead counts
-                   them as judged non-relevant.
-``Judged@n``       judged documents in the top min(n, len) ÷ min(n, len) (ir_measures'
-                   convention: a short run is not penalised; 0 for an empty ranking)
-``RBP(p=…)[@n]``   (1 − p) Σ_{r≤n} rel_r p^{r−1} (Moffat & Zobel 2008, binary relevance);
-                   ``residual`` = (1 − p) Σ_{r≤min(n,len), unjudged} p^{r−1} +
-                   (p^{min(n,len)} − p^n), i.e. the weight of unjudged ranks and of ranks past
-                   the end of the run up to n (to infinity without @n: the p^len tail)
-``Q(beta=β)[@n]``  (1/R) Σ_{r≤n, rel_r} (β·cg(r) + count(r)) / (β·cg*(r) + r), cg the
-                   cumulative gain of the run, cg* of the ideal ranking, count(r) = Σ_{i≤r}
-                   rel_i (Sakai 2008 §3, β = 1 by default)
-=================  ===========================================================================
-
-``(judged_only=True)`` (alias: a trailing ``'`` as in ``AP'``, or ``condensed=True``) evaluates
-the *condensed list* — unjudged documents removed before ranking (Sakai 2008 §3; trec_eval
-``-J``) — for any measure but Judged/Unjudged.
+What each measure computes, with its trec_eval source file, and trec_eval's command line in
+``pbtools evaluate``: ``docs/measures.md``. String measures (``Relstring``) fill a ``text``
+column and have no average; ``GMAP``/``GMBpref`` average by trec_eval's geometric mean.
 """
 
 from __future__ import annotations

@@ -70,9 +70,7 @@ class View:
     def memo(self, key, make):
         """``make()``, computed once per ``key`` for these rankings (kernels share arrays: the
         interpolated precisions of every recall level, RBP's weights of a persistence)."""
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+        return self._cache[key] if key in self._cache else self._cache.setdefault(key, make())
 
     def zeros(self) -> np.ndarray:
         """A float array of zeros shaped like the rows (for per-row weights)."""
@@ -132,10 +130,7 @@ class View:
             ne = self.length > 0
             base[ne] = cs[self.start[ne]] - x[self.start[ne]]
             return cs - base[self.g]
-        key = ("cell", width)
-        if key not in self._cache:  # each row's cell in the groups × ranks matrix
-            self._cache[key] = self.g.astype(np.int64) * width + (self.r - 1)
-        cell = self._cache[key]
+        cell = self.memo(("cell", width), lambda: self.g.astype(np.int64) * width + self.r - 1)
         mat = np.zeros(self.G * width)
         mat[cell] = x
         return np.cumsum(mat.reshape(self.G, width), axis=1).ravel()[cell]
@@ -320,11 +315,9 @@ class Topics:
     def gain_vector(self, rel: int, gains: tuple | None = None) -> np.ndarray:
         """The gain of each label 0..max: ``gains`` (``((label, gain), ...)``, trec_eval's
         ``ndcg.1=3,2=9``) where given, else the label when ``>= rel``, else 0."""
-        g = np.arange(self.hist.shape[1], dtype=np.float64)
-        g[:rel] = 0.0
-        for label, gain in gains or ():
-            if 0 <= label < len(g):
-                g[label] = gain
+        g = np.where(np.arange(self.hist.shape[1]) >= rel, np.arange(self.hist.shape[1]), 0.0)
+        for label, gain in [(a, b) for a, b in gains or () if 0 <= a < len(g)]:
+            g[label] = gain
         return g
 
     def ideal(self, rel: int, gains: tuple | None = None):
@@ -402,10 +395,9 @@ def score(
             raise ValueError(f"no kernel for measure {m.base!r}") from None
         val, res = fn(v, topics, gt, m)
         values[:, j] = val
-        if res is not None and res.dtype.kind in "US":
-            if texts is not None:
-                texts[j] = res
-        elif res is not None and resid is not None:
+        if res is not None and res.dtype.kind in "US" and texts is not None:
+            texts[j] = res
+        elif res is not None and resid is not None and res.dtype.kind == "f":
             resid[:, j] = res
     return values, resid
 
