@@ -18,7 +18,7 @@ import numpy as np
 from pbtools.measures.formulas import row_gain, safe_div
 from pbtools.measures.kernels import KERNELS, PAD, POOLED, UNJUDGED, Topics, View
 
-__all__ = ["interpolated_precision", "ideal_dcg_at"]
+__all__ = ["interpolated_precision", "ideal_gains", "ideal_dcg_at"]
 
 
 def interpolated_precision(v: View, topics: Topics, gt, m, points) -> np.ndarray:
@@ -26,6 +26,28 @@ def interpolated_precision(v: View, topics: Topics, gt, m, points) -> np.ndarray
 
     The level's relevant count is c = lround(x·R); the value is the largest precision at the
     j-th relevant document for any j ≥ max(c, 1), 0 when c > nrr (``m_iprec_at_recall.c``).
+
+    Parameters
+    ----------
+    v, topics, gt, m
+        The rankings, relevance sets, each group's topic and the measure (its ``rel``).
+    points : sequence of float
+        Recall levels in [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (groups, len(points))
+
+    Examples
+    --------
+    Ranking relevant, non-relevant, relevant with R = 2: precisions 1 and 2/3 at the relevant
+    documents.
+
+    >>> from pbtools.measures import parse
+    >>> v = View(np.zeros(3, int), np.arange(1, 4), np.array([1, 0, 1]), 1)
+    >>> topics = Topics(np.zeros(3, int), np.array([1, 0, 1]), 1)
+    >>> interpolated_precision(v, topics, np.zeros(1, int), parse("IPrec@0"), [0, 0.5, 1]).round(4)
+    array([[1.    , 1.    , 0.6667]])
     """
     R = topics.num_rel(m.rel)[gt]
 
@@ -105,7 +127,13 @@ def _bin_g(v: View, topics: Topics, gt, m):
 
 
 def ideal_gains(topics: Topics, m, width: int) -> np.ndarray:
-    """Topics × ``width``: the gain g*_k at each position k of the ideal ranking (0 past it)."""
+    """Topics × ``width``: the gain g*_k at each position k of the ideal ranking (0 past it).
+
+    >>> from pbtools.measures import parse
+    >>> topics = Topics(np.zeros(3, int), np.array([1, 2, 0]), 1)
+    >>> ideal_gains(topics, parse("nDCG"), 4).tolist()
+    [[2.0, 1.0, 0.0, 0.0]]
+    """
     key = ("ideal_gains", m.rel, m.get("gains"), width)
     if key not in topics._cache:
         gains, above, count = topics.ideal(m.rel, m.get("gains"))
@@ -120,7 +148,13 @@ def ideal_gains(topics: Topics, m, width: int) -> np.ndarray:
 
 def ideal_dcg_at(topics: Topics, m, t: np.ndarray, k: np.ndarray) -> np.ndarray:
     """IDCG of the first k positions of topic t's ideal ranking, per row (k differs per row):
-    Σ_{j ≤ k} g*_j / log2(j + 1), added in rank order as trec_eval does."""
+    Σ_{j ≤ k} g*_j / log2(j + 1), added in rank order as trec_eval does.
+
+    >>> from pbtools.measures import parse
+    >>> topics = Topics(np.zeros(3, int), np.array([1, 2, 0]), 1)
+    >>> ideal_dcg_at(topics, parse("nDCG"), np.array([0, 0]), np.array([1, 2])).round(4)
+    array([2.    , 2.6309])
+    """
     k = np.asarray(k, dtype=np.int64)
     width = int(k.max()) if k.size else 0
     gstar = ideal_gains(topics, m, width)

@@ -136,7 +136,11 @@ class Measure:
     judged_only : bool
         Score the condensed list (unjudged documents removed; Sakai 2008 §3).
     p, beta : float, optional
-        RBP's persistence, Q's ``beta`` (None for the other measures).
+        RBP's persistence, Q's and SetF's ``beta`` (None for the other measures).
+    extra : tuple of (name, value)
+        The other parameters, sorted, defaults left out (:data:`~.params.EXTRA_PARAMS`:
+        ``mult``, ``recall``, ``relative``, ``gains``, ``a``–``d``, ``docs``, ``padded``,
+        ``graded``); :meth:`get` reads one.
 
     Examples
     --------
@@ -273,7 +277,9 @@ def parse(name: str | Measure) -> Measure:
     Examples
     --------
     >>> parse("ndcg_cut_10")
-    Measure(base='nDCG', cutoff=10, rel=1, judged_only=False, p=None, beta=None)
+    Measure(base='nDCG', cutoff=10, rel=1, judged_only=False, p=None, beta=None, extra=())
+    >>> str(parse("iprec_at_recall_0.10")), str(parse("Rprec_mult_0.20")), str(parse("unj_5"))
+    ('IPrec@0.1', 'Rprec(mult=0.2)', 'Unjudged(padded=False)@5')
     >>> str(parse("RBP@10")), str(parse("AP'")), parse("P_10") == parse("p@10")
     ('RBP(p=0.8)@10', 'AP(judged_only=True)', True)
     >>> parse("P")
