@@ -207,3 +207,17 @@ def test_relstring_marks_unpooled_and_unjudged_documents():
     per = M.evaluate(runs, qrels, ["Relstring@4", "P@2"], per_topic=True)
     assert per.set_index("measure")["text"]["Relstring@4"] == "2.->"
     assert list(M.aggregate(per)["measure"].astype(str)) == ["P@2"]
+
+
+def test_string_measure_in_pbtools_tables(capsys, toy):
+    """``-q`` tables carry relstring's strings in a ``text`` column; its average row is absent."""
+    qrels, run = toy
+    code, out, _ = run_cli(
+        capsys, "evaluate", "-q", "-m", "relstring", "-m", "P@5", "--format", "tsv", qrels, run
+    )
+    assert code == 0
+    rows = [ln.split("\t") for ln in out.splitlines()]
+    assert rows[0] == ["name", "qid", "measure", "value", "text"]
+    texts = [r[4] for r in rows[1:] if r[2] == "Relstring@10"]
+    assert texts and all(len(t) == 10 for t in texts)
+    assert not any(r[1] == "all" and r[2] == "Relstring@10" for r in rows)

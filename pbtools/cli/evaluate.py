@@ -89,9 +89,8 @@ def with_all_rows(per, avg):
     ``trec_eval -q`` prints them; ``qid`` stays dictionary-encoded (``"all"`` added)."""
     from pbtools.frames import encode
 
-    both = pd.concat(
-        [per.astype({"qid": "str"}), avg.assign(qid="all")[list(per.columns)]], ignore_index=True
-    )
+    cols = [c for c in per.columns if c in avg.columns or c == "qid"]  # no average of a text
+    both = pd.concat([per.astype({"qid": "str"}), avg.assign(qid="all")[cols]], ignore_index=True)
     both["qid"] = encode(both["qid"].astype("str"))
     names = both["name"].astype("str").to_numpy()
     is_all = (both["qid"].astype("str") == "all").to_numpy()

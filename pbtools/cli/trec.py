@@ -14,6 +14,7 @@ order given. One block per run.
 from __future__ import annotations
 
 import argparse
+import re
 
 import numpy as np
 import pandas as pd
@@ -25,10 +26,7 @@ __all__ = ["add_trec_options", "check_trec_options", "trec_lines_of", "trec_repo
 
 def _positive(flag: str, low: int):
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
+        value = int(text) if re.fullmatch(r"\s*[+-]?\d+\s*", text) else low - 1
         if value < low:
             raise argparse.ArgumentTypeError(f"{flag} must be an integer >= {low}, got {text!r}")
         return value
