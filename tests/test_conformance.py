@@ -46,6 +46,12 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def shared(shared_dir) -> Path:
+    """../shared (tests/conftest.py's ``shared_dir`` skips with a reason when it is absent)."""
+    return shared_dir
+
+
 def _read_run(path: Path) -> pd.DataFrame:
     """results file: first 6 whitespace fields (results.trunc has junk after them)."""
     rows = [line.split()[:6] for line in path.read_text().splitlines() if len(line.split()) >= 6]
