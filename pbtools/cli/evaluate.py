@@ -14,10 +14,15 @@ from pbtools.cli.common import (
     UsageError,
     add_io_options,
     check_inputs,
-    check_measures,
     check_output,
     emit,
-    trec_line_array,
+)
+from pbtools.cli.trec import (
+    add_trec_options,
+    check_trec_options,
+    trec_lines_of,
+    trec_report,
+    truncate,
 )
 
 #: measures of ``pbtools evaluate`` without ``-m``
@@ -37,8 +42,9 @@ def register(sub) -> None:
         "-m",
         "--measure",
         action="append",
-        help="measure name, e.g. P@10, AP, nDCG@10, RBP(p=0.8)@10 (repeatable; "
-        "default P@10, AP, nDCG, Bpref)",
+        help="measure name, e.g. P@10, AP, nDCG@10, RBP(p=0.8)@10, or trec_eval's: map, "
+        "P.5,10, all_trec, official (repeatable; default P@10, AP, nDCG, Bpref; with --trec "
+        "official)",
     )
     ev.add_argument(
         "--per-topic",
@@ -55,8 +61,9 @@ def register(sub) -> None:
     ev.add_argument(
         "--trec",
         action="store_true",
-        help="print like trec_eval (runid and num_q lines; one block per run)",
+        help="print like trec_eval (its lines and order; one block per run)",
     )
+    add_trec_options(ev)
     ev.add_argument("--format", choices=FORMATS, default="table")
     ev.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(ev)
@@ -65,7 +72,8 @@ def register(sub) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     """Every argument and path checked before any input is read."""
-    check_measures(args.measure or DEFAULT_MEASURES)
+    args.trec_lines, args.trec_strict = trec_lines_of(args, DEFAULT_MEASURES)
+    check_trec_options(args)
     if args.trec and args.format != "table":
         raise UsageError(
             f"--trec prints trec_eval's layout; it cannot be combined with --format {args.format}"
@@ -81,46 +89,14 @@ def with_all_rows(per, avg):
     ``trec_eval -q`` prints them; ``qid`` stays dictionary-encoded (``"all"`` added)."""
     from pbtools.frames import encode
 
-    both = pd.concat(
-        [per.astype({"qid": "str"}), avg.assign(qid="all")[list(per.columns)]], ignore_index=True
-    )
+    cols = [c for c in per.columns if c in avg.columns or c == "qid"]  # no average of a text
+    both = pd.concat([per.astype({"qid": "str"}), avg.assign(qid="all")[cols]], ignore_index=True)
     both["qid"] = encode(both["qid"].astype("str"))
     names = both["name"].astype("str").to_numpy()
     is_all = (both["qid"].astype("str") == "all").to_numpy()
     run_order = {n: i for i, n in enumerate(pd.unique(names))}
     key = np.array([run_order[n] for n in names]) * 2 + is_all
     return both.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
-
-
-def trec_text(per, avg, per_topic: bool) -> str:
-    """trec_eval's output, one block per run: per-topic lines (``per_topic``), then ``runid``,
-    ``num_q`` (the topics averaged) and the ``all`` lines.
-
-    The lines of all runs are formatted at once (:func:`trec_line_array`); the loop over runs
-    only joins each run's contiguous slice of them.
-    """
-    names = pd.unique(avg["name"].astype("str"))
-    order = {n: i for i, n in enumerate(names)}
-    blocks = [[] for _ in names]
-    for frame, is_avg in ((per, False), (avg, True)):
-        if not is_avg and not per_topic:
-            continue
-        run = frame["name"].astype("str").map(order).to_numpy()
-        keep = ~pd.isna(run)
-        run = run[keep].astype(np.int64)
-        sort = np.argsort(run, kind="stable")
-        lines = trec_line_array(frame[keep].iloc[sort])
-        bounds = np.searchsorted(run[sort], np.arange(len(names) + 1))
-        for i in range(len(names)):  # one slice per run
-            chunk = lines[bounds[i] : bounds[i + 1]].tolist()
-            blocks[i].append("\n".join(chunk) + "\n" if chunk else "")
-    per_name = per["name"].astype("str")
-    num_q = per["qid"].astype("str").groupby(per_name.to_numpy(), sort=False).nunique()
-    text = []
-    for i, name in enumerate(names):
-        head = f"{'runid':<22s}\tall\t{name}\n{'num_q':<22s}\tall\t{int(num_q.get(name, 0))}\n"
-        text.append((blocks[i][0] if per_topic else "") + head + blocks[i][-1])
-    return "".join(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
 
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
-    names = list(args.measure or DEFAULT_MEASURES)
+    runs = truncate(runs, args.max_per_topic)  # -M
+    lines = args.trec_lines
+    names = list(dict.fromkeys(str(t.measure) for t in lines if t.measure is not None))
     per = m.evaluate(runs, qrels, names, per_topic=True, all_topics=args.all_topics)
     avg = m.aggregate(per, qrels=qrels, all_topics=args.all_topics)
     if len(avg) == 0:
@@ -140,7 +118,14 @@ def run(args: argparse.Namespace) -> int:
             "every qrels topic, missing ones 0"
         )
     if args.trec:
-        text = trec_text(per, avg, args.per_topic)
+        text = trec_report(
+            per,
+            avg,
+            lines,
+            per_topic=args.per_topic,
+            summary=not args.no_summary,
+            strict=args.trec_strict,
+        )
         if args.output:
             from pbtools.io.atomic import write_text
 

@@ -6,6 +6,7 @@ module                 holds
 ``measures.names``     the grammar: :class:`Measure`, :func:`parse`, :data:`MEASURES`
 ``measures.kernels``   the scoring engine: rankings (View), relevance sets (Topics), score()
 ``measures.formulas``  one kernel per measure (the formulas)
+``measures.formulas_trec``  the kernels of the rest of trec_eval's all_trec
 ``measures.registry``  :func:`register_measure`: a new measure in one file
 ``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
@@ -13,7 +14,7 @@ module                 holds
 =====================  ====================================================================
 """
 
-from pbtools.measures import formulas  # noqa: F401  (registers the kernels)
+from pbtools.measures import formulas, formulas_trec  # noqa: F401  (register the kernels)
 from pbtools.measures.evaluate import (
     CoverageWarning,
     aggregate,

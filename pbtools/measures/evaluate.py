@@ -10,44 +10,9 @@ a missing or negative label unjudged; ``(rel=2)`` is trec_eval ``-l2`` for the b
 Gains (nDCG, Q) are the relevant labels: ``nDCG(rel=r)`` gives labels below r gain 0 in the run
 and the ideal. trec_eval's ndcg ignores ``-l``, so its ``-l2`` ndcg is pbtools' ``nDCG`` (topic
 301 of ``qrels.rel_level``: 0.1396; ``nDCG(rel=2)`` 0.0288; ``tests/test_ndcg_rel.py``).
-``r`` is the 1-based rank in trec_eval order, ``rel_r`` ∈ {0, 1}, ``R`` the number of relevant
-documents of the topic in the qrels, ``len`` the length of the ranking, ``n`` the cut-off.
-
-=================  ===========================================================================
-measure            per-topic value (source)
-=================  ===========================================================================
-``P@n``            Σ_{r≤n} rel_r / n — short runs still divide by n (``m_P.c``)
-``R@n``            Σ_{r≤n} rel_r / R (``m_recall.c``)
-``AP``, ``AP@n``   Σ_{r≤n, rel_r} P@r / R (``m_map.c``, ``m_map_cut.c``)
-``nDCG[@n]``       Σ_{r≤n} g_r / log2(r+1) ÷ the same sum over the labels of the qrels sorted
-                   descending (``m_ndcg.c``, ``m_ndcg_cut.c``); 0 when the ideal is 0
-``Bpref``          (1/R) Σ_{rel_r} (1 − min(nonrel above r, R) / min(N, R)), N = judged
-                   non-relevant in the qrels; unjudged documents skipped (``m_bpref.c``)
-``Rprec``          Σ_{r≤R} rel_r / R (``m_Rprec.c``)
-``RR[@n]``         1 / rank of the first relevant document (0 if none within n)
-                   (``m_recip_rank.c``)
-``Success@n``      1 if a relevant document is within the top n (``m_success.c``)
-``NumRet[@n]``     min(n, len); ``NumRel`` R; ``NumRelRet[@n]`` Σ_{r≤n} rel_r
-``AntiP@n``        P̄@n = Σ_{r≤n} [0 ≤ label_r < rel] / n: the share of the top n judged
-                   non-relevant (Lipani et al. 2015 §3)
-``Unjudged@n``     k̄@n = 1 − P@n − P̄@n: the share of the top n unjudged, where ranks past the
-                   end of a short run count as unjudged, so P + P̄ + k̄ = 1 with n as every
-                   denominator (Lipani et al. 2015 §3). trec_eval's ``unj_n`` instead counts
-                   them as judged non-relevant.
-``Judged@n``       judged documents in the top min(n, len) ÷ min(n, len) (ir_measures'
-                   convention: a short run is not penalised; 0 for an empty ranking)
-``RBP(p=…)[@n]``   (1 − p) Σ_{r≤n} rel_r p^{r−1} (Moffat & Zobel 2008, binary relevance);
-                   ``residual`` = (1 − p) Σ_{r≤min(n,len), unjudged} p^{r−1} +
-                   (p^{min(n,len)} − p^n), i.e. the weight of unjudged ranks and of ranks past
-                   the end of the run up to n (to infinity without @n: the p^len tail)
-``Q(beta=β)[@n]``  (1/R) Σ_{r≤n, rel_r} (β·cg(r) + count(r)) / (β·cg*(r) + r), cg the
-                   cumulative gain of the run, cg* of the ideal ranking, count(r) = Σ_{i≤r}
-                   rel_i (Sakai 2008 §3, β = 1 by default)
-=================  ===========================================================================
-
-``(judged_only=True)`` (alias: a trailing ``'`` as in ``AP'``, or ``condensed=True``) evaluates
-the *condensed list* — unjudged documents removed before ranking (Sakai 2008 §3; trec_eval
-``-J``) — for any measure but Judged/Unjudged.
+What each measure computes, with its trec_eval source file, and trec_eval's command line in
+``pbtools evaluate``: ``docs/measures.md``. String measures (``Relstring``) fill a ``text``
+column and have no average; ``GMAP``/``GMBpref`` average by trec_eval's geometric mean.
 """
 
 from __future__ import annotations
@@ -71,7 +36,7 @@ from pbtools.frames import (
 )
 from pbtools.io.files import release_memory
 from pbtools.measures import kernels as K
-from pbtools.measures.names import Measure, parse, parse_all
+from pbtools.measures.names import MIN_GEO_MEAN, Measure, parse, parse_all
 from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
 from pbtools.validation import validates
 
@@ -147,7 +112,9 @@ class _Setup:
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
         label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
-        label[label < 0] = K.UNJUDGED
+        neg = label < 0  # not in the qrels (NA): UNJUDGED; a negative qrels label: POOLED
+        if neg.any():
+            label[neg] = np.where(judged["label"].isna().to_numpy()[neg], K.UNJUDGED, K.POOLED)
         if perm is not None:
             label = label[perm]
         start = group_starts(gid)
@@ -226,13 +193,14 @@ class _Setup:
             grp["qid"] = np.concatenate([grp["qid"], miss["qid"].to_numpy()])
             grp["topic"] = np.concatenate([grp["topic"], miss["topic"].to_numpy()])
 
-    def scores(self, measures: list[Measure]):
-        """Value (and residual) matrix, one row per group, one column per measure."""
+    def scores(self, measures: list[Measure], texts: dict | None = None):
+        """Value (and residual) matrix, one row per group, one column per measure (the strings
+        of string measures into ``texts``)."""
         view = K.View(*self.rows, len(self.groups["name"]))
-        return K.score(view, self.topics, self.groups["topic"], measures)
+        return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
 
 
-def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid):
+def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid, texts=None):
     grp = setup.groups
     order = np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
     G, M = len(order), len(measures)
@@ -250,6 +218,11 @@ def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, 
     )
     if any(m.base == "RBP" for m in measures):
         df["residual"] = resid[order].ravel()
+    if texts:  # string measures (Relstring): their strings, NA for the other measures
+        text = np.full((G, M), None, dtype=object)
+        for j, t in texts.items():
+            text[:, j] = t[order]
+        df["text"] = pd.array(text.ravel(), dtype="string")
     return df
 
 
@@ -307,8 +280,9 @@ def compute(
     if mode == "all":
         setup.add_missing_topics()
     release_memory()  # the sort and grouping temporaries, before scoring
-    values, resid = setup.scores(ms)
-    return _frame(setup, keys, ms, values, resid)
+    texts: dict = {}
+    values, resid = setup.scores(ms, texts)
+    return _frame(setup, keys, ms, values, resid, texts)
 
 
 @validates(keys="keys", runs="run", qrels="qrels")
@@ -403,26 +377,36 @@ def aggregate(
     [['a', 'P@2', 0.25], ['a', 'NumRet', 5.0]]
     """
     require_columns(per_topic, ("name", "qid", "measure", "value"), "per-topic results")
-    keys = [
-        c for c in per_topic.columns if c not in ("name", "qid", "measure", "value", "residual")
-    ]
+    keys = [c for c in per_topic.columns if c not in _NOT_KEYS]
     pt = per_topic
+    kinds = {m: parse(m) for m in pd.unique(pt["measure"].astype(str))}
+    if any(k.text for k in kinds.values()):  # string measures have no average (trec_eval)
+        pt = pt[~pt["measure"].astype(str).map({m: k.text for m, k in kinds.items()})]
+    pt = pt.drop(columns=["text"], errors="ignore")
     if all_topics:
         if qrels is None:
             raise ValueError("aggregate(all_topics=True) needs the qrels")
-        pt = _fill_missing(per_topic, qrels, keys)
+        pt = _fill_missing(pt, qrels, keys)
+    geo = pt["measure"].astype(str).map({m: k.geometric for m, k in kinds.items()})
+    if geo.any():  # trec_eval's geometric mean: exp(mean(log(max(v, MIN_GEO_MEAN))))
+        pt = pt.assign(value=pt["value"].where(~geo, np.log(pt["value"].clip(lower=MIN_GEO_MEAN))))
     by = [*keys, "name", "measure"]
     cols = ["value"] + (["residual"] if "residual" in pt.columns else [])
     grouped = pt.groupby(by, observed=True, sort=False)[cols]
     mean, total = grouped.mean(), grouped.sum()
     meas = mean.index.get_level_values("measure").astype(str)
-    summed = meas.map({m: parse(m).summed for m in pd.unique(meas)}).to_numpy(dtype=bool)
+    summed = meas.map({m: k.summed for m, k in kinds.items()}).to_numpy(dtype=bool)
     out = mean.copy()
     out.loc[summed, "value"] = total.loc[summed, "value"]
+    geometric = meas.map({m: k.geometric for m, k in kinds.items()}).to_numpy(dtype=bool)
+    out.loc[geometric, "value"] = np.exp(mean.loc[geometric, "value"])
     out = out.reset_index()
     for c in ("name", "measure", *[k for k in keys if k in ID_COLUMNS]):
         out[c] = encode(out[c].astype(str))
     return out[[*by, *cols]]
+
+
+_NOT_KEYS = ("name", "qid", "measure", "value", "residual", "text")
 
 
 def _fill_missing(per_topic: pd.DataFrame, qrels: pd.DataFrame, keys: list[str]):

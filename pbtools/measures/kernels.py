@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-UNJUDGED = -1  # label code of unjudged rows (missing or negative qrels label)
+UNJUDGED = -1  # label code of unjudged rows (not in the qrels: trec_eval's RELVALUE_NONPOOL)
 PAD = -2  # label code of the cells past the end of a ranking (View.from_matrix)
+POOLED = -3  # label code of rows in the qrels with a negative label (RELVALUE_UNJUDGED)
 
 
 def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -66,6 +67,11 @@ class View:
         :data:`PAD` past the end of the ranking). Each row must be a ranking's prefix."""
         return MatrixView(labels)
 
+    def memo(self, key, make):
+        """``make()``, computed once per ``key`` for these rankings (kernels share arrays: the
+        interpolated precisions of every recall level, RBP's weights of a persistence)."""
+        return self._cache[key] if key in self._cache else self._cache.setdefault(key, make())
+
     def zeros(self) -> np.ndarray:
         """A float array of zeros shaped like the rows (for per-row weights)."""
         return np.zeros(len(self.g))
@@ -112,6 +118,22 @@ class View:
             self._cache["running"] = hit
         running = hit[1]
         return (running[self.start + length] - running[self.start]).astype(np.float64)
+
+    def cumf(self, x: np.ndarray) -> np.ndarray:
+        """Inclusive running sum of the float array ``x`` inside each group, added in rank order
+        one term at a time as trec_eval does (a cumulative sum along the rows of a
+        groups × ranks matrix, so no group's sum carries another's rounding)."""
+        width = int(self.length.max()) if len(self.length) else 0
+        if self.G * width > 2**26:  # too large a matrix: one running sum, minus each group's base
+            cs = np.cumsum(x, dtype=np.float64)
+            base = np.zeros(self.G)
+            ne = self.length > 0
+            base[ne] = cs[self.start[ne]] - x[self.start[ne]]
+            return cs - base[self.g]
+        cell = self.memo(("cell", width), lambda: self.g.astype(np.int64) * width + self.r - 1)
+        mat = np.zeros(self.G * width)
+        mat[cell] = x
+        return np.cumsum(mat.reshape(self.G, width), axis=1).ravel()[cell]
 
     def count(self, n: int | None) -> np.ndarray:
         """Per group, ``min(n, len)``: the number of retrieved documents within the cut-off."""
@@ -221,8 +243,14 @@ class MatrixView(View):
     def cum(self, x: np.ndarray) -> np.ndarray:
         return np.cumsum(x, axis=1, dtype=np.int64)
 
+    def cumf(self, x: np.ndarray) -> np.ndarray:
+        return np.cumsum(np.where(self.inside, x, 0.0), axis=1)
+
     def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
         x = np.asarray(x)
+        if n is not None and np.ndim(n):  # a cut-off per ranking
+            x = np.where(self.r <= np.asarray(n)[:, None], x, np.zeros((), x.dtype))
+            n = None
         part = x if n is None else x[:, :n]
         if x.dtype.kind == "b":  # counts: exact in int32 (a row has fewer than 2**31 cells)
             return part.sum(axis=1, dtype=np.int32).astype(np.float64)
@@ -284,12 +312,31 @@ class Topics:
         """N: judged non-relevant documents per topic (0 <= label < rel), as float."""
         return self.hist[:, :rel].sum(axis=1).astype(np.float64)
 
-    def ideal(self, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The ideal ranking per topic as label blocks: ``(gains, above, count)``.
+    def gain_vector(self, rel: int, gains: tuple | None = None) -> np.ndarray:
+        """The gain of each label 0..max: ``gains`` (``((label, gain), ...)``, trec_eval's
+        ``ndcg.1=3,2=9``) where given, else the label when ``>= rel``, else 0."""
+        g = np.where(np.arange(self.hist.shape[1]) >= rel, np.arange(self.hist.shape[1]), 0.0)
+        for label, gain in [(a, b) for a, b in gains or () if 0 <= a < len(g)]:
+            g[label] = gain
+        return g
 
-        ``gains`` (labels ``>= rel``, descending), and per topic and gain the number of relevant
-        documents ranked above the block (``above``, topics × gains) and in it (``count``).
+    def ideal(self, rel: int, gains: tuple | None = None):
+        """The ideal ranking per topic as gain blocks: ``(gains, above, count)``.
+
+        ``gains`` (the positive gains, descending: the labels ``>= rel`` without ``gains``), and
+        per topic and gain the number of documents ranked above the block (``above``, topics ×
+        gains) and in it (``count``). Labels of equal gain form one block.
         """
+        if gains is not None:
+            key = ("ideal", rel, gains)
+            if key not in self._cache:
+                gv = self.gain_vector(rel, gains)
+                values = np.unique(gv[gv > 0])[::-1]
+                pick = gv[None, :] == values[:, None]  # gains × labels
+                count = self.hist @ pick.T.astype(np.int64)
+                above = np.cumsum(count, axis=1) - count
+                self._cache[key] = (values, above, count)
+            return self._cache[key]
         key = ("ideal", rel)
         if key not in self._cache:
             count = self.hist[:, rel:][:, ::-1]
@@ -298,13 +345,13 @@ class Topics:
             self._cache[key] = (gains, above, count)
         return self._cache[key]
 
-    def ideal_dcg(self, rel: int, n: int | None) -> np.ndarray:
+    def ideal_dcg(self, rel: int, n: int | None, gains: tuple | None = None) -> np.ndarray:
         """IDCG@n per topic: Σ_{k ≤ min(n, R)} g*_k / log2(k + 1) (trec_eval ``m_ndcg_cut.c``).
 
         Each label block contributes ``g · (H(end) − H(start))`` with ``H(k) = Σ_{i≤k} 1 /
         log2(i + 1)``, positions clipped at ``n``.
         """
-        gains, above, count = self.ideal(rel)
+        gains, above, count = self.ideal(rel, gains)
         top = int((above + count).max()) if above.size else 0
         harm = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, top + 2.0)))])
         lo, hi = above, above + count
@@ -320,15 +367,22 @@ class Topics:
 
 
 def score(
-    view: View, topics: Topics, gt: np.ndarray, measures, residuals: bool = True
+    view: View,
+    topics: Topics,
+    gt: np.ndarray,
+    measures,
+    residuals: bool = True,
+    texts: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-group values of several measures: the one scoring engine of pbtools.
 
     ``view``: the rankings (one group per ranking), ``topics``: their relevance sets, ``gt``: the
     topic of each group, ``measures``: parsed :class:`~pbtools.measures.names.Measure` objects.
     Returns ``(values, residuals)``, groups × measures (residuals NaN except for RBP; None when
-    ``residuals`` is False). Every score in pbtools — evaluation, truth, reduced pools, merged
-    runs, estimators' inputs — is computed here.
+    ``residuals`` is False). A string measure (``Relstring``) has NaN values; its strings go to
+    ``texts[j]`` (j: the measure's column) when a ``texts`` dict is given. Every score in
+    pbtools — evaluation, truth, reduced pools, merged runs, estimators' inputs — is computed
+    here.
     """
     values = np.zeros((view.G, len(measures)))
     resid = np.full((view.G, len(measures)), np.nan) if residuals else None
@@ -341,7 +395,9 @@ def score(
             raise ValueError(f"no kernel for measure {m.base!r}") from None
         val, res = fn(v, topics, gt, m)
         values[:, j] = val
-        if res is not None and resid is not None:
+        if res is not None and res.dtype.kind in "US" and texts is not None:
+            texts[j] = res
+        elif res is not None and resid is not None and res.dtype.kind == "f":
             resid[:, j] = res
     return values, resid
 

@@ -26,30 +26,70 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pbtools.errors import InputError
+from pbtools.measures.params import (
+    EXTRA_PARAMS,
+    MIN_GEO_MEAN,
+    TREC_EVAL_NAMES,
+    TREC_GROUP,
+    TREC_NAMES,
+    default_param,
+    parse_param,
+    show_param,
+    split_params,
+    to_bool,
+    to_number,
+)
 
-__all__ = ["Measure", "parse", "parse_all", "MEASURES", "measure_names", "register"]
+__all__ = [
+    "Measure",
+    "parse",
+    "parse_all",
+    "MEASURES",
+    "MIN_GEO_MEAN",
+    "measure_names",
+    "register",
+]
 
 # base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
 _COMMON = ("rel", "judged_only")
 MEASURES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "P": ("required", _COMMON),
+    "P": ("required", (*_COMMON, "relative")),
     "R": ("required", _COMMON),
     "AP": ("optional", _COMMON),
-    "nDCG": ("optional", _COMMON),
+    "nDCG": ("optional", (*_COMMON, "gains")),
     "RR": ("optional", _COMMON),
     "Success": ("required", _COMMON),
-    "Rprec": ("none", _COMMON),
+    "Rprec": ("none", (*_COMMON, "mult")),
     "Bpref": ("none", _COMMON),
     "NumRet": ("optional", ("judged_only",)),
     "NumRel": ("none", ("rel",)),
     "NumRelRet": ("optional", _COMMON),
     "AntiP": ("required", _COMMON),
-    "Unjudged": ("required", ()),
+    "Unjudged": ("required", ("padded",)),
     "Judged": ("required", ()),
-    "RBP": ("optional", ("p", *_COMMON)),
+    "RBP": ("optional", ("p", *_COMMON, "graded")),
     "Q": ("optional", ("beta", *_COMMON)),
+    # the rest of trec_eval's all_trec (kernels: pbtools.measures.formulas_trec)
+    "GMAP": ("none", _COMMON),
+    "GMBpref": ("none", _COMMON),
+    "IPrec": ("none", ("recall", *_COMMON)),
+    "IAP": ("none", ("recall", *_COMMON)),
+    "SetP": ("none", (*_COMMON, "relative")),
+    "SetR": ("none", _COMMON),
+    "SetF": ("none", ("beta", *_COMMON)),
+    "SetAP": ("none", _COMMON),
+    "Utility": ("none", ("a", "b", "c", "d", "docs", *_COMMON)),
+    "BinG": ("none", _COMMON),
+    "G": ("none", ("gains", "judged_only")),
+    "nDCGRel": ("none", ("gains", "judged_only")),
+    "RnDCG": ("none", ("gains", *_COMMON)),
+    "NumNonRelRet": ("optional", _COMMON),
+    "RBPResid": ("none", ("p", "judged_only")),
+    "Relstring": ("optional", ("judged_only",)),
 }
-_SUMMED = {"NumRet", "NumRel", "NumRelRet"}  # trec_eval sums these in `all`
+_SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumNonRelRet"}  # trec_eval sums these in `all`
+_GEOMETRIC = {"GMAP", "GMBpref"}  # averaged by a geometric mean (floor MIN_GEO_MEAN)
+_TEXT = {"Relstring"}  # a string per topic (the ``text`` column), no average
 _ALIASES = {
     **{b.lower(): b for b in MEASURES},
     "map": "AP",
@@ -66,24 +106,13 @@ _ALIASES = {
     "numret": "NumRet",
     "numrel": "NumRel",
     "judged": "Judged",
+    "setrelp": "SetP",
+    "ndcg_rel": "nDCGRel",
+    "rndcg": "RnDCG",
+    "bing": "BinG",
 }
-_TREC_EVAL = [  # trec_eval name patterns -> (base, params)
-    (r"P_(\d+)", "P", {}),
-    (r"recall_(\d+)", "R", {}),
-    (r"map", "AP", {}),
-    (r"map_cut_(\d+)", "AP", {}),
-    (r"ndcg", "nDCG", {}),
-    (r"ndcg_cut_(\d+)", "nDCG", {}),
-    (r"bpref", "Bpref", {}),
-    (r"Rprec", "Rprec", {}),
-    (r"recip_rank", "RR", {}),
-    (r"success_(\d+)", "Success", {}),
-    (r"num_ret", "NumRet", {}),
-    (r"num_rel", "NumRel", {}),
-    (r"num_rel_ret", "NumRelRet", {}),
-    (r"rbp", "RBP", {"p": 0.9}),
-]
-_GRAMMAR = re.compile(r"^\s*([A-Za-z]+)\s*(')?\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$")
+_GRAMMAR = re.compile(r"^\s*([A-Za-z]+)\s*(')?\s*(?:\((.*)\))?\s*(?:@\s*([\d.]+))?\s*$")
+_AT_PARAM = {"IPrec": "recall"}  # bases whose ``@x`` is a parameter, not a cut-off
 
 
 @dataclass(frozen=True)
@@ -107,7 +136,11 @@ class Measure:
     judged_only : bool
         Score the condensed list (unjudged documents removed; Sakai 2008 §3).
     p, beta : float, optional
-        RBP's persistence, Q's ``beta`` (None for the other measures).
+        RBP's persistence, Q's and SetF's ``beta`` (None for the other measures).
+    extra : tuple of (name, value)
+        The other parameters, sorted, defaults left out (:data:`~.params.EXTRA_PARAMS`:
+        ``mult``, ``recall``, ``relative``, ``gains``, ``a``–``d``, ``docs``, ``padded``,
+        ``graded``); :meth:`get` reads one.
 
     Examples
     --------
@@ -124,18 +157,34 @@ class Measure:
     judged_only: bool = False
     p: float | None = None
     beta: float | None = None
+    extra: tuple = ()
+
+    def get(self, key: str):
+        """The value of parameter ``key`` of :data:`EXTRA_PARAMS` (its default when not given).
+
+        >>> parse("Rprec(mult=0.2)").get("mult"), parse("Rprec").get("mult")
+        (0.2, 1.0)
+        """
+        for k, v in self.extra:
+            if k == key:
+                return v
+        return default_param(self.base, key)
 
     def __str__(self) -> str:
         params = []
-        if self.base == "RBP":
+        if self.base in ("RBP", "RBPResid"):
             params.append(f"p={self.p:g}")
-        if self.base == "Q" and self.beta != 1.0:
+        if self.base in ("Q", "SetF") and self.beta != 1.0:
             params.append(f"beta={self.beta:g}")
         if self.rel != 1:
             params.append(f"rel={self.rel}")
         if self.judged_only:
             params.append("judged_only=True")
+        at = _AT_PARAM.get(self.base)
+        params += [f"{k}={show_param(v)}" for k, v in self.extra if k != at]
         s = self.base + (f"({','.join(params)})" if params else "")
+        if at is not None:
+            return s + f"@{show_param(self.get(at))}"
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     @property
@@ -151,11 +200,26 @@ class Measure:
         >>> parse("nDCG(rel=2)@10").trec_name, parse("P(rel=2)@10").trec_name
         ('nDCG(rel=2)@10', 'P_10')
         """
-        if self.judged_only or self.base not in _TREC_NAMES:
+        if self.judged_only or self.base not in TREC_NAMES:
             return str(self)
         if self.base == "nDCG" and self.rel != 1:
             return str(self)
-        plain, cut = _TREC_NAMES[self.base]
+        ex = dict(self.extra)
+        if self.base == "IPrec":
+            return f"iprec_at_recall_{ex['recall']:.2f}"
+        if self.base == "Rprec" and "mult" in ex:
+            return f"Rprec_mult_{ex['mult']:.2f}"
+        if ex.get("relative"):
+            return "set_relative_P" if self.base == "SetP" else f"relative_P_{self.cutoff}"
+        if self.base == "Unjudged":
+            return f"unj_{self.cutoff}" if ex.get("padded") is False else str(self)
+        if self.base == "Relstring":
+            return "relstring" if self.cutoff == 10 else f"relstring_{self.cutoff}"
+        if ex or (self.base == "SetF" and self.beta != 1.0):
+            return str(self)  # gains, utility weights, recall points: no trec_eval name
+        if self.base == "RBPResid":
+            return "rbp_resid" if self.p == 0.9 else str(self)
+        plain, cut = TREC_NAMES[self.base]
         if self.base == "RBP":
             return "rbp" if self.p == 0.9 and self.cutoff is None else str(self)
         if self.cutoff is None:
@@ -167,37 +231,25 @@ class Measure:
         """True for the counts that trec_eval sums rather than averages over topics."""
         return self.base in _SUMMED
 
+    @property
+    def geometric(self) -> bool:
+        """True for the measures averaged by a geometric mean (``GMAP``, ``GMBpref``)."""
+        return self.base in _GEOMETRIC
 
-#: base → (trec_eval name without cut-off, trec_eval name prefix with a cut-off)
-_TREC_NAMES = {
-    "P": (None, "P"),
-    "R": (None, "recall"),
-    "AP": ("map", "map_cut"),
-    "nDCG": ("ndcg", "ndcg_cut"),
-    "Bpref": ("bpref", None),
-    "Rprec": ("Rprec", None),
-    "RR": ("recip_rank", None),
-    "Success": (None, "success"),
-    "NumRet": ("num_ret", None),
-    "NumRel": ("num_rel", None),
-    "NumRelRet": ("num_rel_ret", None),
-    "RBP": ("rbp", None),
-}
+    @property
+    def text(self) -> bool:
+        """True for the string measures (``Relstring``): a ``text`` per topic, no average."""
+        return self.base in _TEXT
 
 
 def _valid_names() -> str:
     return (
         ", ".join(MEASURES) + " (trec_eval: P_n, recall_n, map, map_cut_n, ndcg, "
-        "ndcg_cut_n, bpref, Rprec, recip_rank, success_n, num_ret, num_rel, num_rel_ret, rbp)"
+        "ndcg_cut_n, bpref, Rprec, recip_rank, success_n, num_ret, num_rel, num_rel_ret, rbp, "
+        "gm_map, gm_bpref, iprec_at_recall_x, Rprec_mult_x, relative_P_n, set_P, "
+        "set_relative_P, set_recall, set_map, set_F, utility, 11pt_avg, binG, G, ndcg_rel, "
+        "Rndcg, num_nonrel_judged_ret, unj_n, rbp_resid, relstring[_n])"
     )
-
-
-def _bool(v: str, name: str) -> bool:
-    if v.lower() in ("true", "1", "yes"):
-        return True
-    if v.lower() in ("false", "0", "no"):
-        return False
-    raise InputError(f"measure {name!r}: {v!r} is not a boolean")
 
 
 def parse(name: str | Measure) -> Measure:
@@ -225,7 +277,9 @@ def parse(name: str | Measure) -> Measure:
     Examples
     --------
     >>> parse("ndcg_cut_10")
-    Measure(base='nDCG', cutoff=10, rel=1, judged_only=False, p=None, beta=None)
+    Measure(base='nDCG', cutoff=10, rel=1, judged_only=False, p=None, beta=None, extra=())
+    >>> str(parse("iprec_at_recall_0.10")), str(parse("Rprec_mult_0.20")), str(parse("unj_5"))
+    ('IPrec@0.1', 'Rprec(mult=0.2)', 'Unjudged(padded=False)@5')
     >>> str(parse("RBP@10")), str(parse("AP'")), parse("P_10") == parse("p@10")
     ('RBP(p=0.8)@10', 'AP(judged_only=True)', True)
     >>> parse("P")
@@ -236,24 +290,33 @@ def parse(name: str | Measure) -> Measure:
     if isinstance(name, Measure):
         return name
     text = str(name)
-    for pattern, base, fixed in _TREC_EVAL:
+    for pattern, base, fixed in TREC_EVAL_NAMES:
         m = re.fullmatch(pattern, text.strip())
         if m:
-            cut = int(m.group(1)) if m.groups() else None
-            return _build(text, base, cut, dict(fixed), False)
+            params = dict(fixed)
+            cut = params.pop("cutoff", None)
+            if m.groups() and base in TREC_GROUP:
+                params[TREC_GROUP[base]] = m.group(1)
+            elif m.groups():
+                cut = int(m.group(1))
+            return _build(text, base, cut, params, False)
     m = _GRAMMAR.match(text)
     base = _ALIASES.get(m.group(1).lower()) if m else None
     if base is None:
         raise InputError(f"unknown measure {text!r}; valid measures: {_valid_names()}")
     params: dict[str, object] = {}
-    for part in filter(None, (s.strip() for s in (m.group(3) or "").split(","))):
+    for part in filter(None, (s.strip() for s in split_params(m.group(3) or ""))):
         key, sep, value = (s.strip() for s in part.partition("="))
         if not sep:
             raise InputError(f"measure {text!r}: parameter {part!r} is not key=value")
         params[key] = value
-    cut = int(m.group(4)) if m.group(4) else None
+    at = m.group(4)
+    if at and base in _AT_PARAM:
+        params[_AT_PARAM[base]] = at
+        at = None
+    cut = to_number(int, at, "cutoff", text) if at else None
     if "cutoff" in params:
-        cut = int(params.pop("cutoff"))
+        cut = to_number(int, params.pop("cutoff"), "cutoff", text)
     return _build(text, base, cut, params, bool(m.group(2)))
 
 
@@ -275,27 +338,28 @@ def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> 
         raise InputError(f"measure {text!r}: {base} takes no cut-off")
     if cut is not None and cut < 1:
         raise InputError(f"measure {text!r}: the cut-off must be ≥ 1")
-    rel = _number(int, params.get("rel", 1), "rel", text)
+    rel = to_number(int, params.get("rel", 1), "rel", text)
     if rel < 1:
         raise InputError(f"measure {text!r}: rel must be ≥ 1 (labels ≥ rel are relevant)")
     jo = params.get("judged_only", False)
-    jo = _bool(jo, text) if isinstance(jo, str) else bool(jo)
-    p = _number(float, params.get("p", 0.8), "p", text) if base == "RBP" else None
+    jo = to_bool(jo, text) if isinstance(jo, str) else bool(jo)
+    p = to_number(float, params.get("p", 0.8), "p", text) if base in ("RBP", "RBPResid") else None
     if p is not None and not 0 < p < 1:
         raise InputError(f"measure {text!r}: RBP needs 0 < p < 1")
-    beta = _number(float, params.get("beta", 1.0), "beta", text) if base == "Q" else None
+    has_beta = base in ("Q", "SetF")
+    beta = to_number(float, params.get("beta", 1.0), "beta", text) if has_beta else None
     if beta is not None and beta < 0:
-        raise InputError(f"measure {text!r}: Q needs beta ≥ 0")
-    return Measure(base, cut, rel, jo, p, beta)
-
-
-def _number(kind, value, key: str, text: str):
-    """``value`` as ``kind`` (int or float); :class:`InputError` naming the measure otherwise."""
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        what = "an integer" if kind is int else "a number"
-        raise InputError(f"measure {text!r}: {key}={value!r} is not {what}") from None
+        raise InputError(f"measure {text!r}: {base} needs beta ≥ 0")
+    extra = []
+    for key in sorted(set(params) & set(EXTRA_PARAMS)):
+        value = parse_param(EXTRA_PARAMS[key][0], params[key], key, text)
+        if value != default_param(base, key):
+            extra.append((key, value))
+    if base == "IPrec" and "recall" not in params:
+        raise InputError(f"measure {text!r}: IPrec needs a recall level, e.g. IPrec@0.1")
+    if cut_rule == "optional" and base == "Relstring" and cut is None:
+        cut = 10  # trec_eval's relstring: the first 10 documents
+    return Measure(base, cut, rel, jo, p, beta, tuple(extra))
 
 
 def parse_all(measures) -> list[Measure]:
@@ -360,7 +424,7 @@ def register(
     registered by :func:`pbtools.measures.register_measure`, which calls this."""
     if cutoff not in ("required", "optional", "none"):
         raise InputError(f"cutoff must be 'required', 'optional' or 'none', got {cutoff!r}")
-    bad = sorted(set(params) - {"rel", "judged_only", "p", "beta"})
+    bad = sorted(set(params) - {"rel", "judged_only", "p", "beta", *EXTRA_PARAMS})
     if bad:
         raise InputError(f"unknown measure parameter(s) {bad}")
     MEASURES[base] = (cutoff, tuple(params))
