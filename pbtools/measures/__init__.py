@@ -10,10 +10,14 @@ module                 holds
 ``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
 ``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
+``measures.sampled``   estimators for sampled pools: infAP, xinfAP, infNDCG, statAP
 =====================  ====================================================================
 """
 
-from pbtools.measures import formulas  # noqa: F401  (registers the kernels)
+from pbtools.measures import (
+    formulas,  # noqa: F401  (registers the kernels)
+    sampled,  # noqa: F401  (registers infAP, xinfAP, ...)
+)
 from pbtools.measures.evaluate import (
     CoverageWarning,
     aggregate,
