@@ -146,9 +146,8 @@ class _Setup:
         )
         if perm is not None:
             gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
-        label = judged["label"].to_numpy(dtype=np.int32, na_value=0)
-        label[label < 0] = K.POOLED  # in the qrels with a negative label: pooled, unjudged
-        label[judged["label"].isna().to_numpy()] = K.UNJUDGED  # not in the qrels
+        label = judged["label"].to_numpy(dtype=np.int32, na_value=0)  # unjudged: POOLED or NA
+        label[label < 0], label[judged["label"].isna().to_numpy()] = K.POOLED, K.UNJUDGED
         if perm is not None:
             label = label[perm]
         start = group_starts(gid)

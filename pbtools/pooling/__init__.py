@@ -17,6 +17,8 @@ module                     holds
                            rules :data:`TIE_RULES` and :class:`TopTieWarning`)
 ``pooling.contributions``  :func:`unique_contributions`, :func:`describe`
 ``pooling.dense``          runs encoded as dense per-topic arrays for the experiments
+``pooling.sampled``        :func:`sampled_qrels`: a sampled pool's universe, strata, labels
+                           and inclusion probabilities (read by ``measures.sampled``)
 =========================  ================================================================
 """
 
@@ -36,6 +38,7 @@ from pbtools.pooling.inference import (
     judged_prefixes,
 )
 from pbtools.pooling.pool import Pool
+from pbtools.pooling.sampled import is_sampling, sampled_qrels
 from pbtools.pooling.reductions import (
     SEP,
     contributions,
@@ -76,4 +79,6 @@ __all__ = [
     "Policy",
     "get_policy",
     "SEP",
+    "sampled_qrels",
+    "is_sampling",
 ]
