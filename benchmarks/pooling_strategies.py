@@ -339,8 +339,8 @@ def verdict(bias: pd.DataFrame, errors: pd.DataFrame) -> pd.DataFrame:
             "strategy that judges documents deep in the rankings looks unbiased by construction."
         )
         samp = best_sampler(everything)
-        ap, mae_ap = _best(e[e["measure"] == "AP"])
         if samp:
+            ap, mae_ap = _best(e[e["measure"] == "AP"])
             statement += (
                 f" Scored with their own estimators, the best sampling strategy at AP is "
                 f"{samp['sampler']} with {samp['estimator']} (MAE {samp['mae']:.4f}, against "

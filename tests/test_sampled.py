@@ -343,3 +343,41 @@ def test_estimators_are_unbiased_where_the_plain_measures_are_not(col, spec, est
     for m in {"infAP", "xinfAP"} & set(estimators):
         assert z[m] <= 5 and rel[m] <= 0.03, (m, z[m], rel[m])
     assert z["AP"] > 10 and z["nDCG"] > 10  # the plain measures fail the same test
+
+
+# --------------------------------------------------------------------------------------------
+# benchmarks/pooling_strategies.py: the samplers scored by their estimators
+# --------------------------------------------------------------------------------------------
+
+
+def test_benchmark_verdict_names_the_best_sampler_and_estimator():
+    from test_strategies import _bench
+
+    bench = _bench()
+    rows = [
+        ("take", "plain", "AP", 0.05),
+        ("take", "plain", "P@10", 0.1),
+        ("take", "plain", "RBP(p=0.8)@10", 0.1),
+        ("rbp:0.8", "plain", "AP", 0.04),
+        ("rbp:0.8", "plain", "P@10", 0.09),
+        ("rbp:0.8", "plain", "RBP(p=0.8)@10", 0.09),
+        ("uniform:100", "plain", "AP", 0.2),
+        ("uniform:100", "infAP", "AP", 0.03),
+        ("uniform:100", "statAP", "AP", 0.06),
+        ("stratified", "plain", "AP", 0.15),
+        ("stratified", "xinfAP", "AP", 0.02),
+    ]
+    errors = pd.DataFrame(
+        [
+            {"track": "T", "strategy": s, "budget": b, "scored_by": by, "measure": m, "mae": v}
+            for s, by, m, v in rows
+            for b in (10, 20)
+        ]
+    )
+    bias = errors[errors["scored_by"] == "plain"].assign(estimator="reduced", depth=5)
+    v = bench.verdict(bias.drop(columns="scored_by"), errors).iloc[0]
+    assert v["best_P@10"] == "rbp:0.8" and v["holds"]  # the estimator rows leave it alone
+    assert (v["best_sampler_AP"], v["sampler_estimator_AP"]) == ("stratified", "xinfAP")
+    assert np.isclose(v["sampler_mae_AP"], 0.02) and np.isclose(v["sampler_plain_mae_AP"], 0.15)
+    assert "stratified with xinfAP (MAE 0.0200, against 0.1500" in v["statement"]
+    assert "best non-sampling strategy at AP is rbp:0.8 (0.0400)" in v["statement"]
