@@ -38,7 +38,6 @@ from pbtools.pooling.inference import (
     judged_prefixes,
 )
 from pbtools.pooling.pool import Pool
-from pbtools.pooling.sampled import is_sampling, sampled_qrels
 from pbtools.pooling.reductions import (
     SEP,
     contributions,
@@ -50,6 +49,7 @@ from pbtools.pooling.reductions import (
     take_teams,
     top_fraction,
 )
+from pbtools.pooling.sampled import is_sampling, sampled_qrels
 from pbtools.pooling.topruns import TIE_RULES, TopTieWarning
 
 __all__ = [
