@@ -69,7 +69,17 @@ def read_sampled_qrels(path, *, lenient: bool = False) -> pd.DataFrame:
 def to_sampled_qrels(qrels: pd.DataFrame, path) -> None:
     """Write a sampled pool's qrels (``qid``, ``docno``, ``stratum``, ``label``) in the
     five-column format of :func:`read_sampled_qrels` (``.gz`` → gzip), in row order, through
-    the atomic writer."""
+    the atomic writer.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> q = pd.DataFrame({"qid": "1", "docno": ["d1", "d2"], "stratum": [1, 2], "label": [1, -1]})
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels")
+    >>> to_sampled_qrels(q, path)
+    >>> open(path).read()
+    '1 0 d1 1 1\\n1 0 d2 2 -1\\n'
+    """
     require_columns(qrels, ("qid", "docno", "stratum", "label"), "sampled qrels")
 
     def text(col: pd.Series) -> pa.Array:

@@ -328,6 +328,12 @@ def evaluate_sampled(
     3    r         AP  0.8333
     """
     ms = parse_all(measures)
+    missing = sorted({"qid", "docno", "label", "stratum"} - set(qrels.columns))
+    if missing:
+        raise InputError(
+            f"sampled qrels need the columns qid, docno, label, stratum; missing {missing} "
+            "(read them with pbtools.io.read_sampled_qrels)"
+        )
     sampled = [m for m in ms if m.base in SAMPLED]
     plain = [m for m in ms if m.base not in SAMPLED]
     if int(max_rank) < 1:

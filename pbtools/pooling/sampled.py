@@ -21,7 +21,14 @@ __all__ = ["sampled_qrels", "is_sampling"]
 
 
 def is_sampling(strategy) -> bool:
-    """Whether ``strategy`` draws a probability sample (it defines ``strata``)."""
+    """Whether ``strategy`` draws a probability sample (it defines ``strata``).
+
+    Examples
+    --------
+    >>> from pbtools.pooling.strategies import parse
+    >>> is_sampling(parse("uniform:100")), is_sampling(parse("take"))
+    (True, False)
+    """
     return callable(getattr(strategy, "strata", None))
 
 
