@@ -188,7 +188,7 @@ class _Strata:
 
 def _running(x: np.ndarray, start: np.ndarray, g: np.ndarray) -> np.ndarray:
     """Inclusive running sums of the rows of ``x`` (rows × S) inside each group."""
-    cs = np.cumsum(x, axis=0)
+    cs = np.cumsum(x, axis=0, dtype=x.dtype)
     base = cs[start] - x[start]
     return cs - base[g]
 
@@ -224,7 +224,7 @@ def _estimate(runs, qrels, ms, max_rank: int) -> pd.DataFrame:
     samp = univ & (lab >= 0)
     relv = univ & (lab >= rel)
     rows = np.arange(len(s))
-    onehot = np.zeros((len(s), S), dtype=np.int64)
+    onehot = np.zeros((len(s), S), dtype=np.int32)  # counts within a ranking
     D, M, C = onehot.copy(), onehot.copy(), onehot
     D[rows[univ], s[univ]] = 1
     M[rows[samp], s[samp]] = 1
