@@ -22,9 +22,13 @@ is RBP-based (``rbp``, ``rbpb``, ``rbpc``) for both P@10 and RBP(p=0.8)@10. The 
 leave-one-organization-out bias (b) is reported beside it, with a caveat: it only counts the
 documents unique to an organisation within the pool's contribution depth, so strategies that
 judge deep documents (Borda, CombSUM, RRF reach ranks 100-200 on TREC-2) look unbiased by
-construction. Sampling strategies (``uniform``, ``stratified``) are reported but left out of the
-verdict: their pools are meant for estimators that weigh each judgment by its inclusion
-probability (infAP, statAP). ``tests/test_strategies.py`` checks the verdict.
+construction. Sampling strategies (``uniform``, ``stratified``) are left out of that verdict:
+their pools are meant for estimators that weigh each judgment by its inclusion probability.
+They are scored both ways (column ``scored_by``): with the plain measures on their sampled
+qrels, and with their own estimators (:data:`ESTIMATORS`, :mod:`pbtools.measures.sampled`:
+trec_eval's infAP for ``uniform``, xinfAP for ``stratified``, statAP for both, inferred P@10);
+the verdict names the best sampling strategy and estimator at AP beside the best non-sampling
+strategy. ``tests/test_strategies.py`` checks the verdict.
 
 Depth-d pooling is represented by ``take`` (Take@N), its fixed-cost form: judging the first N
 documents by best rank is the depth-d pool whenever N is that pool's size.
@@ -38,14 +42,16 @@ Usage::
 Outputs in ``-o DIR`` (default ``out/pooling_strategies/``):
 
 ``errors.parquet``   ``track``, ``strategy``, ``budget``, ``cost`` (judgments), ``depth`` (the
-                     contribution depth), ``measure``, ``mae``, ``sre``, ``tau`` — (a)
+                     contribution depth), ``measure``, ``scored_by`` (``plain`` or the
+                     estimator), ``mae``, ``sre``, ``tau`` — (a)
 ``bias.parquet``     ``track``, ``strategy``, ``budget``, ``cost``, ``depth``, ``measure`` (P@10),
                      ``estimator``, ``mae``, ``sre``, ``corrected`` (share of the reduced pool's
                      MAE removed) — (b)
 ``timings.parquet``  ``track``, ``strategy``, ``budget``, ``seconds`` (the simulation)
 ``verdict.parquet``  ``track``, ``holds``, ``best_P@10``, ``mae_P@10``, ``best_RBP@10``,
                      ``mae_RBP@10``, ``best_bias``, ``bias``, ``best_rbp_bias``, ``rbp_bias``,
-                     ``statement`` (:func:`verdict`)
+                     ``best_sampler_AP``, ``sampler_estimator_AP``, ``sampler_mae_AP``,
+                     ``sampler_plain_mae_AP``, ``statement`` (:func:`verdict`)
 ``pooling_strategies.md`` (the tables), ``error_vs_budget.png`` / ``.svg`` (figure).
 """
 
@@ -64,7 +70,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from pbtools import experiments, grid, measures, stats  # noqa: E402
+from pbtools import experiments, grid, measures, pooling, stats  # noqa: E402
+from pbtools.measures.sampled import evaluate_sampled  # noqa: E402
 from pbtools.papers import common as _common  # noqa: E402
 from pbtools.pooling import Pool, strategies  # noqa: E402
 
@@ -85,8 +92,13 @@ STRATEGIES = (
 )
 RBP_BASED = ("rbp", "rbpb", "rbpc")
 #: sampled pools are meant for estimators (infAP, statAP) that weigh judgments by their
-#: inclusion probability, not for scoring runs directly: reported, but not in the verdict
+#: inclusion probability, not for scoring runs directly: reported, but not in the ICTIR verdict
 SAMPLERS = ("uniform", "stratified")
+#: each sampling strategy's own estimators (pbtools.measures.sampled), per measure estimated
+ESTIMATORS = {
+    "uniform": {"AP": ("infAP", "statAP"), "P@10": ("infP@10",)},
+    "stratified": {"AP": ("xinfAP", "statAP"), "P@10": ("infP@10",)},
+}
 MEASURES = ("P@10", "AP", "nDCG@10", "RBP(p=0.8)@10")
 DEFAULTS = dict(
     strategies=STRATEGIES,
@@ -153,13 +165,18 @@ def task(
     pool = Pool.simulate(runs, qrels, strategy, budget, seed=seed, pooled=pooled, problem=problem)
     seconds = time.perf_counter() - t0
     est = measures.evaluate(runs, pool.qrels, list(measures_), warn=False)
-    frame = truth.merge(
-        est.astype({"name": str, "measure": str}).rename(columns={"value": "estimate"}),
-        on=["name", "measure"],
-    )
-    keys = ["measure"]
+    est = est.astype({"name": str, "measure": str}).assign(scored_by="plain")
+    wanted = {e: m for m, es in ESTIMATORS.get(family(pool.strategy.spec), {}).items() for e in es}
+    wanted = {e: m for e, m in wanted.items() if m in measures_}
+    if wanted:  # the sampled pool's universe, scored by the strategy's own estimators
+        sq = pooling.sampled_qrels(pool, problem)
+        by_est = evaluate_sampled(runs, sq, list(wanted)).astype({"name": str, "measure": str})
+        by_est = by_est.assign(scored_by=by_est["measure"], measure=by_est["measure"].map(wanted))
+        est = pd.concat([est, by_est], ignore_index=True)
+    frame = truth.merge(est.rename(columns={"value": "estimate"}), on=["name", "measure"])
+    keys = ["measure", "scored_by"]
     a = stats.mae(frame, by=keys).merge(stats.sre(frame, by=keys), on=keys)
-    a = a.merge(stats.kendall_tau(frame[["name", "measure", "true", "estimate"]], by=keys))
+    a = a.merge(stats.kendall_tau(frame[["name", *keys, "true", "estimate"]], by=keys))
     loo = leave_one_org_out(runs, pool.qrels, orgs, pool, cutoffs, estimators)
     bkeys = ["measure", "estimator"]
     b = stats.mae(loo, by=bkeys).merge(stats.sre(loo, by=bkeys), on=bkeys)
@@ -218,7 +235,18 @@ def run_track(track: _common.Track, p: dict, jobs: int = 1, dask=None, progress=
     for df in out.values():
         df.insert(0, "track", track.name)
     cols = {
-        "errors": ["track", "strategy", "budget", "cost", "depth", "measure", "mae", "sre", "tau"],
+        "errors": [
+            "track",
+            "strategy",
+            "budget",
+            "cost",
+            "depth",
+            "measure",
+            "scored_by",
+            "mae",
+            "sre",
+            "tau",
+        ],
         "bias": [
             "track",
             "strategy",
@@ -243,6 +271,29 @@ def family(spec: str) -> str:
     return spec.split(":")[0]
 
 
+def plain(errors: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the plain measures (not a sampling strategy's estimator)."""
+    if "scored_by" not in errors.columns:
+        return errors
+    return errors[errors["scored_by"] == "plain"]
+
+
+def best_sampler(errors: pd.DataFrame, measure: str = "AP") -> dict:
+    """The sampling strategy and estimator of lowest mean MAE at ``measure`` over the budgets,
+    its MAE and that of the plain measure on the same sampled qrels (empty when none ran)."""
+    if "scored_by" not in errors.columns:
+        return {}
+    sampler = np.array([family(s) in SAMPLERS for s in errors["strategy"]], dtype=bool)
+    e = errors[(errors["measure"] == measure).to_numpy() & sampler]
+    est = e[e["scored_by"] != "plain"]
+    if not len(est):
+        return {}
+    mean = est.groupby(["strategy", "scored_by"])["mae"].mean().sort_values(kind="stable")
+    (spec, by), mae = mean.index[0], float(mean.iloc[0])
+    raw = e[(e["strategy"] == spec) & (e["scored_by"] == "plain")]["mae"].mean()
+    return {"sampler": spec, "estimator": by, "mae": mae, "plain_mae": float(raw)}
+
+
 def _best(frame: pd.DataFrame) -> tuple[str, float]:
     """The strategy of lowest mean ``mae`` over the budgets (non-sampling strategies only)."""
     keep = frame[[family(s) not in SAMPLERS for s in frame["strategy"]]]
@@ -263,7 +314,8 @@ def verdict(bias: pd.DataFrame, errors: pd.DataFrame) -> pd.DataFrame:
     ``mae_RBP@10``, ``best_bias``, ``bias``, ``best_rbp_bias``, ``rbp_bias``, ``statement``.
     """
     rows = []
-    for track, e in errors.groupby("track", sort=False):
+    for track, everything in errors.groupby("track", sort=False):
+        e = plain(everything)
         b = bias[(bias["track"] == track) & (bias["estimator"] == "reduced")]
         b = b[b["measure"] == "P@10"]
         p10, mae_p10 = _best(e[e["measure"] == "P@10"])
@@ -285,6 +337,15 @@ def verdict(bias: pd.DataFrame, errors: pd.DataFrame) -> pd.DataFrame:
             "documents unique to an organisation within the pool's contribution depth, so a "
             "strategy that judges documents deep in the rankings looks unbiased by construction."
         )
+        samp = best_sampler(everything)
+        if samp:
+            ap, mae_ap = _best(e[e["measure"] == "AP"])
+            statement += (
+                f" Scored with their own estimators, the best sampling strategy at AP is "
+                f"{samp['sampler']} with {samp['estimator']} (MAE {samp['mae']:.4f}, against "
+                f"{samp['plain_mae']:.4f} for the plain AP on the same sampled qrels); the best "
+                f"non-sampling strategy at AP is {ap} ({mae_ap:.4f})."
+            )
         rows.append(
             {
                 "track": track,
@@ -297,6 +358,10 @@ def verdict(bias: pd.DataFrame, errors: pd.DataFrame) -> pd.DataFrame:
                 "bias": bias_bb,
                 "best_rbp_bias": rb,
                 "rbp_bias": bias_rb,
+                "best_sampler_AP": samp.get("sampler", ""),
+                "sampler_estimator_AP": samp.get("estimator", ""),
+                "sampler_mae_AP": samp.get("mae", np.nan),
+                "sampler_plain_mae_AP": samp.get("plain_mae", np.nan),
                 "statement": statement,
             }
         )
@@ -354,7 +419,7 @@ def _colours(specs) -> dict:
 def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
     """``error_vs_budget[_track].png`` and ``.svg``: (a) and (b) at P@10 against the budget."""
     plt = _common.pyplot()
-    errors, bias = result["errors"], result["bias"]
+    errors, bias = plain(result["errors"]), result["bias"]
     colours = _colours(errors["strategy"].unique())
     for track, e in errors.groupby("track", sort=False):
         b = bias[(bias["track"] == track) & (bias["estimator"] == "reduced")]
@@ -404,7 +469,8 @@ def markdown(result: dict[str, pd.DataFrame]) -> str:
     """The tables: (a) MAE of P@10, (b) bias at P@10, corrections and timings at the largest
     budget, and the verdict, per track."""
     parts = ["# Fixed-cost pooling strategies\n"]
-    for track, e in result["errors"].groupby("track", sort=False):
+    for track, everything in result["errors"].groupby("track", sort=False):
+        e = plain(everything)
         b = result["bias"][result["bias"]["track"] == track]
         t = result["timings"][result["timings"]["track"] == track]
         v = result["verdict"][result["verdict"]["track"] == track].iloc[0]
@@ -416,6 +482,16 @@ def markdown(result: dict[str, pd.DataFrame]) -> str:
         at = e[e["budget"] == top].pivot(index="strategy", columns="measure", values="mae")
         parts.append(f"(a) MAE per measure at budget {top}:\n")
         parts.append(_table(at) + "\n")
+        if "scored_by" in everything.columns:
+            samp = everything[[family(s) in SAMPLERS for s in everything["strategy"]]]
+            if len(samp):
+                samp = samp.assign(row=samp["strategy"] + " / " + samp["scored_by"])
+                for m in ("AP", "P@10"):
+                    sm = samp[samp["measure"] == m]
+                    if len(sm):
+                        parts.append(f"(a) sampling strategies at {m}, plain and estimated, MAE:\n")
+                        t_ = sm.pivot(index="row", columns="budget", values="mae")
+                        parts.append(_table(t_) + "\n")
         red = b[(b["estimator"] == "reduced") & (b["measure"] == "P@10")]
         parts.append("(b) leave-one-organization-out MAE of the reduced pool at P@10 (bias):\n")
         parts.append(_table(red.pivot(index="strategy", columns="budget", values="mae")) + "\n")

@@ -121,7 +121,7 @@ def test_every_doc_has_its_blocks_collected():
     langs = {p.name: [b[0] for b in blocks(p)] for p in DOCS}
     assert langs["README.md"].count("bash") == 2 and "console" in langs["README.md"]
     assert langs["README.md"].count("python") == 2
-    assert langs["extending.md"].count("python") == 5 and langs["pooling.md"].count("python") == 3
+    assert langs["extending.md"].count("python") == 5 and langs["pooling.md"].count("python") == 4
     assert shell_commands("a \\\n  b  # x 1\nc && d") == [("a b", "x 1"), ("c", ""), ("d", "")]
 
 

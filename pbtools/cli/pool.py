@@ -3,7 +3,10 @@
 With ``--strategy NAME[:PARAMS] --budget N`` the command replays a pooling strategy
 (:mod:`pbtools.pooling.strategies`) over the collection's pooled runs, with its qrels as the
 assessor (:meth:`pbtools.pooling.Pool.simulate`), and writes the simulated pool as TREC qrels
-(``-o``; label -1: a document the strategy asked for that the collection never judged).
+(``-o``; label -1: a document the strategy asked for that the collection never judged). A
+sampling strategy (``uniform``, ``stratified``) writes its whole universe instead, in
+``sample_eval.pl``'s five columns ``qid 0 docno stratum label`` (label -1: not sampled), which
+:func:`pbtools.io.read_sampled_qrels` and the estimators of :mod:`pbtools.measures.sampled` read.
 """
 
 from __future__ import annotations
@@ -182,10 +185,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"  organizations: {info['one_org_per_run']}, so {EACH_RUN_ITS_OWN}")
     if strategy is not None:
         pool = simulate(args, strategy, col.runs, col.qrels, info["pooled_runs"])
-        io.to_trec_qrels(pool.qrels, args.output)
+        written = pool.qrels
+        if pooling.is_sampling(strategy):  # the universe with strata: sample_eval's format
+            written = pooling.sampled_qrels(pool)
+            io.to_sampled_qrels(written, args.output)
+        else:
+            io.to_trec_qrels(written, args.output)
         print()
         print(describe_simulation(pool, len(info["pooled_runs"])))
-        print(f"wrote {len(pool.qrels)} qrels lines to {args.output}", file=sys.stderr)
+        print(f"wrote {len(written)} qrels lines to {args.output}", file=sys.stderr)
         if args.order:
             meta = {"command": "pool", "strategy": pool.strategy.spec, "seed": args.seed}
             emit(pool.order, "parquet", args.order, {**meta, "collection": col.name})

@@ -22,6 +22,8 @@ module                 holds
 ``io.results``         :func:`write_results`, :func:`read_results`: result directories
                        written all or nothing, with a manifest and a writer's lock
 ``io.adapters``        :func:`to_trec`, :func:`to_trec_qrels`, ir_measures, ranx, ir_datasets
+``io.sampled``         :func:`read_sampled_qrels`, :func:`to_sampled_qrels`: sampled pools'
+                       qrels with strata (sample_eval.pl's format)
 =====================  ====================================================================
 
 The input contract (what strict mode refuses and what ``lenient=True`` repairs) is documented
@@ -54,12 +56,15 @@ from pbtools.io.readers import (
 )
 from pbtools.io.repairs import RepairableError
 from pbtools.io.results import ResultSetError, read_results, write_results
+from pbtools.io.sampled import read_sampled_qrels, to_sampled_qrels
 
 __all__ = [
     "Collection",
     "read_run",
     "read_runs",
     "read_qrels",
+    "read_sampled_qrels",
+    "to_sampled_qrels",
     "read_orgs",
     "read_collection",
     "find_tracks",

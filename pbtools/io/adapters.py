@@ -21,7 +21,8 @@ PathLike = str | os.PathLike
 # --------------------------------------------------------------------------------------------
 
 
-def _write_lines(lines: pa.Array, path: PathLike) -> None:
+def write_lines(lines: pa.Array, path: PathLike) -> None:
+    """Write one string per line through the atomic writer (``.gz`` → gzip)."""
     table = pa.table({"line": lines})
     opts = pcsv.WriteOptions(include_header=False, quoting_style="none")
     compression = "gzip" if str(path).endswith(".gz") else None
@@ -56,7 +57,7 @@ def to_trec(run: pd.DataFrame, path: PathLike) -> None:
     lines = pc.binary_join_element_wise(
         _str(run["qid"]), q0, _str(run["docno"]), rank, score, _str(run["name"]), " "
     )
-    _write_lines(lines, path)
+    write_lines(lines, path)
 
 
 def to_trec_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
@@ -66,7 +67,7 @@ def to_trec_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
     zero = pa.array(np.full(len(qrels), "0", dtype=object), type=pa.string())
     label = pc.cast(pa.array(qrels["label"].to_numpy()), pa.string())
     lines = pc.binary_join_element_wise(_str(qrels["qid"]), zero, _str(qrels["docno"]), label, " ")
-    _write_lines(lines, path)
+    write_lines(lines, path)
 
 
 def _ranx_kind(obj) -> str | None:

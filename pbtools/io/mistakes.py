@@ -20,9 +20,13 @@ from pbtools.frames import TrecFormatError
 __all__ = ["check_not_binary", "binary_kind", "check_field_counts", "check_qrels_source"]
 
 #: the layout of each kind of TREC line
-LAYOUT = {"run": "qid Q0 docno rank score tag", "qrels": "qid iter docno label"}
+LAYOUT = {
+    "run": "qid Q0 docno rank score tag",
+    "qrels": "qid iter docno label",
+    "sampled qrels": "qid iter docno stratum label",
+}
 #: the number of fields of each kind
-FIELDS = {"run": 6, "qrels": 4}
+FIELDS = {"run": 6, "qrels": 4, "sampled qrels": 5}
 
 #: leading bytes of binary formats a TREC file is mistaken for, and what to do instead
 _DECOMPRESS = "decompress it: pbtools reads plain or gzip-compressed text"

@@ -11,10 +11,15 @@ module                 holds
 ``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
 ``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
+``measures.sampled``   estimators for sampled pools: infAP, xinfAP, infNDCG, statAP
 =====================  ====================================================================
 """
 
-from pbtools.measures import formulas, formulas_trec  # noqa: F401  (register the kernels)
+from pbtools.measures import (  # noqa: F401  (register the kernels)
+    formulas,
+    formulas_trec,
+    sampled,
+)
 from pbtools.measures.evaluate import (
     CoverageWarning,
     aggregate,

@@ -10,7 +10,8 @@ reductions, which start afresh in every group. No Python loop runs over document
 
 Relevance convention (``frames``): a label ``>= rel`` is relevant, ``0 <= label < rel`` judged
 non-relevant, a missing or negative label unjudged (trec_eval's ``RELVALUE_NONPOOL`` and
-``RELVALUE_UNJUDGED``, ``te_form_res_rels.c``).
+``RELVALUE_UNJUDGED``, ``te_form_res_rels.c``). The two kinds of unjudged rows keep distinct codes,
+:data:`UNJUDGED` and :data:`POOLED`, both negative: only infAP tells them apart.
 """
 
 from __future__ import annotations

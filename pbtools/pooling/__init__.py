@@ -17,6 +17,8 @@ module                     holds
                            rules :data:`TIE_RULES` and :class:`TopTieWarning`)
 ``pooling.contributions``  :func:`unique_contributions`, :func:`describe`
 ``pooling.dense``          runs encoded as dense per-topic arrays for the experiments
+``pooling.sampled``        :func:`sampled_qrels`: a sampled pool's universe, strata, labels
+                           and inclusion probabilities (read by ``measures.sampled``)
 =========================  ================================================================
 """
 
@@ -47,6 +49,7 @@ from pbtools.pooling.reductions import (
     take_teams,
     top_fraction,
 )
+from pbtools.pooling.sampled import is_sampling, sampled_qrels
 from pbtools.pooling.topruns import TIE_RULES, TopTieWarning
 
 __all__ = [
@@ -76,4 +79,6 @@ __all__ = [
     "Policy",
     "get_policy",
     "SEP",
+    "sampled_qrels",
+    "is_sampling",
 ]

@@ -108,10 +108,12 @@ class UniformSample(Strategy):
         b = problem.best
         return ((b > 0) & (b <= int(self.depth))).sum(axis=1)
 
+    def strata(self, best: np.ndarray) -> np.ndarray:
+        """Stratum of each document from its best rank (0: none): 0 within ``depth``, else −1."""
+        return np.where((best > 0) & (best <= int(self.depth)), 0, -1)
+
     def select(self, problem, assessor, budget, rng) -> Selection:
-        b = problem.best
-        stratum = np.where((b > 0) & (b <= int(self.depth)), 0, -1)
-        return _sample(problem, stratum, [1.0], budget, rng)
+        return _sample(problem, self.strata(problem.best), [1.0], budget, rng)
 
 
 class Stratified(Strategy):
@@ -175,8 +177,12 @@ class Stratified(Strategy):
         b = problem.best
         return ((b > 0) & (b <= int(self.bounds[-1]))).sum(axis=1)
 
+    def strata(self, best: np.ndarray) -> np.ndarray:
+        """Stratum of each document from its best rank (0: none): the index of the first bound
+        it does not pass, −1 past the last bound."""
+        s = np.searchsorted(np.asarray(self.bounds), best, side="left")
+        return np.where((best > 0) & (s < len(self.bounds)), s, -1)
+
     def select(self, problem, assessor, budget, rng) -> Selection:
-        b = problem.best
-        s = np.searchsorted(np.asarray(self.bounds), b, side="left")
-        stratum = np.where((b > 0) & (s < len(self.bounds)), s, -1)
-        return _sample(problem, stratum, list(map(float, self.weights)), budget, rng)
+        weights = list(map(float, self.weights))
+        return _sample(problem, self.strata(problem.best), weights, budget, rng)
