@@ -171,6 +171,14 @@ def test_na_reasons():
     assert f.loc["D1", "holds"] == "n.a." and "≥ 2 shallow depths" in f.loc["D1", "note"]
     assert f.loc["D2", "holds"] == "true"
     assert f.loc["F1d", "holds"] == "n.a." and "no rank moved" in f.loc["F1d", "note"]
+    # fewer than three teams: no take-three-teams condition
+    res = copy.deepcopy(_frames())
+    res["summary"] = res["summary"][res["summary"]["kind"] != "take_three_teams"]
+    f = sc.claims_table(res, "T").set_index("id")
+    na = f[f["holds"] == "n.a."]
+    assert set(na.index) == {"M1", "F2b", "F4b"}
+    assert na["note"].str.contains("no such condition|no take-three-teams").all()
+    assert f.loc["T5", "holds"] == "true"  # take-one-team alone
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,7 +335,26 @@ def test_help_names_departures(capsys):
 # TREC-2 (slow)
 # --------------------------------------------------------------------------------------------
 
-SAKAI_TREC2: dict[str, str] = {}
+#: the defaults (seed 2008, B = 1000, depths 50 10 1), every topic
+SAKAI_TREC2 = {
+    "F1a": "true",
+    "F1b": "true",
+    "F1c": "false",
+    "F1d": "true",
+    "F6a": "true",
+    "F6b": "true",
+    "F6c": "false",
+    "T5": "false",
+    "M1": "true",
+    "F2a": "true",
+    "F2b": "true",
+    "F3": "true",
+    "F4a": "true",
+    "F4b": "true",
+    "F4c": "true",
+    "D1": "true",
+    "D2": "true",
+}
 
 
 @pytest.mark.slow

@@ -787,7 +787,7 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m pbtools.papers.sakai2008 ROOT [-o DIR] [--jobs N] [--dask ADDR]``."""
+    """Command line: ``python -m pbtools.papers.sakai2008 ROOT [-o DIR] [--jobs N]``."""
     ap = _common.parser(
         __doc__,
         "out/sakai2008",

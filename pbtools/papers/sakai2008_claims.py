@@ -338,8 +338,21 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
     trad = cells.reindex(columns=list(TRADITIONAL)).to_numpy().ravel()
     trad = trad[~np.isnan(trad)]
     up, down = int((cond > 0).sum()), int((trad < 0).sum())
-    _check(c, "F1a", f"up in {share(up, len(cond))} cells", generally(up, len(cond)))
-    _check(c, "F1b", f"down in {share(down, len(trad))} cells", generally(down, len(trad)))
+    none = "no score change to compare (no team run with a non-zero full score)"
+    _check(
+        c,
+        "F1a",
+        f"up in {share(up, len(cond))} cells",
+        generally(up, len(cond)),
+        "" if len(cond) else none,
+    )
+    _check(
+        c,
+        "F1b",
+        f"down in {share(down, len(trad))} cells",
+        generally(down, len(trad)),
+        "" if len(trad) else none,
+    )
     larger = n_pairs = 0
     for a, b in PAIRS:
         if a in cells and b in cells:
@@ -353,6 +366,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         f"larger in {share(larger, n_pairs)} (team, pair) cells; median change "
         + ", ".join(f"{a} {pct(med[a], 2)} vs {b} {pct(med[b], 2)}" for a, b in PAIRS),
         generally(larger, n_pairs),
+        "" if n_pairs else none,
     )
     cu, cd = _moves(loto, CONDENSED)
     tu, td = _moves(loto, TRADITIONAL)
@@ -413,6 +427,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         f"take-one-team τ {num(t1.min())}-{num(t1.max())}, take-three-teams "
         f"{num(t3.min())}-{num(t3.max())}; {share(high, len(taus))} ≥ {VERY_HIGH_TAU}",
         generally(high, len(taus)),
+        "" if len(taus) else "no take-one-team or take-three-teams condition on this track",
     )
     # Tables 6-7
     e1 = _row(err, ("take_one_team", "mean"))
@@ -425,6 +440,7 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
         f"{share(more, int(ok.sum()))} metrics: "
         + ", ".join(f"{m} {e1[m]:.1f} vs {e3[m]:.0f}" for m in LABELS if ok[m]),
         generally(more, int(ok.sum())),
+        "" if ok.any() else "no take-three-teams condition on this track (fewer than 3 teams)",
     )
     for cid, key in (
         ("F2a", ("take_one_team", "mean")),
@@ -511,5 +527,6 @@ def claims_table(result: dict, track: str) -> pd.DataFrame:
             f"power lower in {share(down, n)}, misses + false alarms higher in {share(up, n)} "
             f"(metric, step) comparisons (full → {' → '.join(shallow)})",
             None if g1 is None else g1 and g2,
+            "" if n else "no discriminative power at the shallow depths",
         )
     return c.frame()
