@@ -30,12 +30,15 @@ may be binary (TREC-2 is: Q and nDCG then use gain 1 and equal their binary form
 with log base 2 and no discount for ranks ≤ 2, which pbtools does not implement. RBP uses
 p = 0.95 as in the paper (``--rbp-p``).
 
+The claims are declared in :mod:`pbtools.papers.sakai2008_claims` (:data:`CLAIMS`), with the
+reading of the paper's wording each criterion makes ("generally" = ≥ 2/3 of the comparisons).
+
 Usage::
 
-    python benchmarks/sakai2008.py ../shared/data/trec/TREC-2/Adhoc
-    python benchmarks/sakai2008.py ../shared/data/trec          # every track under ROOT
-    python benchmarks/sakai2008.py --synthetic -o out/sakai_synth
-    python benchmarks/sakai2008.py ROOT --jobs 4 --dask tcp://scheduler:8786
+    python -m pbtools.papers.sakai2008 ../shared/data/trec/TREC-2/Adhoc
+    python -m pbtools.papers.sakai2008 ../shared/data/trec      # every track under ROOT
+    python -m pbtools.papers.sakai2008 --synthetic -o out/sakai_synth
+    python -m pbtools.papers.sakai2008 ROOT --jobs 4 --dask tcp://scheduler:8786
 
 Outputs in ``-o DIR`` (default ``out/sakai2008/``), Parquet with the parameters as metadata:
 
@@ -84,9 +87,14 @@ import numpy as np
 import pandas as pd
 
 from pbtools import grid, measures, pooling, stats
+from pbtools.errors import InputError
 from pbtools.frames import judge
 from pbtools.papers import common as _common
-from pbtools.papers.claims import num, pct
+from pbtools.papers.sakai2008_claims import (  # noqa: F401  (CLAIMS: the declared catalogue)
+    CLAIMS,
+    LABELS,
+    claims_table,
+)
 from pbtools.pooling import inference
 from pbtools.pooling.contrib import top_rows
 
@@ -103,7 +111,7 @@ METRICS = (
     ("nDCG", "nDCG"),
     ("RBP", "RBP(p={p})"),
 )
-LABELS = tuple(lab for lab, _ in METRICS)
+assert LABELS == tuple(lab for lab, _ in METRICS)
 KINDS = ("full", "leave_one_team_out", "take_one_team", "take_three_teams", "shallow")
 DEFAULTS = dict(
     seed=2008,
@@ -556,303 +564,6 @@ def _summary(track: str, tau: pd.DataFrame, power: pd.DataFrame, labels) -> pd.D
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# the paper's claims
-# --------------------------------------------------------------------------------------------
-
-CONDENSED = ("AP'", "Q'", "nDCG'", "RBP'", "bpref")
-TRADITIONAL = ("AP", "Q", "nDCG", "RBP")
-PAIRS = (("AP'", "AP"), ("Q'", "Q"), ("nDCG'", "nDCG"), ("RBP'", "RBP"))
-#: Sakai's Table 3 (NTCIR-6J, leave-one-team-out): score change (%) per team, metrics as LABELS
-PAPER_TABLE3 = np.array(
-    [
-        [1.93, 1.49, 0.42, 1.12, 2.39, -0.61, -0.51, -0.27, -0.34],
-        [2.04, 1.76, 0.59, 0.63, 2.34, -0.06, 0.03, 0.05, -0.16],
-        [0.85, 0.62, 0.21, 0.49, 1.28, -0.14, -0.11, -0.08, -0.04],
-        [1.03, 0.93, 0.37, 0.38, 1.13, 0.00, 0.00, -0.03, -0.42],
-        [1.64, 1.34, 0.54, 1.88, 2.14, -0.40, -0.38, -0.24, -0.39],
-        [3.76, 3.37, 1.33, 1.05, 3.60, 1.43, 1.41, 0.65, -0.08],
-        [6.13, 4.83, 1.81, 4.04, 6.48, -0.50, -0.30, -0.07, -0.47],
-        [0.73, 0.59, 0.26, 0.35, 0.68, 0.00, -0.04, 0.01, -0.06],
-        [1.01, 0.77, 0.32, 0.73, 1.43, 0.08, 0.10, 0.02, -0.03],
-        [0.12, 0.07, 0.00, 0.07, 0.19, -0.08, -0.07, -0.08, 0.00],
-    ]
-)
-#: Sakai's Table 6 (TREC03): discriminative power (%) under take-one-team (mean) and
-#: take-three-teams, and Table 9 (TREC03, pd = 10)
-PAPER_POWER = {
-    "take_one_team": dict(
-        zip(LABELS, (59.6, 59.0, 54.4, 43.1, 51.7, 66.4, 67.6, 61.6, 52.6), strict=True)
-    ),
-    "take_three_teams": dict(
-        zip(LABELS, (61.7, 62.5, 55.0, 42.5, 55.8, 67.5, 68.3, 63.3, 49.2), strict=True)
-    ),
-    "pd=10": dict(zip(LABELS, (60.8, 58.3, 58.3, 36.7, 54.2, 63.3, 68.3, 59.2, 46.7), strict=True)),
-}
-
-
-def _medians(ch: pd.DataFrame) -> pd.Series:
-    return ch.groupby("label")["change_pct"].median().reindex(list(LABELS))
-
-
-def _condition(tau: pd.DataFrame, key: tuple) -> pd.Series:
-    """A table's row (per metric) for one condition; NaN where the collection has no such
-    condition (a team whose runs would all be excluded, fewer than three teams)."""
-    if key in tau.index:
-        return tau.loc[key].reindex(list(LABELS))
-    return pd.Series(np.nan, index=list(LABELS))
-
-
-def _rank_moves(ch: pd.DataFrame) -> pd.DataFrame:
-    """Per metric: how many team runs moved up (better rank) and down."""
-    moves = ch.assign(
-        up=ch["rank_reduced"] < ch["rank_full"], down=ch["rank_reduced"] > ch["rank_full"]
-    )
-    return moves.groupby("label")[["up", "down"]].sum().reindex(list(LABELS))
-
-
-def _more_discriminative(power: pd.Series, better, worse) -> tuple[int, int, list[str]]:
-    """How many of the comparisons ``better`` > ``worse`` hold; the failing ones."""
-    fails = [
-        f"{b} {num(power[b])} ≤ {w} {num(power[w])}"
-        for b in better
-        for w in worse
-        if not power[b] > power[w]
-    ]
-    n = len(better) * len(worse)
-    return n - len(fails), n, fails
-
-
-def claims_table(result: dict, track: str) -> pd.DataFrame:
-    """Sakai's findings (§1, §5-§7) checked on one track; see :mod:`claims` for the columns."""
-    c = _common.claims.Claims("Sakai 2008", track)
-    loto = result["leave_one_team_out"]
-    take1 = result["take_one_team"]
-    take1 = take1[take1["valid"]]
-    summ = result["summary"]
-    power = summ.set_index(["kind", "condition", "label"])["share_significant"].sort_index()
-    tau = summ.set_index(["kind", "condition", "label"])["tau"].sort_index()
-    n_topics = int(result["power"]["n_topics"].max())
-    paper_med = pd.Series(np.median(PAPER_TABLE3, axis=0), index=list(LABELS))
-
-    # Finding 1 (§5, Table 3): leave-one-team-out
-    med = _medians(loto)
-    mean = loto.groupby("label")["change_pct"].mean().reindex(list(LABELS))
-    c.add(
-        "F1a",
-        "§5, finding 1: condensed-list metrics (AP', Q', nDCG', RBP', bpref) overestimate a "
-        "team's run when the team is left out of the pool (J − U_t)",
-        "median change " + ", ".join(f"{m} {pct(paper_med[m], 2)}" for m in CONDENSED),
-        "median change " + ", ".join(f"{m} {pct(med[m], 2)}" for m in CONDENSED),
-        bool((med[list(CONDENSED)] > 0).all()),
-        "holds if every condensed metric's median change over the teams is > 0 (paper: "
-        "Table 3, NTCIR-6J)",
-    )
-    c.add(
-        "F1b",
-        "§5, finding 1: traditional metrics (AP, Q, nDCG, RBP) underestimate the left-out "
-        "team's run",
-        "median change " + ", ".join(f"{m} {pct(paper_med[m], 2)}" for m in TRADITIONAL),
-        "median change " + ", ".join(f"{m} {pct(med[m], 2)}" for m in TRADITIONAL),
-        bool((med[list(TRADITIONAL)] < 0).all()),
-        "holds if every traditional metric's median change is < 0",
-    )
-    larger = [med[a] > -med[b] for a, b in PAIRS]
-    by_mean = [mean[a] > -mean[b] for a, b in PAIRS]
-    c.add(
-        "F1c",
-        "§5, finding 1: the overestimation (condensed) is larger than the underestimation "
-        "(traditional)",
-        ", ".join(f"{a} {pct(paper_med[a], 2)} vs {b} {pct(paper_med[b], 2)}" for a, b in PAIRS),
-        ", ".join(f"{a} {pct(med[a], 2)} vs {b} {pct(med[b], 2)}" for a, b in PAIRS),
-        all(larger),
-        f"medians over teams, per pair; holds if all 4 pairs do ({sum(larger)}/4). With means "
-        f"{sum(by_mean)}/4 pairs: "
-        + ", ".join(f"{a} {pct(mean[a])} vs {b} {pct(mean[b])}" for a, b in PAIRS)
-        + " (means pulled up by the largest changes)",
-    )
-    mv = _rank_moves(loto)
-    cu, cd = int(mv.loc[list(CONDENSED), "up"].sum()), int(mv.loc[list(CONDENSED), "down"].sum())
-    tu, td = (
-        int(mv.loc[list(TRADITIONAL), "up"].sum()),
-        int(mv.loc[list(TRADITIONAL), "down"].sum()),
-    )
-    c.add(
-        "F1d",
-        "§5: under leave-one-team-out the team's rank tends to go up with condensed-list metrics "
-        "and down with traditional ones",
-        "condensed 8 up / 0 down; traditional 0 up / 6 down (Table 3)",
-        f"condensed {cu} up / {cd} down; traditional {tu} up / {td} down",
-        cu > cd and td > tu,
-        "rank among the selected runs, summed over teams and metrics of each group",
-    )
-    # §6, Table 4: take-one-team
-    med1 = _medians(take1)
-    rises = [m for m in LABELS if m not in ("RBP'", "RBP")]
-    c.add(
-        "F6a",
-        "§6, Table 4: with take-one-team relevance data (D_t) the score of team t's run goes up "
-        "for every metric but RBP and RBP'",
-        "all 56 changes > 0 (NTCIR-6J, 8 teams × 7 metrics)",
-        f"{int((take1[take1['label'].isin(rises)]['change_pct'] > 0).sum())} of "
-        f"{int(take1['label'].isin(rises).sum())} changes > 0; medians "
-        + ", ".join(f"{m} {pct(med1[m], 0)}" for m in rises),
-        bool((take1.loc[take1["label"].isin(rises), "change_pct"] > 0).all()),
-        f"over the {take1['team'].nunique()} teams without '†'; holds if every change is > 0",
-    )
-    rbp = take1[take1["label"].isin(["RBP'", "RBP"])]["change_pct"].abs().max()
-    c.add(
-        "F6b",
-        "§6: RBP and RBP' scores of team t's run barely change under take-one-team (they ignore "
-        "recall)",
-        "max |change| 0.17 %",
-        f"max |change| {pct(rbp, 2, signed=False)}",
-        bool(rbp < 1.0),
-        "holds if no RBP or RBP' change exceeds 1 % in size",
-    )
-    mv1 = _rank_moves(take1).fillna(0)  # a measure with no run to move has moved none
-    bad = [m for m in CONDENSED if mv1.loc[m, "up"] > mv1.loc[m, "down"]] + [
-        m for m in TRADITIONAL if mv1.loc[m, "down"] > mv1.loc[m, "up"]
-    ]
-    c.add(
-        "F6c",
-        "§6: under take-one-team, traditional metrics overestimate the rank of team t's run and "
-        "condensed-list metrics underestimate it",
-        "condensed 18 down / 1 up (nDCG' 1/1); traditional 27 up / 0 down (Table 4)",
-        "; ".join(
-            f"{m} {int(mv1.loc[m, 'up'])} up / {int(mv1.loc[m, 'down'])} down" for m in LABELS
-        ),
-        not bad,
-        "holds if no condensed metric moves more runs up than down and no traditional one more "
-        "down than up" + (f"; against it: {', '.join(bad)}" if bad else ""),
-    )
-    # Table 5
-    t1 = _condition(tau, ("take_one_team", "mean"))
-    t3 = _condition(tau, ("take_three_teams", "smallest-unique"))
-    lo = min(t1.min(), t3.min())
-    c.add(
-        "T5",
-        "§6, Table 5: the rankings under take-one-team (mean over teams) and take-three-teams "
-        "data correlate very highly with the full-data ranking",
-        "τ .756-1 (lowest: NTCIR-6J AP, take-one-team)",
-        f"take-one-team τ {num(t1.min())}-{num(t1.max())}, take-three-teams "
-        f"{num(t3.min())}-{num(t3.max())}",
-        bool(lo >= 0.75),
-        "holds if every τ is at least .75, the paper's lowest value",
-    )
-    # Tables 6-7: misses and false alarms, take-one vs take-three
-    err = (
-        summ.assign(err=summ["misses"] + summ["false_alarms"])
-        .set_index(["kind", "condition", "label"])["err"]
-        .sort_index()
-    )
-    e1 = _condition(err, ("take_one_team", "mean"))
-    e3 = _condition(err, ("take_three_teams", "smallest-unique"))
-    more = int((e1 > e3).sum())
-    c.add(
-        "M1",
-        "§6: take-one-team relevance data yield more misses and false alarms than "
-        "take-three-teams data",
-        "9 of 9 metrics (TREC03)",
-        f"{more} of 9 metrics: " + ", ".join(f"{m} {e1[m]:.1f} vs {e3[m]:.0f}" for m in LABELS),
-        more >= 5,
-        "misses + false alarms, take-one-team mean vs Sakai's three teams; holds for a "
-        "majority of the metrics ('generally')",
-    )
-    # Finding 2 (Tables 6-7)
-    for cid, kind, cond, name in (
-        ("F2a", "take_one_team", "mean", "take-one-team (mean over teams)"),
-        ("F2b", "take_three_teams", "smallest-unique", "take-three-teams"),
-    ):
-        pw = _condition(power, (kind, cond))
-        pp = PAPER_POWER[kind]
-        wins = [pw[b] > pw[a] for a, b in PAIRS[:3]]
-        c.add(
-            cid,
-            f"§6, finding 2: with {name} relevance data AP, Q and nDCG are more discriminative "
-            "than AP', Q' and nDCG'",
-            ", ".join(f"{b} {pp[b]:.1f} vs {a} {pp[a]:.1f} %" for a, b in PAIRS[:3]),
-            ", ".join(f"{b} {100 * pw[b]:.1f} vs {a} {100 * pw[a]:.1f} %" for a, b in PAIRS[:3]),
-            all(wins),
-            f"discriminative power over {n_topics} topics (paper: TREC03); holds if all 3 pairs do",
-        )
-    # Finding 3 (Tables 9-10)
-    shallow_conds = [k[1] for k in power.index.droplevel(2).unique() if k[0] == "shallow"]
-    higher = {}
-    for cond in shallow_conds:
-        pw = power.loc[("shallow", cond)]
-        higher[cond] = sum(pw[a] > pw[b] for a, b in PAIRS[:3])
-    pp = PAPER_POWER["pd=10"]
-    c.add(
-        "F3",
-        "§7, finding 3: with shallow pools AP', Q' and nDCG' are not superior to AP, Q and nDCG "
-        "in discriminative power",
-        "pd = 10: " + ", ".join(f"{a} {pp[a]:.1f} vs {b} {pp[b]:.1f} %" for a, b in PAIRS[:3]),
-        "; ".join(f"{cond}: condensed higher in {k}/3" for cond, k in higher.items()),
-        all(k <= 1 for k in higher.values()) if higher else None,
-        "holds if at every shallow depth the condensed metric is more discriminative in at most "
-        "1 of the 3 pairs"
-        if higher
-        else "no shallow depth below the pool depth",
-    )
-    # Finding 4
-    for cid, conds, name in (
-        ("F4a", [("take_one_team", "mean")], "take-one-team"),
-        ("F4b", [("take_three_teams", "smallest-unique")], "take-three-teams"),
-        ("F4c", [("shallow", d) for d in shallow_conds], "shallow-pool"),
-    ):
-        won = total = 0
-        fails = []
-        for kind, cond in conds:
-            w, n, f = _more_discriminative(
-                _condition(power, (kind, cond)), ("AP'", "Q'"), ("bpref", "RBP'", "RBP")
-            )
-            won, total = won + w, total + n
-            fails += [f"{cond if kind == 'shallow' else ''} {x}".strip() for x in f]
-        ref = PAPER_POWER["pd=10" if cid == "F4c" else conds[0][0]]
-        c.add(
-            cid,
-            f"§6-7, finding 4: with {name} relevance data AP' and Q' are more discriminative "
-            "than bpref, RBP' and RBP",
-            ("pd = 10: " if cid == "F4c" else "")
-            + ", ".join(f"{m} {ref[m]:.1f}" for m in ("AP'", "Q'", "bpref", "RBP'", "RBP"))
-            + " %",
-            f"{won} of {total} comparisons" + (f"; not: {'; '.join(fails)}" if fails else ""),
-            won == total if total else None,
-            "holds if every comparison does (the paper says 'generally')",
-        )
-    # §7: depth
-    if shallow_conds:
-        order = sorted(shallow_conds, key=lambda s: -int(s.split("=")[1]))
-        tt = pd.DataFrame({d: _condition(tau, ("shallow", d)) for d in order})
-        mono = [m for m in LABELS if (np.diff(tt.loc[m].to_numpy()) <= 1e-12).all()]
-        c.add(
-            "D1",
-            "§7, Table 8: reducing the pool depth hurts the system ranking (τ falls as pd falls)",
-            "TREC03 AP' 1 / .933 / .717 at pd = 50 / 10 / 1",
-            f"τ non-increasing from {order[0]} to {order[-1]} for {len(mono)} of 9 metrics",
-            len(mono) == len(LABELS),
-            "holds if τ never rises as the pool gets shallower, for every metric",
-        )
-        full = power.loc[("full", "full")].reindex(list(LABELS))
-        low = power.loc[("shallow", order[-1])].reindex(list(LABELS))
-        e_hi = err.loc[("shallow", order[0])].reindex(list(LABELS))
-        e_lo = err.loc[("shallow", order[-1])].reindex(list(LABELS))
-        down = int((low < full).sum())
-        up = int((e_lo > e_hi).sum())
-        c.add(
-            "D2",
-            "§7, Tables 9-10: discriminative power goes down as the pool depth is reduced, and "
-            "misses and false alarms increase",
-            "TREC03 Q 66.7 % (full) → 41.7 % (pd = 1), misses + false alarms 0 → 62",
-            f"power lower at {order[-1]} than with the full data for {down} of 9 metrics; "
-            f"misses + false alarms higher at {order[-1]} than at {order[0]} for {up} of 9",
-            down >= 5 and up >= 5,
-            "holds if both hold for a majority of the metrics (the paper: 'more generally')",
-        )
-    return c.frame()
-
-
 def run(
     root=None, out="out/sakai2008", jobs: int | None = None, dask=None, progress=None, **params
 ) -> dict[str, pd.DataFrame]:
@@ -1076,7 +787,7 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python benchmarks/sakai2008.py ROOT [-o DIR] [--jobs N] [--dask ADDR]``."""
+    """Command line: ``python -m pbtools.papers.sakai2008 ROOT [-o DIR] [--jobs N]``."""
     ap = _common.parser(
         __doc__,
         "out/sakai2008",
@@ -1119,7 +830,11 @@ def main(argv: list[str] | None = None) -> int:
         depth=a.depth,
         topics="answered" if a.answered_topics else "all",
     )
-    result = run(a.root, a.out, **_common.common_params(a), **params)
+    try:
+        result = run(a.root, a.out, **_common.common_params(a), **params)
+    except InputError as e:  # refused input: a message, exit status 2 (no traceback)
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 2
     status = _common.finish(result, report, a.out, t0)
     _common.check_seeds(run, a, result, **params)
     return status

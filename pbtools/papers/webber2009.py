@@ -1,4 +1,4 @@
-"""Webber & Park (2009), "Score adjustment for correction of pooling bias": Figure 1, Tables 1-3.
+"""Webber & Park (2009), "Score adjustment for correction of pooling bias": Figure 1, Tables 1-4.
 
 The resampling experiment of their Algorithm 3, on any collection in the TREC layout, and the
 paper's claims checked on it (``claims.parquet`` / ``claims.md``):
@@ -25,29 +25,37 @@ of pooled runs − 1) and every repeat i = 1..I (``--repeats``, default 100 as t
 Errors of each estimate against mean_T(t) over the I × J samples: MAE (``pbtools.stats.mae``)
 and RMSE. Step 6 is evaluated for all J topic subsets at once (:func:`common_topic_estimates`,
 one matrix product); it equals ``pbtools.corrections.webber_common_topics`` applied to each
-subset (``tests/test_paper_scripts.py`` checks the two agree), which is too slow for 10⁵ subsets.
+subset (``tests/test_webber2009.py`` checks the two agree), which is too slow for 10⁵ subsets.
 
-What the data cannot support, and the script says so in its output: Table 1's right half and
-Table 4 use the TREC-8 manual runs (heterogeneous systems); a track without a manual/automatic
-split of strong manual runs cannot reproduce them. The paper used TREC 2004 Robust (249 topics,
-110 runs); TREC-2 has 50 topics and 35 pooled runs, so only small common-topic sets are possible
-and width 40 is clipped to 34.
+Table 1's right half and Table 4 use the TREC-8 manual runs: r is drawn from the manual runs
+and S from the other (automatic) pooled runs. ``--manual RUN,...`` (``manual=`` of :func:`run`)
+names the manual runs of a track (TREC's desc.xml has no manual/automatic field); the
+experiment is then run a second time that way (``part = "manual"`` in the frames) and the claims
+T1m and T4 are checked; without it they are n.a. A manual run outside the pool (TREC-2's
+``rutfmed``) has no complete judgments: its "true" score counts its unjudged documents as
+non-relevant (the report says so). The paper used TREC 2004 Robust (249 topics, 110 runs);
+TREC-2 has 50 topics and 35 pooled runs, so only small common-topic sets are possible and width
+40 is clipped to 34.
+
+The claims are declared in :mod:`pbtools.papers.webber2009_claims` (:data:`CLAIMS`), with the
+reading of the paper's wording each criterion makes.
 
 Usage::
 
-    python benchmarks/webber2009.py ../shared/data/trec/TREC-2/Adhoc
-    python benchmarks/webber2009.py --synthetic --seed 1
+    python -m pbtools.papers.webber2009 ../shared/data/trec/TREC-2/Adhoc --manual rutfmed
+    python -m pbtools.papers.webber2009 --synthetic --seed 1
 
 Outputs in ``-o DIR`` (default ``out/webber2009/``):
 
 ``samples.parquet``
-    one row per (track, width, repeat): ``track``, ``width``, ``repeat``, ``seed``, ``unpooled``
+    one row per (track, part, width, repeat): ``track``, ``part`` (``all``: r drawn from every
+    pooled run; ``manual``: r a manual run), ``width``, ``repeat``, ``seed``, ``unpooled``
     (run r), ``pooled`` (S joined by ``+``), ``n_topics``, ``true``, ``unadjusted``,
     ``condensed``, ``webber_runs`` (Table 1 estimate), ``judged_share`` (share of r's top 10
     judged in Q_S), ``var_true``, ``mse_adjusted``, ``mse_adjusted_condensed`` (σ²_t and σ²_a
     of their Eqs. 3 and 5, per topic, with unjudged = irrelevant and condensed lists).
 ``errors.parquet``
-    ``track``, ``table`` (1, 2, 3), ``lists`` (``irrelevant`` | ``condensed``), ``width``,
+    ``track``, ``part``, ``table`` (1, 2, 3), ``lists`` (``irrelevant`` | ``condensed``), ``width``,
     ``common_topics`` (0 for Table 1), ``estimator`` (``unadjusted``, ``mixed``, ``adjusted``,
     ``adjusted_runs``), ``mae``, ``rmse``, ``bias`` (mean estimate − true), ``n_samples``.
 ``bias.parquet`` (Figure 1)
@@ -70,9 +78,14 @@ import numpy as np
 import pandas as pd
 
 from pbtools import corrections, grid, measures, pooling, stats
+from pbtools.errors import InputError
 from pbtools.frames import unify
 from pbtools.papers import common as _common
-from pbtools.papers.claims import num, share
+from pbtools.papers.webber2009_claims import (  # noqa: F401  (CLAIMS: the declared catalogue)
+    CLAIMS,
+    NO_MANUAL,
+    claims_table,
+)
 from pbtools.pooling.contrib import top_rows
 
 TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
@@ -84,6 +97,7 @@ DEFAULTS = dict(
     topic_samples=200,
     pool_depth=10,
     rbp_p=0.8,
+    manual=(),
     lenient=True,
     synthetic=False,
 )
@@ -142,18 +156,26 @@ def sample_task(
     rbp_p,
     common,
     topic_samples,
+    manual=(),
 ) -> dict:
     """One (width, repeat) system sample of Algorithm 3; see the module docstring.
 
     ``runs``: the pooled runs (whole rankings: a condensed list reaches below the pool depth);
     ``top``: their top ``pool_depth`` (all that pooling and the Table 1 estimate need).
+    ``manual``: empty, or the manual runs: then r is drawn from them and S from the pooled
+    runs that are not manual (Webber & Park's Table 1 right and Table 4).
     Returns ``sample`` (one row of ``samples.parquet``) and ``errors`` (``width``, ``repeat``,
     ``sample`` (j), ``table``, ``lists``, ``common_topics``, ``estimator``, ``true``,
     ``estimate``): one row per topic sample and estimator.
     """
     rng = np.random.default_rng(seed)
-    chosen = [pooled[i] for i in rng.choice(len(pooled), size=width + 1, replace=False)]
-    r, S = chosen[0], sorted(chosen[1:])
+    if manual:
+        r = manual[int(rng.integers(len(manual)))]
+        auto = [p for p in pooled if p not in set(manual)]
+        S = sorted(auto[i] for i in rng.choice(len(auto), size=width, replace=False))
+    else:
+        chosen = [pooled[i] for i in rng.choice(len(pooled), size=width + 1, replace=False)]
+        r, S = chosen[0], sorted(chosen[1:])
     run_r = runs[(runs["name"] == r).to_numpy()]
     runs_s = top[top["name"].isin(S).to_numpy()]
     q_s = pooling.repool(runs_s, qrels, pool_depth)
@@ -291,22 +313,35 @@ def run_track(
     topic_samples: int = 200,
     pool_depth: int = 10,
     rbp_p: float = 0.8,
+    manual=(),
     progress=None,
     notes: list[str] | None = None,
 ) -> dict:
     """Algorithm 3 on one collection (``pooled``: the runs that may be sampled); returns the
     ``samples``, ``errors``, ``bias`` and ``claims`` frames. ``notes`` collects what the
-    script had to change (clipped widths) for the report."""
+    script had to change (clipped widths) for the report.
+
+    ``manual``: the manual runs (names; pooled or not). When given, the experiment is run a
+    second time (``part`` = ``"manual"`` in the frames; ``"all"`` for the first) with r drawn
+    from the manual runs and S from the pooled runs that are not manual, as the paper's
+    Table 1 (right) and Table 4 do with TREC-8's manual runs.
+    """
     notes = [] if notes is None else notes
-    used = sorted({min(int(w), len(pooled) - 1) for w in widths})
-    if used != sorted(int(w) for w in widths):
-        notes.append(f"pool widths {list(widths)} clipped to {used} ({len(pooled)} pooled runs)")
-    pooled_runs = runs[runs["name"].isin(pooled).to_numpy()].reset_index(drop=True)
+    manual = sorted(dict.fromkeys(map(str, manual)))
+    known = set(runs["name"].astype(str).unique())
+    unknown = [m for m in manual if m not in known]
+    if unknown:
+        raise InputError(
+            f"--manual: no run named {', '.join(unknown)} in {track} "
+            f"(runs: {', '.join(sorted(known)[:8])}, …)"
+        )
+    auto = [p for p in pooled if p not in set(manual)]
+    names = sorted(set(pooled) | set(manual))
+    pooled_runs = runs[runs["name"].isin(names).to_numpy()].reset_index(drop=True)
     # one id dictionary for the runs and the qrels: every join of a sample is an integer join
     qrels = qrels.copy()
     for col in ("qid", "docno"):
         pooled_runs[col], qrels[col] = unify(pooled_runs[col], qrels[col])
-    params = grid.product(width=used, repeat=range(repeats))
     shared = dict(
         runs=pooled_runs,
         top=top_rows(pooled_runs, pool_depth).reset_index(drop=True),
@@ -317,19 +352,31 @@ def run_track(
         common=tuple(common),
         topic_samples=topic_samples,
     )
-    res = grid.run_grid(
-        sample_task,
-        params,
-        jobs=jobs,
-        dask=dask,
-        seed=seed,
-        shared=shared,
-        progress=progress,
-        desc=f"webber2009 {track}",
-    )
-    samples = pd.DataFrame([r["sample"] for r in res])
+    parts = [("all", (), len(pooled) - 1)]
+    if manual and len(auto) >= 1:
+        parts.append(("manual", tuple(manual), len(auto)))
+    elif manual:
+        notes.append("manual runs given but no pooled automatic run to pool: no manual part")
+    samples, errs = [], []
+    for k, (part, man, limit) in enumerate(parts):
+        used = sorted({min(int(w), limit) for w in widths})
+        if used != sorted(int(w) for w in widths):
+            notes.append(f"{part}: pool widths {list(widths)} clipped to {used} ({limit} runs)")
+        res = grid.run_grid(
+            sample_task,
+            grid.product(width=used, repeat=range(repeats)),
+            jobs=jobs,
+            dask=dask,
+            seed=seed + k,
+            shared={**shared, "manual": man},
+            progress=progress,
+            desc=f"webber2009 {track}" + (f" ({part} runs unpooled)" if man else ""),
+        )
+        samples.append(pd.DataFrame([r["sample"] for r in res]).assign(part=part))
+        errs.append(pd.concat([r["errors"] for r in res], ignore_index=True).assign(part=part))
+    samples = pd.concat(samples, ignore_index=True)
     samples.insert(0, "track", track)
-    errors = pd.concat([r["errors"] for r in res], ignore_index=True)
+    errors = pd.concat(errs, ignore_index=True)
     errors["name"] = (
         errors["width"].astype(str)
         + "/"
@@ -337,307 +384,24 @@ def run_track(
         + "/"
         + errors["sample"].astype(str)
     )
-    keys = ["table", "lists", "width", "common_topics", "estimator"]
+    keys = ["part", "table", "lists", "width", "common_topics", "estimator"]
     missing = errors["estimate"].isna()
     if missing.any():
         notes.append(f"{int(missing.sum())} samples without an estimate (left out of the errors)")
     err = error_table(errors[~missing], keys)
     err.insert(0, "track", track)
-    err = err.sort_values(["table", "width", "common_topics", "estimator"]).reset_index(drop=True)
-    bias = bias_table(samples)
+    err = err.sort_values(["part", "table", "width", "common_topics", "estimator"])
+    err = err.reset_index(drop=True)
+    bias = bias_table(samples[samples["part"] == "all"])
     bias.insert(0, "track", track)
     out = {"samples": samples, "errors": err, "bias": bias}
-    out["claims"] = claims_table(out, track, n_topics=int(samples["n_topics"].max()))
+    if manual and not any(m in set(pooled) for m in manual):
+        notes.append(
+            "the manual runs are not pooled: their 'true' scores are on the full qrels with "
+            "their unjudged documents non-relevant"
+        )
+    out["claims"] = claims_table(out, track, n_topics=int(samples["n_topics"].max()), manual=manual)
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# the paper's claims
-# --------------------------------------------------------------------------------------------
-
-NOT_TREC8 = (
-    "needs the TREC-8 ad hoc manual runs (strong systems unlike the pooled ones); this track "
-    "has no such split"
-)
-
-
-def claims_table(result: dict, track: str, n_topics: int) -> pd.DataFrame:
-    """Webber & Park's claims checked on one track (see :mod:`claims` for the columns)."""
-    c = _common.claims.Claims("Webber & Park 2009", track)
-    b = result["bias"].set_index(["lists", "width"]).sort_index()
-    e = (
-        result["errors"]
-        .set_index(["table", "lists", "width", "common_topics", "estimator"])
-        .sort_index()
-    )
-    s = result["samples"]
-    widths = sorted(result["bias"]["width"].unique())
-    irr = b.loc["irrelevant"]["mean"].reindex(widths)
-    cond = b.loc["condensed"]["mean"].reindex(widths)
-    fmt = lambda v: ", ".join(f"w={w} {num(x, 3, signed=True)}" for w, x in v.items())  # noqa: E731
-    c.add(
-        "F1a",
-        "§2.2, Figure 1: assuming unassessed documents irrelevant is biased against the "
-        "unpooled system",
-        "mean bias < 0 at every width (Figure 1)",
-        "mean bias " + fmt(irr),
-        bool((irr < 0).all()),
-        "bias = mean RBP@10 of r on the pool of S − on the full qrels; holds if < 0 at every width",
-    )
-    c.add(
-        "F1b",
-        "§2.2, Figure 1: condensed lists are biased in favour of the unpooled system",
-        "mean bias > 0 at every width (Figure 1)",
-        "mean bias " + fmt(cond),
-        bool((cond > 0).all()),
-        "holds if the mean condensed-list bias is > 0 at every width",
-    )
-    ratios = [abs(irr[w2] / irr[w1]) for w1, w2 in zip(widths, widths[1:], strict=False)]
-    factors = [w2 / w1 for w1, w2 in zip(widths, widths[1:], strict=False)]
-    per_doubling = [r ** (1 / np.log2(f)) for r, f in zip(ratios, factors, strict=True)]
-    c.add(
-        "F1c",
-        "§2.2: with assumed irrelevance the bias steadily decreases as the pool widens, roughly "
-        "halving when the pool width doubles",
-        "≈ ×0.5 per doubling",
-        "×"
-        + ", ×".join(f"{p:.2f}" for p in per_doubling)
-        + " per doubling (between widths "
-        + ", ".join(map(str, widths))
-        + ")",
-        bool(all(r < 1 for r in ratios) and 0.35 <= np.mean(per_doubling) <= 0.75),
-        "holds if |bias| falls at every wider pool and falls by ×0.35-0.75 per doubling on average",
-    )
-    small, large = widths[0], widths[-1]
-    c.add(
-        "F1d",
-        "§2.2: condensed lists have less bias than assumed irrelevance for few pooled systems, "
-        "assumed irrelevance less for many",
-        "crossover between the narrowest and widest pools (Figure 1)",
-        f"|bias| at w={small}: condensed {num(abs(cond[small]))} vs irrelevant "
-        f"{num(abs(irr[small]))}; at w={large}: {num(abs(cond[large]))} vs {num(abs(irr[large]))}",
-        bool(abs(cond[small]) < abs(irr[small]) and abs(irr[large]) < abs(cond[large])),
-        "holds if condensed lists are less biased at the narrowest width and more at the widest",
-    )
-    wide = b.loc[("irrelevant", large)]
-    lo, mid, mean = -wide["q3"], -wide["median"], -wide["mean"]  # in units of underestimate
-    hi = -wide["q1"]
-    c.add(
-        "F1e",
-        "§2.2: for wide pools the bias distribution is quite skewed (the mean close to the "
-        "third quartile)",
-        "mean ≈ Q3 at the widest pools (Figure 1)",
-        f"w={large}: underestimate median {num(mid)}, mean {num(mean)}, Q3 {num(hi)} (Q1 "
-        f"{num(lo)})",
-        bool(mean - mid > hi - mean),
-        "assumed irrelevance at the widest width; holds if the mean is closer to Q3 than to "
-        "the median",
-    )
-    # Table 1 (left): inference from systems
-    t1 = {
-        w: (
-            e.loc[(1, "irrelevant", w, 0, "unadjusted")],
-            e.loc[(1, "irrelevant", w, 0, "adjusted_runs")],
-        )
-        for w in widths
-    }
-    better = [w for w, (un, ad) in t1.items() if ad["mae"] < un["mae"]]
-    c.add(
-        "T1a",
-        "§3.1, Table 1: leave-one-out adjustment inferred from the pooled systems (Algorithm "
-        "1) gives much more accurate scores, particularly for small pools",
-        "adjusted MAE below unadjusted at every pool size",
-        "MAE unadjusted → adjusted: "
-        + ", ".join(f"w={w} {num(un['mae'])}→{num(ad['mae'])}" for w, (un, ad) in t1.items()),
-        len(better) == len(widths),
-        f"holds if adjustment lowers the MAE at every width ({share(len(better), len(widths))}); "
-        "RMSE: "
-        + ", ".join(f"w={w} {num(un['rmse'])}→{num(ad['rmse'])}" for w, (un, ad) in t1.items()),
-    )
-    over = s["webber_runs"] > s["true"]
-    frac_over = float(over[s["webber_runs"].notna()].mean())
-    c.add(
-        "T1b",
-        "§3.1: the adjusted scores are unbiased (as likely to over- as to underestimate)",
-        "unbiased",
-        f"{100 * frac_over:.0f} % of the samples overestimate; mean error "
-        + ", ".join(f"w={w} {num(ad['bias'], 3, signed=True)}" for w, (_, ad) in t1.items()),
-        bool(0.3 <= frac_over <= 0.7),
-        "over all widths; holds if 30-70 % of the adjusted scores overestimate",
-    )
-    under = int((s["unadjusted"] <= s["true"] + 1e-12).sum())
-    c.add(
-        "T1c",
-        "§3.1: the unadjusted scores are all underestimates (bias equals MAE)",
-        "all",
-        f"{share(under, len(s))} samples",
-        under == len(s),
-        "unjudged = irrelevant can only lower RBP: holds by construction",
-    )
-    c.add(
-        "T1m",
-        "§3.1, Table 1 right: for the manual TREC-8 runs, leave-one-out adjustment from "
-        "automatic systems still leaves a strong error, even for large pools",
-        "",
-        "",
-        None,
-        NOT_TREC8,
-    )
-    # Table 2: inference from common topics, unjudged = irrelevant
-    ns = sorted(n for n in result["errors"]["common_topics"].unique() if n > 0)
-
-    def t23(table, lists, w, n, est):
-        return e.loc[(table, lists, w, n, est)]
-
-    adj_wins = [
-        (w, n)
-        for w in widths
-        for n in ns
-        if t23(2, "irrelevant", w, n, "adjusted")["mae"]
-        < t23(2, "irrelevant", w, n, "unadjusted")["mae"]
-    ]
-    n_cells = len(widths) * len(ns)
-    nmin, nmid = ns[0], ns[len(ns) // 2]
-    c.add(
-        "T2a",
-        "§4.2, Table 2: adjustment from a handful of common topics beats the unadjusted "
-        "scores (unjudged = irrelevant)",
-        "lower MAE for every width and number of common topics",
-        f"n={nmin}: "
-        + ", ".join(
-            f"w={w} {num(t23(2, 'irrelevant', w, nmin, 'unadjusted')['mae'])}→"
-            f"{num(t23(2, 'irrelevant', w, nmin, 'adjusted')['mae'])}"
-            for w in widths
-        ),
-        len(adj_wins) == n_cells,
-        "holds if adjusted MAE < unadjusted in every (width, n) cell "
-        f"({share(len(adj_wins), n_cells)})",
-    )
-    mix_wins = [
-        (w, n)
-        for w in widths
-        for n in ns
-        if t23(2, "irrelevant", w, n, "adjusted")["mae"]
-        < t23(2, "irrelevant", w, n, "mixed")["mae"]
-    ]
-    c.add(
-        "T2b",
-        "§4.2, Table 2: adjusted scores are more accurate than mixing the common topics' true "
-        "scores into the unadjusted ones",
-        "lower MAE than mixed",
-        f"n={nmid}: "
-        + ", ".join(
-            f"w={w} mixed {num(t23(2, 'irrelevant', w, nmid, 'mixed')['mae'])} vs "
-            f"{num(t23(2, 'irrelevant', w, nmid, 'adjusted')['mae'])}"
-            for w in widths
-        ),
-        len(mix_wins) == n_cells,
-        f"holds in every (width, n) cell ({share(len(mix_wins), n_cells)})",
-    )
-    if len(ns) > 1:
-        n0, n1 = ns[0], ns[-1]
-        N = n_topics
-        pred = np.sqrt((N - n1) / (n1 * N)) / np.sqrt((N - n0) / (n0 * N))
-        obs = [
-            t23(2, "irrelevant", w, n1, "adjusted")["rmse"]
-            / t23(2, "irrelevant", w, n0, "adjusted")["rmse"]
-            for w in widths
-        ]
-        c.add(
-            "T2c",
-            "§4.2: the error of the adjusted scores falls as √((N − n)/(nN)) with n common topics",
-            f"ratio √((N−n)/(nN)) from n={n0} to {n1} (N={N}): {pred:.2f}",
-            "RMSE ratio " + ", ".join(f"w={w} {o:.2f}" for w, o in zip(widths, obs, strict=True)),
-            bool(all(abs(o / pred - 1) <= 0.25 for o in obs)),
-            "holds if every width's ratio is within 25 % of the prediction (the analysis "
-            "predicts RMSE; the paper finds MAE follows it too)",
-        )
-        mixed = [
-            t23(2, "irrelevant", w, n1, "mixed")["mae"]
-            / t23(2, "irrelevant", w, n0, "mixed")["mae"]
-            for w in widths
-        ]
-        adj = [
-            t23(2, "irrelevant", w, n1, "adjusted")["mae"]
-            / t23(2, "irrelevant", w, n0, "adjusted")["mae"]
-            for w in widths
-        ]
-        slower = [w for w, m, a in zip(widths, mixed, adj, strict=True) if m > a]
-        c.add(
-            "T2d",
-            "§4.2: the error of the mixed scores declines more slowly with n than that of the "
-            "adjusted scores",
-            f"mixed ∝ (N − n)/N: ratio {(N - n1) / (N - n0):.2f} from n={n0} to {n1}",
-            "MAE ratio mixed vs adjusted: "
-            + ", ".join(
-                f"w={w} {m:.2f} vs {a:.2f}" for w, m, a in zip(widths, mixed, adj, strict=True)
-            ),
-            len(slower) == len(widths),
-            "holds if the mixed ratio exceeds the adjusted one at every width "
-            f"({share(len(slower), len(widths))})",
-        )
-        gain = [
-            1
-            - t23(2, "irrelevant", w, nmid, "adjusted")["mae"]
-            / t23(2, "irrelevant", w, nmid, "unadjusted")["mae"]
-            for w in widths
-        ]
-        c.add(
-            "T2e",
-            "§4.2: as the pool widens the unadjusted error falls and the relative benefit of "
-            "adjustment decreases",
-            "decreasing benefit with width",
-            f"n={nmid}: MAE reduction "
-            + ", ".join(f"w={w} {100 * g:.0f} %" for w, g in zip(widths, gain, strict=True)),
-            bool(np.all(np.diff(gain) < 0)),
-            "holds if the relative MAE reduction falls at every wider pool",
-        )
-    # Table 3: condensed lists
-    n10 = 10 if 10 in ns else nmid
-    u2 = t23(3, "condensed", small, n10, "unadjusted")["mae"]
-    a2 = t23(3, "condensed", small, n10, "adjusted")["mae"]
-    c.add(
-        "T3a",
-        "§4.2, Table 3: with condensed lists and a pool width of 2, the unadjusted scores are "
-        "more accurate than the adjusted ones with 10 common topics",
-        "unadjusted MAE < adjusted (n = 10) at w = 2",
-        f"w={small}, n={n10}: unadjusted {num(u2)}, adjusted {num(a2)}",
-        bool(u2 < a2),
-        "condensed-list scores are less one-sided for narrow pools (Eq. 6)",
-    )
-    uL = t23(3, "condensed", large, n10, "unadjusted")["mae"]
-    aL = t23(3, "condensed", large, n10, "adjusted")["mae"]
-    c.add(
-        "T3b",
-        "§4.2: as the pool widens, the adjusted condensed-list scores become the more reliable",
-        "adjusted MAE < unadjusted at wide pools",
-        f"w={large}, n={n10}: unadjusted {num(uL)}, adjusted {num(aL)}",
-        bool(aL < uL),
-        "holds if adjustment beats the unadjusted condensed scores at the widest width",
-    )
-    worse = int(
-        ((s["var_true"] < s["mse_adjusted"]) | (s["var_true"] < s["mse_adjusted_condensed"])).sum()
-    )
-    c.add(
-        "E1",
-        "§4.1: in not one of the sampled system sets is the variance of the true scores less "
-        "than the MSE of the adjusted scores (so adjusting beats sampling n true scores)",
-        "0 of 500 system sets",
-        f"{worse} of {len(s)} system sets",
-        worse == 0,
-        "σ²_t vs σ²_a of Eqs. 3 and 5 per system set, for both unjudged = irrelevant and "
-        "condensed lists",
-    )
-    c.add(
-        "T4",
-        "§4.2, Table 4: on the TREC-8 manual runs, 10 common topics and 2 pooled systems give "
-        "well under half the error of unadjusted scores with 40 pooled systems",
-        "",
-        "",
-        None,
-        NOT_TREC8,
-    )
-    return c.frame()
 
 
 def run(
@@ -647,7 +411,8 @@ def run(
     the claims and the figures to ``out`` (None: write nothing) and return the frames.
 
     ``params``: ``seed``, ``repeats``, ``widths``, ``common``, ``topic_samples``,
-    ``pool_depth``, ``rbp_p``, ``lenient``, ``synthetic`` (defaults in :data:`DEFAULTS`).
+    ``pool_depth``, ``rbp_p``, ``manual`` (names of manual runs: Table 1 right and Table 4),
+    ``lenient``, ``synthetic`` (defaults in :data:`DEFAULTS`).
     """
     notes: list[str] = []
 
@@ -668,6 +433,7 @@ def run(
             topic_samples=p["topic_samples"],
             pool_depth=p["pool_depth"],
             rbp_p=p["rbp_p"],
+            manual=p["manual"],
             progress=progress,
             notes=notes,
         )
@@ -698,6 +464,8 @@ def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
     """The figures ``figure1``, ``table1``, ``table2``, ``table3`` (PNG, PDF, SVG)."""
     plt = _common.pyplot()
     err, bias = result["errors"], result["bias"]
+    if "part" in err.columns:  # the figures show the paper's main experiment (Table 1 left)
+        err = err[err["part"] == "all"]
     for track, m in err.groupby("track", sort=False):
         suffix = _common.plot_suffix(err, track)
         widths = sorted(m["width"].unique())
@@ -789,6 +557,8 @@ def report(result: dict[str, pd.DataFrame]) -> str:
     """Readable terminal tables in the paper's layout, then the claims."""
     lines = []
     err = result["errors"]
+    if "part" not in err.columns:
+        err = err.assign(part="all")
     for track, m in err.groupby("track", sort=False):
         lines.append(f"\n=== Webber & Park 2009 on {track} ===")
         for note in result["notes"].loc[result["notes"]["track"] == track, "note"]:
@@ -797,28 +567,39 @@ def report(result: dict[str, pd.DataFrame]) -> str:
         bt = bt[bt["track"] == track]
         lines.append("\nFigure 1: bias of r's mean RBP@10 (estimate − true) over the repeats")
         lines.append(bt.drop(columns="track").round(4).to_string(index=False))
-        t1 = m[m["table"] == 1].pivot_table(
-            index="width", columns="estimator", values=["mae", "rmse", "bias"]
-        )
-        lines.append("\nTable 1 (left): inference from systems (unjudged = irrelevant)")
-        lines.append(t1.round(4).to_string())
-        lines.append(
-            "Table 1 (right) and Table 4 (TREC-8 manual runs): not reproduced — " + NOT_TREC8 + "."
-        )
-        for table, title in ((2, "unjudged = irrelevant"), (3, "condensed lists")):
-            t = m[m["table"] == table].pivot_table(
+        manual = m[m["part"] == "manual"]
+        m = m[m["part"] == "all"]
+        for g, title in (
+            (m, "Table 1 (left): inference from systems (unjudged = irrelevant)"),
+            (manual, "Table 1 (right): manual runs unpooled, automatic runs pooled"),
+        ):
+            if g.empty:
+                lines.append(f"\n{title}: not run — {NO_MANUAL}")
+                continue
+            t1 = g[g["table"] == 1].pivot_table(
+                index="width", columns="estimator", values=["mae", "rmse", "bias"]
+            )
+            lines.append(f"\n{title}")
+            lines.append(t1.round(4).to_string())
+        for table, g, title in (
+            (2, m, "Table 2: inference from common topics (unjudged = irrelevant)"),
+            (3, m, "Table 3: inference from common topics (condensed lists)"),
+            (2, manual, "Table 4: manual runs, inference from common topics"),
+        ):
+            if g.empty:
+                continue
+            t = g[g["table"] == table].pivot_table(
                 index=["width", "estimator"], columns="common_topics", values=["mae", "rmse"]
             )
-            lines.append(
-                f"\nTable {table}: inference from common topics ({title}); columns = common topics"
-            )
+            lines.append(f"\n{title}; columns = common topics")
             lines.append(t.round(4).to_string())
     lines.append(_common.claims.report(result["claims"]))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python benchmarks/webber2009.py ROOT [-o DIR] [--repeats I] …``."""
+    """Command line: ``python -m pbtools.papers.webber2009 ROOT [-o DIR] [--manual RUN,...] …``;
+    exit status 2 for refused input (an unknown manual run)."""
     ap = _common.parser(
         __doc__, "out/webber2009", DEFAULTS["seed"], "seed of the system and topic samples"
     )
@@ -852,6 +633,14 @@ def main(argv: list[str] | None = None) -> int:
         "--pool-depth", type=int, default=DEFAULTS["pool_depth"], help="pool depth (10)"
     )
     ap.add_argument("--rbp-p", type=float, default=DEFAULTS["rbp_p"], help="RBP p (0.8)")
+    ap.add_argument(
+        "--manual",
+        default="",
+        metavar="RUN,...",
+        help="the manual runs (comma-separated names, e.g. rutfmed): Table 1 (right) and "
+        "Table 4 draw the unpooled run from them and pool the other runs (default: none, those "
+        "claims n.a.)",
+    )
     _common.add_seed_check(ap)
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
@@ -862,8 +651,13 @@ def main(argv: list[str] | None = None) -> int:
         topic_samples=a.topic_samples,
         pool_depth=a.pool_depth,
         rbp_p=a.rbp_p,
+        manual=tuple(x.strip() for x in a.manual.split(",") if x.strip()),
     )
-    result = run(a.root, a.out, **_common.common_params(a), **params)
+    try:
+        result = run(a.root, a.out, **_common.common_params(a), **params)
+    except InputError as e:  # refused input: a message, exit status 2 (no traceback)
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 2
     status = _common.finish(result, report, a.out, t0)
     _common.check_seeds(run, a, result, **params)
     return status
