@@ -16,8 +16,8 @@ ends by checking the paper's claims on each track it ran on and writes ``claims.
 ==========  ===================================================================================
 
 The column holding the paper's number is ``paper_value`` in the frame (``paper`` names the
-paper). :mod:`benchmarks.summary` gathers the claims files of several scripts into one Markdown
-block for the project README, so that the README's summary comes from these files only.
+paper). :mod:`pbtools.papers.summary` gathers the claims files of several papers into one
+Markdown block for the project README, so that the README's summary comes from these files only.
 """
 
 from __future__ import annotations
@@ -261,9 +261,12 @@ def to_markdown(frame: pd.DataFrame, *, track: bool | None = None) -> str:
     return "\n".join(lines)
 
 
-def markdown_document(frame: pd.DataFrame, title: str) -> str:
-    """``claims.md``: a title, the verdict counts per track, the table."""
+def markdown_document(frame: pd.DataFrame, title: str, reading: list[str] | None = None) -> str:
+    """``claims.md``: a title, how the data were read (``reading``: one line per track, see
+    :func:`pbtools.papers.reading.reading_lines`), the verdict counts per track, the table."""
     lines = [f"# Claims of {title}", ""]
+    if reading:
+        lines += ["How the data were read:", ""] + [f"- {r}" for r in reading] + [""]
     for tr, g in frame.groupby("track", sort=False):
         c = counts(g)
         lines.append(
