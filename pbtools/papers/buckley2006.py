@@ -336,9 +336,9 @@ def claims_table(result: dict, track: str, depth: int) -> pd.DataFrame:
         )
     else:
         c.check(CLAIMS["D1"], "", None, "one pool depth only (give --depths with shallower ones)")
-    whole_ap = s.loc[(depth, "unique", "AP")]
-    whole_bp = s.loc[(depth, "unique", "Bpref")] if (depth, "unique", "Bpref") in s.index else None
-    if whole_bp is not None:
+    keys = [(depth, "unique", "AP"), (depth, "unique", "Bpref"), (depth, "unique_rel", "Bpref")]
+    if all(k in s.index for k in keys):
+        whole_ap, whole_bp, rel_bp = (s.loc[k] for k in keys)
         c.check(
             CLAIMS["B1"],
             f"removing the group's whole unique contribution U_t: MAP "
@@ -346,7 +346,6 @@ def claims_table(result: dict, track: str, depth: int) -> pd.DataFrame:
             f"(bpref up for {share(whole_bp['n_up'], whole_bp['n_runs'])} runs)",
             bool(whole_ap["mean_change_pct"] < 0 < whole_bp["mean_change_pct"]),
         )
-        rel_bp = s.loc[(depth, "unique_rel", "Bpref")]
         c.check(
             CLAIMS["B1r"],
             f"bpref {pct(rel_bp['mean_change_pct'])} (down for "
@@ -354,7 +353,13 @@ def claims_table(result: dict, track: str, depth: int) -> pd.DataFrame:
             None,
         )
     else:
-        c.check(CLAIMS["B1"], "", None, "bpref not among the measures (--measures AP Bpref)")
+        why = (
+            "bpref not among the measures (--measures AP Bpref)"
+            if not any(m == "Bpref" for _, _, m in s.index)
+            else "no pooled run has a score to change at the pool depth"
+        )
+        c.check(CLAIMS["B1"], "", None, why)
+        c.check(CLAIMS["B1r"], "", None, why)
     for cid in ("T1", "T2", "T3"):
         c.check(CLAIMS[cid], "", None)
     return c.frame()

@@ -321,7 +321,9 @@ def _track_claims(c: Claims, top: pd.DataFrame, t2: pd.DataFrame, track: str, pr
 def _sweep_claims(c: Claims, top: pd.DataFrame, sweep: pd.DataFrame) -> None:
     ns = sorted(top["n"].unique())
     v = top.set_index(["estimator", "n"]).sort_index()
-    sw = sweep[sweep["runs"] == "top75"].set_index(["estimator", "n"]).sort_index()
+    sw = sweep[sweep["runs"] == "top75"]
+    sw = sw.assign(mae=round_half_up(sw["mae"].to_numpy(dtype=float), 4))  # as Table 2's
+    sw = sw.set_index(["estimator", "n"]).sort_index()
     names = set(sw.index.get_level_values(0))
     alphas = sorted(
         float(e.split("=")[1].rstrip(")")) for e in names if e.startswith("lipani(alpha=")
