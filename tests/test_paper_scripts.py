@@ -129,6 +129,7 @@ def test_sakai2008(track, tmp_path):
         "power",
         "summary",
         "claims",
+        "reading",  # how the data were read (pbtools.papers.reading), every paper
     }
     scores = _read(out, "scores", ["track", "kind", "condition", "name", "measure", "value"])
     assert set(scores["kind"]) == set(sakai.KINDS)
