@@ -459,19 +459,16 @@ def figures(res: dict, out: Path) -> None:
         ax.scatter(resid, g["dAntiP"], s=14, marker="x", color="#d62728", label="ΔP̄@10")
         ax.axhline(0, color="grey", lw=0.6)
         ax.set_xlabel("residual ε̂: true − reduced-pool P@10")
-        ax.set_ylabel("ΔP@10, ΔP̄@10 (mean change of the pooled runs)")
+        ax.set_ylabel("ΔP@10, ΔP̄@10")
         ax.set_title(tr)
-        # λ is two orders of magnitude smaller than ΔP, ΔP̄: its own axis, zero aligned
+        # λ is two orders of magnitude smaller than ΔP, ΔP̄: its own axis, with its own zero
+        # (the correction's trigger, λ > 0) drawn dashed
         lam_ax = ax.twinx()
         lam_ax.spines["right"].set_visible(True)
         lam_ax.grid(False)
         lam_ax.scatter(resid, g["lam"], s=14, marker="^", color="#2ca02c", label="λ@10")
-        lo, hi = ax.get_ylim()
-        m = float(np.nanmax(np.abs(g["lam"]))) if len(g) else 0.0
-        m = m * 1.1 if m > 0 else 1.0
-        scale = m / max(abs(lo), abs(hi), 1e-12)
-        lam_ax.set_ylim(lo * scale, hi * scale)
-        lam_ax.set_ylabel("λ@10 (own scale)", color="#2ca02c")
+        lam_ax.axhline(0, color="#2ca02c", lw=0.6, ls="--")
+        lam_ax.set_ylabel("λ@10 (own scale; dashed: λ = 0)", color="#2ca02c")
         lam_ax.tick_params(axis="y", colors="#2ca02c")
     handles = [h for a in (ax, lam_ax) for h in a.get_legend_handles_labels()[0]]
     labels = [lab for a in (ax, lam_ax) for lab in a.get_legend_handles_labels()[1]]
