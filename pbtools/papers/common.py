@@ -417,15 +417,16 @@ def add_seed_check(ap: argparse.ArgumentParser) -> None:
         nargs="+",
         default=[],
         metavar="SEED",
-        help="rerun the experiment with these seeds and write stability.md: whether every "
-        "claim gets the same verdict (the default settings are meant to make them agree)",
+        help="rerun the experiment with these seeds and write OUT-seeds/stability.md: whether "
+        "every claim gets the same verdict (the default settings are meant to make them agree)",
     )
 
 
 def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) -> int:
     """Rerun ``run(root, None, seed=s, **params)`` for every ``--check-seeds`` seed, print and
-    write (``stability.parquet`` / ``.md`` in ``a.out``) the verdicts side by side. Returns
-    the number of claims whose verdict differs between seeds."""
+    write the verdicts side by side: ``stability.parquet`` / ``.md``, a result set of its own
+    beside ``a.out`` (``<out>-seeds``: ``a.out`` is the run's own, complete set). Returns the
+    number of claims whose verdict differs between seeds."""
     if not a.check_seeds:
         return 0
     by_seed = {a.seed: result["claims"]}
@@ -433,7 +434,10 @@ def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) ->
     for s in a.check_seeds:
         by_seed[s] = run(a.root, None, **common, **params, seed=s)["claims"]
     table = claims.stability(by_seed)
-    claims.write_stability(table, a.out, {"script": Path(sys.argv[0]).stem, "seeds": list(by_seed)})
+    seeds_dir = Path(a.out).with_name(Path(a.out).name + "-seeds")
+    claims.write_stability(
+        table, seeds_dir, {"script": Path(sys.argv[0]).stem, "seeds": list(by_seed)}
+    )
     bad = table[~table["stable"]]
     print(
         f"\nverdicts across seeds {list(by_seed)}: {len(table) - len(bad)} of {len(table)} "
