@@ -136,6 +136,13 @@ def reproduce(
         from pbtools.io.results import check_result_dir
 
         check_result_dir(out)
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError(
+                f'{paper}: its figures are drawn with matplotlib: pip install "pbtools[plots]"'
+                " (or run without -o / out to see the tables and claims only)"
+            ) from None
     return module.run(root, out, jobs=jobs, progress=progress, **params)
 
 
