@@ -295,3 +295,53 @@ def test_D1_shallower_pools_make_unique_documents_worth_more():
     assert buckley_claims(by_depth=((100, 3.0), (50, 2.0), (10, 6.0)))["D1"] == "false"
     one = buckley.claims_table({"summary": summary(by_depth=((100, 3.0),))}, "T", 100)
     assert verdicts(one)["D1"] == "n.a."
+
+
+def unbiased_collection(seed=0, topics=5, docs=20, orgs=4):
+    """Every run ranks the same ``docs`` documents (in its own order) and the pool is all of
+    them: leaving an organization out removes no judgment, so no run suffers from pool bias."""
+    rng = np.random.default_rng(seed)
+    runs, qrels = [], []
+    for q in range(topics):
+        names = [f"D{q}-{i}" for i in range(docs)]
+        qrels += [dict(qid=str(q), docno=d, label=int(rng.random() < 0.4)) for d in names]
+        for o in range(orgs):
+            for r in range(2):
+                order = rng.permutation(docs)
+                runs += [
+                    dict(
+                        name=f"o{o}r{r}",
+                        qid=str(q),
+                        docno=names[j],
+                        score=float(docs - k),
+                        rank=k + 1,
+                    )
+                    for k, j in enumerate(order)
+                ]
+    runs = pd.DataFrame(runs)
+    orgs_f = pd.DataFrame({"name": sorted(runs["name"].unique())})
+    orgs_f["org"] = orgs_f["name"].str[:2]
+    return runs, pd.DataFrame(qrels), orgs_f
+
+
+@pytest.mark.slow
+def test_lipani_on_a_collection_without_pool_bias():
+    """End to end: no run loses anything when its organization leaves the pool, so the
+    corrections have nothing to correct and λ nothing to flag."""
+    from pbtools.papers import lipani2015
+
+    res = lipani2015.run_track(
+        unbiased_collection(),
+        "unbiased",
+        cutoffs=(5, 10),
+        alphas=(0.0, 1.0),
+        indicators=("lambda", "always"),
+        progress=False,
+    )
+    t2 = res["table2"]
+    assert (t2.loc[t2["estimator"] == "reduced", "mae"] == 0).all()  # no bias to see
+    v = verdicts(res["claims"])
+    assert v["L1"] == "n.a."
+    c = res["claims"].set_index("id")
+    assert "every residual is 0" in c.loc["L1", "note"]
+    assert v["A1"] == "true"
