@@ -103,7 +103,12 @@ def test_buckley_trec2_verdicts():
     assert verdicts(res["claims"]) == BUCKLEY_TREC2
     r = res["reading"].iloc[0]  # prc1 and prc2 read apart (tag prceo1), every repair counted
     assert "tag 'prceo1': runs prc1, prc2" in r["by_file"] and r["runs"] == 38
-    assert r["repairs"] > 0 and "duplicate document" in r["by_kind"]
+    assert r["repairs"] == 2386 and "1107 × duplicate document" in r["by_kind"]
+    s = res["summary"].set_index(["depth", "removed", "measure"])
+    # the figures behind B1 (36 pooled runs: prc1 and prc2 apart)
+    assert s.loc[(100, "unique_rel", "AP"), "n_runs"] == 36
+    assert s.loc[(100, "unique_rel", "AP"), "mean_change_pct"] == pytest.approx(-3.997, abs=1e-3)
+    assert s.loc[(100, "unique", "Bpref"), "mean_change_pct"] == pytest.approx(5.931, abs=1e-3)
 
 
 LIPANI_TREC2 = {
