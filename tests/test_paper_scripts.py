@@ -279,6 +279,8 @@ WEBBER_TREC2 = {
     "E1": "false",
     "T4": "n.a.",
 }
+
+
 @pytest.fixture(scope="module")
 def trec2_sakai():
     return _load("sakai2008").run(TREC2, None, jobs=2, progress=False)

@@ -111,8 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         "dirs",
         nargs="*",
         default=list(DEFAULT_DIRS),
-        help="output directories holding claims.parquet (default: out/<script> of the four "
-        "papers)",
+        help="output directories holding claims.parquet (default: out/<script> of the four papers)",
     )
     ap.add_argument("-o", "--out", help="write the block to this file (default: print it)")
     ap.add_argument(
