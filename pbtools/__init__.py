@@ -36,6 +36,7 @@ __all__ = [
     "compare",
     "correct",
     "judge",
+    "reproduce",
     "trec_order",
     "__version__",
 ]
@@ -47,6 +48,7 @@ _LAZY = {
     "Comparison": "pbtools.stats.comparison",
     "compare": "pbtools.stats.comparison",
     "correct": "pbtools.experiments.oneline",
+    "reproduce": "pbtools.papers.reproduce",
 }
 
 

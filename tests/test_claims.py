@@ -23,6 +23,7 @@ _PAPERS = {
     "webber2009": "webber2009",
     "sakai2008": "sakai2008",
     "buckley2006": "buckley2006",
+    "summary": "summary",
 }
 
 
@@ -123,7 +124,7 @@ def test_summary_block(claims, summary, tmp_path):
     assert "#### Title a2001" in text and "#### Title b2002" in text
     assert "**T/A**: 1 claims hold, 1 do not hold, 0 cannot be tested" in text
     assert "**T/A**: 1 claims hold, 0 do not hold, 1 cannot be tested" in text
-    assert "`benchmarks/a2001.py` (B = 10)." in text
+    assert "`pbtools reproduce a2001` (B = 10)." in text
     assert summary.extract("intro\n" + text + "outro\n") == text
     assert summary.extract("no block") is None
 

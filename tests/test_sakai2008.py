@@ -291,6 +291,7 @@ def test_run_writes_tables_claims_figures(tiny_track, tiny_out):
         "power",
         "summary",
         "claims",
+        "reading",  # how the data were read (pbtools.papers.reading), every paper
     }
     for name in ("scores", "power", "summary", "claims", "tau", "selected", "collection"):
         assert (out / f"{name}.parquet").is_file()

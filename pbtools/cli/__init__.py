@@ -8,7 +8,9 @@ Sub-commands (``pbtools COMMAND --help`` for each):
 * ``pool TRACK_DIR`` — collection properties, inferred pool, reduced qrels, unique contributions;
 * ``correct QRELS RUNS_DIR NEW_RUN -m P@10`` — every estimator's score for a new run;
 * ``analyze [TRACK_DIR]`` — the whole bias analysis of a collection (default: the bundled sample);
-* ``report [TRACK_DIR] [-o report.html]`` — that analysis as one self-contained HTML page.
+* ``report [TRACK_DIR] [-o report.html]`` — that analysis as one self-contained HTML page;
+* ``reproduce PAPER TRACK_OR_ROOT... [-o DIR]`` — a paper of :mod:`pbtools.papers` on your
+  collections: tables, figures, claims and provenance.
 
 A new command is one module with ``register(sub)`` (its sub-parser, ``set_defaults(func=run,
 validate=validate)``), ``validate(args)`` (every argument and output path checked before any
@@ -29,7 +31,7 @@ import sys
 import traceback
 import warnings
 
-from pbtools.cli import analyze, compare, correct, evaluate, pool, report
+from pbtools.cli import analyze, compare, correct, evaluate, pool, report, reproduce
 from pbtools.cli.streams import StandardOutput, StandardOutputError, quiet_broken_pipe
 from pbtools.errors import InputError
 from pbtools.frames import TrecFormatError, TrecFormatWarning
@@ -38,7 +40,7 @@ from pbtools.io.repairs import RepairableError
 from pbtools.measures.topics import CoverageWarning
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
-COMMANDS = (evaluate, compare, pool, correct, analyze, report)
+COMMANDS = (evaluate, compare, pool, correct, analyze, report, reproduce)
 
 #: Python parameter names in library messages, and the flags that say the same on the CLI
 CLI_WORDS = (

@@ -31,7 +31,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -211,14 +211,16 @@ def write_results(
     *,
     params: dict | None = None,
     metadata: dict | None = None,
+    extra: Callable[[Path], None] | None = None,
 ) -> list[Path]:
     """Write ``tables`` (name → frame) as the result set ``path`` — all or nothing.
 
     Each table goes to ``<name>.parquet`` (:func:`pbtools.io.write_parquet`, with
-    ``metadata``); ``manifest.json`` is written last (each file's rows, bytes and SHA-256, the
-    pbtools version, ``params``); the set then replaces ``path`` in one step (module
-    docstring). Holds the lock of ``path`` (:func:`hold`) while it writes. Returns the paths of
-    the tables written.
+    ``metadata``); ``extra(directory)``, when given, then writes further files (figures,
+    Markdown) into the set being built; ``manifest.json`` is written last (each file's rows —
+    None for a file that is not a table —, bytes and SHA-256, the pbtools version,
+    ``params``); the set then replaces ``path`` in one step (module docstring). Holds the lock
+    of ``path`` (:func:`hold`) while it writes. Returns the paths of the tables written.
 
     Examples
     --------
@@ -252,6 +254,16 @@ def write_results(
                     "bytes": file.stat().st_size,
                     "sha256": sha256_file(file),
                 }
+            if extra is not None:
+                extra(new)
+                for file in sorted(p for p in new.iterdir() if p.is_file()):
+                    name = file.name
+                    if name not in files and name != MANIFEST:
+                        files[name] = {
+                            "rows": None,
+                            "bytes": file.stat().st_size,
+                            "sha256": sha256_file(file),
+                        }
             manifest = {
                 "format": FORMAT,
                 "pbtools_version": pbtools.__version__,
@@ -304,6 +316,8 @@ def read_results(path: PathLike) -> ResultSet:
         file = target / name
         if file.stat().st_size != entry.get("bytes") or sha256_file(file) != entry.get("sha256"):
             raise ResultSetError(f"{file}: changed since it was written (size or SHA-256 differs)")
+        if not name.endswith(".parquet"):  # a figure or a text of the set: checked, not read
+            continue
         df = read_parquet(file)
         if len(df) != entry.get("rows"):
             raise ResultSetError(f"{file}: {len(df)} rows, the manifest says {entry.get('rows')}")

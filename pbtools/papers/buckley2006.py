@@ -15,7 +15,9 @@ layout and checks the paper's claims (``claims.parquet`` / ``claims.md``):
   ``pbtools.pooling.leave_one_out``), beside the unique-relevant-only removal, which can only
   lower bpref and so cannot show the over-estimate. MAP is the same under both (unjudged
   documents count as non-relevant).
-* **Too-shallow pools** (§1, the counting argument): the test is repeated on shallower pools
+* **Too-shallow pools** (§1): the paper's claim (D0) is that AQUAINT's pools were too shallow
+  *for its document set size*, shown with titlestat; it cannot be tested on the TREC layout.
+  As an **extension** (D1, marked so), the test is repeated on shallower pools
   (``--depths``, default: the collection's depth d, 50, 20 and 10; the relevance data of depth
   pd are the judgments of documents some pooled run ranks in its top pd, ``pooling.shallow``).
   This extends the paper, which argues the point without an experiment.
@@ -26,8 +28,8 @@ runs, desc.xml); the claims resting on it are reported n.a. by the script.
 
 Usage::
 
-    python benchmarks/buckley2006.py ../shared/data/trec/TREC-2/Adhoc
-    python benchmarks/buckley2006.py --synthetic
+    pbtools reproduce buckley2006 ../shared/data/trec/TREC-2/Adhoc -o out/buckley2006
+    pbtools reproduce buckley2006 --synthetic
 
 Outputs in ``-o DIR`` (default ``out/buckley2006/``):
 
@@ -45,7 +47,9 @@ Outputs in ``-o DIR`` (default ``out/buckley2006/``):
     (runs whose score rises / falls), ``unique_rel_share`` (share of the relevant documents that
     are unique to one organisation).
 ``claims.parquet``, ``claims.md``
-    the paper's claims checked on each track (:mod:`claims`).
+    the paper's claims (:data:`CLAIMS`, declared from the paper) checked on each track.
+``reading.parquet``
+    how each track was read: run identity (``--run-id``), repairs by kind.
 
 Figures (PNG, PDF, SVG): ``unique_rel`` (|U_t^rel| per organisation and the change of its runs'
 MAP), ``depth`` (mean and maximum change against pool depth, MAP and bpref, both removals).
@@ -62,7 +66,7 @@ import pandas as pd
 
 from pbtools import grid, measures, pooling
 from pbtools.papers import common as _common
-from pbtools.papers.claims import pct, share
+from pbtools.papers.claims import Claim, declared, pct, share
 
 TITLE = 'Buckley, Dimmick, Soboroff & Voorhees (2006), "Bias and the limits of pooling"'
 DEFAULTS = dict(
@@ -211,39 +215,117 @@ def run_track(
 # --------------------------------------------------------------------------------------------
 
 
+TITLESTAT = "titlestat needs topic titles and document texts, which the TREC layout lacks"
+
+CLAIMS = declared(
+    Claim(
+        "U1",
+        "§1",
+        "comparing evaluation results when runs are scored with and without the unique "
+        "relevant documents of the current group resulted in an average difference in MAP "
+        "scores of 3.2 % (AQUAINT 2005, 50 runs pooled to depth 55)",
+        "mean |MAP change| of the pooled runs without their group's unique relevant documents",
+        "a figure of another collection: compared, not tested",
+        "3.2 %",
+    ),
+    Claim(
+        "U2",
+        "§1",
+        "a maximum difference of 23.1 % (run sab05ror1); more than 20 % is large",
+        "the largest |MAP change| of a pooled run",
+        "a figure of another collection: compared, not tested",
+        "23.1 %",
+    ),
+    Claim(
+        "D0",
+        "Abstract, §1",
+        "the AQUAINT 2005 test collection exhibits bias caused by pools that were too shallow "
+        "for the document set size",
+        "titlestat_rel of the collection against a smaller document set with the same topics",
+        "needs the document set size, topic titles and document texts",
+        "AQUAINT .719 vs Disks 4&5 .588",
+    ),
+    Claim(
+        "D1",
+        "§1 (counting argument)",
+        "the shallower the pool, the more a group's unique relevant documents are worth",
+        "mean |MAP change| without the group's unique relevant documents at the pool depth "
+        "and at shallower depths (pooling.shallow)",
+        "holds if the mean change grows at every shallower depth",
+        "argued, not measured",
+        extension=True,
+    ),
+    Claim(
+        "B1",
+        "§2, use of different evaluation measures",
+        "runs that have a bias different from the judgment set tend to have their MAP scores "
+        "underestimated and their bpref scores overestimated",
+        "mean change of MAP and bpref of the pooled runs when their group's whole unique "
+        "contribution U_t becomes unjudged (J − U_t)",
+        "'tend to' = on average: holds if the mean MAP change is negative and the mean bpref "
+        "change positive",
+        "stated (preliminary examination), no figure",
+    ),
+    Claim(
+        "B1r",
+        "§2 (the same claim, only the unique relevant documents removed, U_t^rel)",
+        "MAP underestimated and bpref overestimated",
+        "mean change of bpref without U_t^rel",
+        "removing relevant documents alone cannot show bpref's over-estimate (J − U_t^rel "
+        "keeps the non-relevant judgments bpref counts)",
+    ),
+    Claim(
+        "T1",
+        "§1",
+        "titlestat_rel is 0.588 on Disks 4&5 and 0.719 on AQUAINT; 0.530 over the unique "
+        "relevant documents of sab05ror1",
+        "titlestat_rel",
+        TITLESTAT,
+        ".588 / .719 / .530",
+    ),
+    Claim(
+        "T2",
+        "§1",
+        "AQUAINT's titlestat_rel is higher than Disks 4&5's on 48 of 50 topics (paired t-test "
+        "p = 6.25e-10)",
+        "titlestat_rel per topic",
+        TITLESTAT,
+        "48/50",
+    ),
+    Claim(
+        "T3",
+        "§2",
+        "titlestat_rel of the TREC 2004 and 2005 terabyte collections is 0.889 and 0.898",
+        "titlestat_rel",
+        TITLESTAT,
+        ".889 / .898",
+    ),
+)
+
+
 def claims_table(result: dict, track: str, depth: int) -> pd.DataFrame:
-    """Buckley et al.'s claims checked on one track (see :mod:`claims` for the columns)."""
+    """The claims of :data:`CLAIMS` checked on one track (``summary``; see :mod:`claims`)."""
     c = _common.claims.Claims("Buckley et al. 2006", track)
     s = result["summary"].set_index(["depth", "removed", "measure"]).sort_index()
     ap = s.loc[(depth, "unique_rel", "AP")]
-    c.add(
-        "U1",
-        "§1: scoring each run with and without its group's unique relevant documents changes "
-        "MAP by 3.2 % on average (AQUAINT 2005, 50 runs pooled to depth 55)",
-        "3.2 %",
+    c.check(
+        CLAIMS["U1"],
         f"{pct(ap['mean_abs_change_pct'], signed=False)} (depth {depth}, {ap['n_runs']} runs)",
         None,
-        "a figure of another collection: compared, not tested",
     )
-    c.add(
-        "U2",
-        "§1: the largest change is 23.1 % (run sab05ror1); above 20 % it flags a problem with "
-        "the collection",
-        "23.1 %",
+    c.check(
+        CLAIMS["U2"],
         f"{pct(ap['max_abs_change_pct'], signed=False)} ({ap['max_run']}, {ap['max_org']})",
         None,
-        "a figure of another collection: compared, not tested",
     )
+    c.check(CLAIMS["D0"], "", None)
     ds = sorted({d for d, _, m in s.index if m == "AP"}, reverse=True)
     if len(ds) > 1:
         seq = [s.loc[(d, "unique_rel", "AP"), "mean_abs_change_pct"] for d in ds]
         mx = [s.loc[(d, "unique_rel", "AP"), "max_abs_change_pct"] for d in ds]
         over = [d for d, m in zip(ds, mx, strict=True) if m > 20]
-        c.add(
-            "D1",
-            "§1: pools too shallow for the collection bias it: the shallower the pool, the more "
-            "a group's unique relevant documents are worth",
-            "argued (counting argument), not measured",
+        c.check(
+            CLAIMS["D1"],
             "mean MAP change "
             + ", ".join(
                 f"{pct(v, signed=False)} at depth {d}" for d, v in zip(ds, seq, strict=True)
@@ -253,59 +335,33 @@ def claims_table(result: dict, track: str, depth: int) -> pd.DataFrame:
             "the paper's 20 % at depth " + (", ".join(map(str, over)) if over else "none of them"),
         )
     else:
-        c.add("D1", "§1: shallower pools are more biased", "", "", None, "one depth only")
-    whole_ap = s.loc[(depth, "unique", "AP")]
-    whole_bp = s.loc[(depth, "unique", "Bpref")] if (depth, "unique", "Bpref") in s.index else None
-    if whole_bp is not None:
-        c.add(
-            "B1",
-            "§2: bias moves MAP and bpref in opposite directions: runs whose documents the "
-            "judgments miss have MAP underestimated and bpref overestimated",
-            "stated (preliminary examination), no figure",
+        c.check(CLAIMS["D1"], "", None, "one pool depth only (give --depths with shallower ones)")
+    keys = [(depth, "unique", "AP"), (depth, "unique", "Bpref"), (depth, "unique_rel", "Bpref")]
+    if all(k in s.index for k in keys):
+        whole_ap, whole_bp, rel_bp = (s.loc[k] for k in keys)
+        c.check(
+            CLAIMS["B1"],
             f"removing the group's whole unique contribution U_t: MAP "
             f"{pct(whole_ap['mean_change_pct'])}, bpref {pct(whole_bp['mean_change_pct'])} "
             f"(bpref up for {share(whole_bp['n_up'], whole_bp['n_runs'])} runs)",
             bool(whole_ap["mean_change_pct"] < 0 < whole_bp["mean_change_pct"]),
-            "holds if the mean MAP change is negative and the mean bpref change positive "
-            "(J − U_t, as Sakai's leave-one-team-out)",
         )
-        rel_bp = s.loc[(depth, "unique_rel", "Bpref")]
-        c.add(
-            "B1r",
-            "§2 (the same claim, with only the unique relevant documents removed, U_t^rel)",
-            "",
+        c.check(
+            CLAIMS["B1r"],
             f"bpref {pct(rel_bp['mean_change_pct'])} (down for "
             f"{share(rel_bp['n_down'], rel_bp['n_runs'])} runs)",
             None,
-            "removing relevant documents alone can only lower bpref: this procedure cannot test "
-            "the claim",
         )
-    c.add(
-        "T1",
-        "§1: titlestat_rel is 0.588 on Disks 4&5 and 0.719 on AQUAINT; 0.530 over the unique "
-        "relevant documents of sab05ror1",
-        ".588 / .719 / .530",
-        "",
-        None,
-        "titlestat needs topic titles and document texts, which the TREC layout lacks",
-    )
-    c.add(
-        "T2",
-        "§1: AQUAINT's titlestat_rel is higher than Disks 4&5's on 48 of 50 topics "
-        "(paired t-test p = 6.25e-10)",
-        "48/50",
-        "",
-        None,
-        "titlestat needs topic titles and document texts, which the TREC layout lacks",
-    )
-    c.add(
-        "T3",
-        "§2: titlestat_rel of the TREC 2004 and 2005 terabyte collections is 0.889 and 0.898",
-        ".889 / .898",
-        "",
-        None,
-        "titlestat needs topic titles and document texts, which the TREC layout lacks",
-    )
+    else:
+        why = (
+            "bpref not among the measures (--measures AP Bpref)"
+            if not any(m == "Bpref" for _, _, m in s.index)
+            else "no pooled run has a score to change at the pool depth"
+        )
+        c.check(CLAIMS["B1"], "", None, why)
+        c.check(CLAIMS["B1r"], "", None, why)
+    for cid in ("T1", "T2", "T3"):
+        c.check(CLAIMS[cid], "", None)
     return c.frame()
 
 
@@ -342,13 +398,13 @@ def run(
         params,
         per_track,
         jobs=jobs,
-        plot=plot,
-        quiet=True,
+        plot=figures,
         title=TITLE,
+        progress=progress,
     )
 
 
-def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
+def figures(result: dict[str, pd.DataFrame], out: Path) -> None:
     """The figures ``unique_rel`` and ``depth`` (PNG, PDF, SVG; Agg backend)."""
     plt = _common.pyplot()
     orgs, summary = result["orgs"], result["summary"]
@@ -434,7 +490,7 @@ def report(result: dict[str, pd.DataFrame]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python benchmarks/buckley2006.py ROOT [-o DIR] [--depths …]``."""
+    """Command line: ``python -m pbtools.papers.buckley2006 ROOT [-o DIR] [--depths …]``."""
     ap = _common.parser(
         __doc__, "out/buckley2006", DEFAULTS["seed"], "seed of the synthetic collection"
     )

@@ -16,8 +16,8 @@ ends by checking the paper's claims on each track it ran on and writes ``claims.
 ==========  ===================================================================================
 
 The column holding the paper's number is ``paper_value`` in the frame (``paper`` names the
-paper). :mod:`benchmarks.summary` gathers the claims files of several scripts into one Markdown
-block for the project README, so that the README's summary comes from these files only.
+paper). :mod:`pbtools.papers.summary` gathers the claims files of several papers into one
+Markdown block for the project README, so that the README's summary comes from these files only.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-
-from pbtools import io
 
 #: the columns of a claims frame, in order
 COLUMNS = ["paper", "track", "id", "claim", "paper_value", "ours", "holds", "note"]
@@ -261,9 +259,12 @@ def to_markdown(frame: pd.DataFrame, *, track: bool | None = None) -> str:
     return "\n".join(lines)
 
 
-def markdown_document(frame: pd.DataFrame, title: str) -> str:
-    """``claims.md``: a title, the verdict counts per track, the table."""
+def markdown_document(frame: pd.DataFrame, title: str, reading: list[str] | None = None) -> str:
+    """``claims.md``: a title, how the data were read (``reading``: one line per track, see
+    :func:`pbtools.papers.reading.reading_lines`), the verdict counts per track, the table."""
     lines = [f"# Claims of {title}", ""]
+    if reading:
+        lines += ["How the data were read:", ""] + [f"- {r}" for r in reading] + [""]
     for tr, g in frame.groupby("track", sort=False):
         c = counts(g)
         lines.append(
@@ -275,13 +276,19 @@ def markdown_document(frame: pd.DataFrame, title: str) -> str:
 
 
 def write(frame: pd.DataFrame, out, meta: dict, title: str) -> None:
-    """``out/claims.parquet`` (with ``meta`` and ``title`` in the metadata) and ``claims.md``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    io.write_parquet(
-        frame.reset_index(drop=True), out / "claims.parquet", metadata={**meta, "title": title}
+    """``out`` as a result set (all or nothing, :func:`pbtools.io.results.write_results`):
+    ``claims.parquet`` (with ``meta`` and ``title`` in the metadata) and ``claims.md``."""
+    from pbtools.io.results import write_results
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    text = markdown_document(frame, title)
+    write_results(
+        out,
+        {"claims": frame.reset_index(drop=True)},
+        params=meta,
+        metadata={**meta, "title": title},
+        extra=lambda d: (d / "claims.md").write_text(text),
     )
-    (out / "claims.md").write_text(markdown_document(frame, title))
 
 
 def stability(by_seed: dict[int, pd.DataFrame]) -> pd.DataFrame:
@@ -305,10 +312,11 @@ def stability(by_seed: dict[int, pd.DataFrame]) -> pd.DataFrame:
 
 
 def write_stability(table: pd.DataFrame, out, meta: dict) -> None:
-    """``out/stability.parquet`` and ``stability.md`` (see :func:`stability`)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    io.write_parquet(table.reset_index(drop=True), out / "stability.parquet", metadata=meta)
+    """``out`` as a result set (all or nothing): ``stability.parquet`` and ``stability.md``
+    (see :func:`stability`)."""
+    from pbtools.io.results import write_results
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     n, k = len(table), int(table["stable"].sum())
     text = [f"# Verdicts across seeds: {k} of {n} claims give the same verdict", ""]
     cols = list(table.columns)
@@ -316,7 +324,13 @@ def write_stability(table: pd.DataFrame, out, meta: dict) -> None:
     text.append("|" + "|".join("---" for _ in cols) + "|")
     for row in table.itertuples(index=False):
         text.append("| " + " | ".join(_cell(v) for v in row) + " |")
-    (out / "stability.md").write_text("\n".join(text) + "\n")
+    write_results(
+        out,
+        {"stability": table.reset_index(drop=True)},
+        params=meta,
+        metadata=meta,
+        extra=lambda d: (d / "stability.md").write_text("\n".join(text) + "\n"),
+    )
 
 
 def report(frame: pd.DataFrame) -> str:

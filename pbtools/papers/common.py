@@ -13,33 +13,22 @@ import argparse
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from pbtools import grid, io
-from pbtools.frames import TrecFormatWarning
-from pbtools.papers import claims
+from pbtools import grid
+from pbtools.errors import InputError
+from pbtools.papers import claims, reading
+from pbtools.papers.reading import Track
 from pbtools.pooling import inference
+from pbtools.progress import progress_bar
+
+__all__ = ["Track", "load_tracks", "run_tracks", "write_outputs"]
 
 #: the synthetic collection the scripts use with ``--synthetic`` (pbtools.synth.generate)
 SYNTHETIC = dict(topics=50, docs=1500, runs=30, orgs=15, run_length=500, depth=50)
-
-
-@dataclass
-class Track:
-    """One collection: frames plus the inferred (real) or known (synthetic) pool."""
-
-    name: str
-    runs: pd.DataFrame
-    qrels: pd.DataFrame
-    orgs: pd.DataFrame
-    pooled: list[str]
-    depth: int
-    truth: pd.DataFrame | None = None  # complete judgments (synthetic collections only)
 
 
 def load_tracks(
@@ -50,13 +39,18 @@ def load_tracks(
     seed: int = 0,
     infer: bool = True,
     quiet: bool = False,
+    run_id: str = "auto",
 ) -> list[Track]:
-    """Every track under ``root`` (:func:`pbtools.io.find_tracks`), or one synthetic collection.
+    """Every track under ``root`` (a path or several; :func:`reading.find`), or one synthetic
+    collection.
 
-    Real tracks are read leniently by default (TREC archives are dirty; the number of repairs is
-    printed unless ``quiet``) and their pool is inferred (:func:`pbtools.pooling.infer_pool`)
-    when ``infer``. The track name is its path below ``root``, or ``<parent>/<track>`` when
-    ``root`` is the track (``TREC-2/Adhoc`` either way).
+    Real tracks are read leniently by default (TREC archives are dirty) with the run identity
+    ``run_id`` (:data:`reading.RUN_IDS`; ``"auto"``: by tag, by file where files share a tag),
+    by :func:`reading.read_track`; each track's ``reading`` row counts its repairs by kind
+    (printed to standard error unless ``quiet``; never hidden from the outputs, which carry
+    the ``reading`` table). The pool is inferred (:func:`pbtools.pooling.infer_pool`) when
+    ``infer``. The track name is its path below its root, or ``<parent>/<track>`` when the
+    root is the track (``TREC-2/Adhoc`` either way).
     """
     if synthetic:
         from pbtools import synth
@@ -71,25 +65,32 @@ def load_tracks(
                 sorted(col.pooled),
                 int(col.depth),
                 col.truth,
+                reading=reading.reading_row("synthetic", None, run_id, lenient),
             )
         ]
     if root is None:
-        raise ValueError("give a ROOT directory of tracks, or --synthetic")
-    root_p = Path(root)
+        raise InputError("give a ROOT directory of tracks, or --synthetic")
     out = []
-    for t in io.find_tracks(root_p):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrecFormatWarning)
-            col = io.read_collection(t, lenient=lenient)
-        if len(col.repairs) and not quiet:
-            print(f"{t}: {len(col.repairs)} lenient repairs of the input", file=sys.stderr)
-        for f in (col.runs, col.qrels, col.orgs):
-            f.attrs.clear()
+    for name, t in reading.find(root):
+        col, row = reading.read_track(t, name, lenient=lenient, run_id=run_id)
+        if row["repairs"] and not quiet:
+            print(f"{t}: {row['repairs']} lenient repairs: {row['by_kind']}", file=sys.stderr)
         pooled, depth = [], 0
         if infer:
             info = inference.infer_pool(col.runs, col.qrels)
             pooled, depth = sorted(map(str, info.pooled_runs)), int(info.depth)
-        out.append(Track(io.track_name(t, root_p), col.runs, col.qrels, col.orgs, pooled, depth))
+        out.append(
+            Track(
+                name,
+                col.runs,
+                col.qrels,
+                col.orgs,
+                pooled,
+                depth,
+                reading=row,
+                repairs=col.repairs,
+            )
+        )
     return out
 
 
@@ -141,6 +142,10 @@ def resolve_params(defaults: dict, params: dict) -> dict:
     return p
 
 
+#: the parameters every paper takes besides its own (:func:`run_tracks` adds them)
+COMMON_DEFAULTS = dict(run_id="auto")
+
+
 def run_tracks(
     script: str,
     root,
@@ -154,43 +159,67 @@ def run_tracks(
     infer: bool = True,
     quiet: bool = False,
     title: str | None = None,
+    across: Callable[[dict, dict], pd.DataFrame | None] | None = None,
+    progress: bool | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The ``run`` of a paper script: ``per_track(track, params, jobs)`` on every track of
-    :func:`load_tracks` (``root``; ``synthetic``, ``lenient`` and ``seed`` from the parameters),
-    its frames concatenated by name and written to ``out`` (:func:`write_outputs`; None: write
-    nothing).
+    """The ``run`` of a paper: ``per_track(track, params, jobs)`` on every track of
+    :func:`load_tracks` (``root``: a path or several; ``synthetic``, ``lenient``, ``seed`` and
+    ``run_id`` from the parameters), its frames concatenated by name, the ``reading`` table
+    added (how each track was read: :mod:`reading`), and written to ``out`` as one result set
+    (:func:`write_outputs`; None: write nothing).
 
-    ``params`` are checked against ``defaults`` (:func:`resolve_params`) and must include
-    ``synthetic``, ``lenient`` and ``seed``; ``jobs`` None or 0 is
-    :func:`pbtools.grid.default_jobs`. ``plot(result, out)`` draws the figures. A ``claims``
-    frame (:mod:`claims`) is written with its Markdown twin, headed by ``title``.
+    ``params`` are checked against ``defaults`` and :data:`COMMON_DEFAULTS`
+    (:func:`resolve_params`) and must include ``synthetic``, ``lenient`` and ``seed``; ``jobs``
+    None or 0 is :func:`pbtools.grid.default_jobs`. ``plot(result, out)`` draws the figures.
+    ``across(result, params)``: the claims about several collections, checked across the
+    tracks (appended to ``claims``). A ``claims`` frame (:mod:`claims`) is written with its
+    Markdown twin, headed by ``title`` and how the tracks were read.
     """
-    p = resolve_params(defaults, params)
+    p = resolve_params({**COMMON_DEFAULTS, **defaults}, params)
     jobs = grid.default_jobs() if not jobs else jobs
     frames: dict[str, list[pd.DataFrame]] = {}
-    for track in load_tracks(
+    tracks = load_tracks(
         root,
         synthetic=p["synthetic"],
         lenient=p["lenient"],
         seed=p["seed"],
         infer=infer,
         quiet=quiet,
-    ):
+        run_id=p["run_id"],
+    )
+    bar = progress_bar(len(tracks), progress if len(tracks) > 1 else False, script)
+    for track in tracks:
         for k, v in per_track(track, p, jobs).items():
             frames.setdefault(k, []).append(v)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     result = {k: pd.concat(v, ignore_index=True) for k, v in frames.items()}
+    result["reading"] = reading.reading_frame(t.reading for t in tracks)
+    if across is not None and "claims" in result:
+        more = across(result, p)
+        if more is not None and len(more):
+            result["claims"] = claims.concat([result["claims"], more])
     if out is not None:
         write_outputs(result, Path(out), metadata(script, root, p), plot, title)
     return result
 
 
 def metadata(script: str, root, params: dict) -> dict:
-    """The Parquet metadata of a script's outputs: its name, ``root`` and the parameters
-    (tuples as lists)."""
+    """The provenance of a paper's outputs (every table's Parquet metadata and the result
+    set's manifest): the paper (``script``), ``root``, the parameters (tuples as lists), the
+    pbtools version and every input file under ``root`` with its size and SHA-256."""
+    import pbtools
+    from pbtools.cli.provenance import input_files
+
+    roots = [] if root is None else [root] if isinstance(root, str | Path) else list(root)
     return {
         "script": script,
-        "root": None if root is None else str(root),
+        "root": None if root is None else ", ".join(map(str, roots)),
+        "pbtools_version": pbtools.__version__,
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()},
+        "inputs": input_files(roots),
     }
 
 
@@ -200,19 +229,32 @@ def write_outputs(
     meta: dict,
     plot: Callable | None = None,
     title: str | None = None,
+    documents: dict[str, str] | None = None,
 ) -> None:
-    """``<name>.parquet`` for every frame (:func:`pbtools.io.write_parquet` with ``meta``), then
-    ``plot(result, out)``. A ``claims`` frame is written by :func:`claims.write` (Parquet and
-    ``claims.md``, headed by ``title``)."""
+    """``out`` as one result set, all or nothing (:func:`pbtools.io.results.write_results`):
+    ``<name>.parquet`` for every frame (with ``meta``, the provenance, in its metadata and the
+    manifest), ``claims.md`` (headed by ``title`` and how the tracks were read), the
+    ``documents`` (file name → text: ``table2.md``, …) and the figures ``plot(result, dir)``
+    draws. A reader of ``out`` sees the previous set or this one, never a mix."""
+    from pbtools.io.results import write_results
+
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in result.items():
-        if name == "claims":
-            claims.write(df, out, meta, title or meta.get("script", ""))
-            continue
-        io.write_parquet(df.reset_index(drop=True), out / f"{name}.parquet", metadata=meta)
-    if plot is not None:
-        plot(result, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tables = {k: v.reset_index(drop=True) for k, v in result.items()}
+    name = title or meta.get("script", "")
+
+    def extra(directory: Path) -> None:
+        if "claims" in result:
+            text = claims.markdown_document(
+                result["claims"], name, reading.reading_lines(result.get("reading"))
+            )
+            (directory / "claims.md").write_text(text)
+        for file, text in (documents or {}).items():
+            (directory / file).write_text(text)
+        if plot is not None:
+            plot(result, directory)
+
+    write_results(out, tables, params=meta, metadata={**meta, "title": name}, extra=extra)
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,8 +370,21 @@ def parser(
     ap.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
     ap.add_argument("--seed", type=int, default=seed, help=seed_help)
     ap.add_argument("--strict", action="store_true", help="fail on malformed TREC input")
+    add_run_id(ap)
     ap.add_argument("--no-progress", action="store_true")
     return ap
+
+
+def add_run_id(ap: argparse.ArgumentParser, default: str | None = "auto") -> None:
+    """``--run-id auto|file|tag``: how runs are identified (:mod:`reading`)."""
+    ap.add_argument(
+        "--run-id",
+        choices=reading.RUN_IDS,
+        default=default,
+        help="how a run is named: auto (default) by its tag, by its file where several files "
+        "share a tag (TREC-2's input.prc1 and input.prc2, tag prceo1); file: by file; tag: by "
+        "tag, files sharing one merged into one run",
+    )
 
 
 def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
@@ -350,6 +405,7 @@ def common_params(a: argparse.Namespace) -> dict:
         seed=a.seed,
         lenient=not a.strict,
         synthetic=a.synthetic,
+        run_id=a.run_id,
     )
 
 
@@ -361,15 +417,16 @@ def add_seed_check(ap: argparse.ArgumentParser) -> None:
         nargs="+",
         default=[],
         metavar="SEED",
-        help="rerun the experiment with these seeds and write stability.md: whether every "
-        "claim gets the same verdict (the default settings are meant to make them agree)",
+        help="rerun the experiment with these seeds and write OUT-seeds/stability.md: whether "
+        "every claim gets the same verdict (the default settings are meant to make them agree)",
     )
 
 
 def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) -> int:
     """Rerun ``run(root, None, seed=s, **params)`` for every ``--check-seeds`` seed, print and
-    write (``stability.parquet`` / ``.md`` in ``a.out``) the verdicts side by side. Returns
-    the number of claims whose verdict differs between seeds."""
+    write the verdicts side by side: ``stability.parquet`` / ``.md``, a result set of its own
+    beside ``a.out`` (``<out>-seeds``: ``a.out`` is the run's own, complete set). Returns the
+    number of claims whose verdict differs between seeds."""
     if not a.check_seeds:
         return 0
     by_seed = {a.seed: result["claims"]}
@@ -377,7 +434,10 @@ def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) ->
     for s in a.check_seeds:
         by_seed[s] = run(a.root, None, **common, **params, seed=s)["claims"]
     table = claims.stability(by_seed)
-    claims.write_stability(table, a.out, {"script": Path(sys.argv[0]).stem, "seeds": list(by_seed)})
+    seeds_dir = Path(a.out).with_name(Path(a.out).name + "-seeds")
+    claims.write_stability(
+        table, seeds_dir, {"script": Path(sys.argv[0]).stem, "seeds": list(by_seed)}
+    )
     bad = table[~table["stable"]]
     print(
         f"\nverdicts across seeds {list(by_seed)}: {len(table) - len(bad)} of {len(table)} "
@@ -387,7 +447,10 @@ def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) ->
 
 
 def finish(result: dict[str, pd.DataFrame], report: Callable, out, t0: float) -> int:
-    """Print ``report(result)`` and what was written to ``out`` since ``t0``; exit status 0."""
+    """Print how the tracks were read, ``report(result)`` and what was written to ``out`` since
+    ``t0``; exit status 0."""
+    for line in reading.reading_lines(result.get("reading")):
+        print(line)
     print(report(result))
     print(
         f"\nwrote {len(result)} Parquet files and plots to {out} "

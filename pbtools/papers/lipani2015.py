@@ -19,10 +19,15 @@ The paper's procedure is the default: ``--protocol lipani2015`` applies every ch
 run identity by tag, …). SRE* cannot be reproduced: the paper's p-values are not published. The
 synthetic collection is always run with the principled choices (the preset is about how the
 TREC files were read). What the data cannot support, and the script says so: Table 1 and Figure
-1's sab05ror1 need Robust 2005; Figure 2's correlation needs several collections (the paper has
-15).
+1's sab05ror1 need Robust 2005. The claims about the paper's fifteen collections (W1, W3 and
+Figure 2's correlation G1) are checked across the collections given, and say "needs ≥ k
+collections" with fewer. Runs are read as PROTOCOL item 1 says under the preset (by file, the
+organisation by the file's tag), otherwise ``--run-id`` (default ``auto``: by tag, by file
+where files share a tag); the repairs of the lenient reading are counted by kind in
+``reading.parquet``, the terminal and ``claims.md``.
 
-Outputs in ``-o DIR`` (default ``out/lipani2015``):
+Outputs in ``-o DIR`` (default ``out/lipani2015``), one result set with ``manifest.json``
+(pbtools version, parameters, SHA-256 of every input file and output):
 
 ``table2.parquet``     ``track``, ``n``, ``measure``, ``estimator`` (``lipani``, ``webber``,
                        ``reduced``), ``by`` (``org``/``run``), ``runs`` (``all``/``top75``),
@@ -37,19 +42,21 @@ Outputs in ``-o DIR`` (default ``out/lipani2015``):
 ``gtheory.parquet``    per track and n: ``var_system``, ``var_topic``, ``var_residual``,
                        ``e_rho2``, ``phi`` and ``mae_change_pct`` (Lipani vs reduced pool,
                        top 75 %) — Figure 2
-``claims.parquet``, ``claims.md``  the paper's claims checked on each track (:mod:`claims`)
+``claims.parquet``, ``claims.md``  the paper's claims (:mod:`lipani2015_claims`) checked on
+                       each track, and across the tracks for W1, W3, G1
+``reading.parquet``    how each track was read: run identity, repairs by kind
 ``table2.md``, ``table2.tex``  Table 2 laid out as in the paper (top 75 %), with the top /
                        worst performer counts
 Figures (PNG, PDF, SVG; one colour per estimator in all of them): ``figure1`` (ΔP@10, ΔP̄@10
-and λ against the residual), ``figure2`` (MAE change against Eρ² and Φ), ``figure3``,
+against the residual, λ on its own axis), ``figure2`` (MAE change against Eρ² and Φ), ``figure3``,
 ``figure4`` (MAE and SRE against n; solid: all runs, dashed: top 75 %), ``sweep`` (MAE against
 α and per indicator).
 
 Usage::
 
-    python benchmarks/lipani2015.py ../shared/data/trec                 # every track, preset
-    python benchmarks/lipani2015.py ../shared/data/trec/TREC-2/Adhoc --protocol default
-    python benchmarks/lipani2015.py --synthetic --jobs 2
+    pbtools reproduce lipani2015 ../shared/data/trec -o out/lipani2015   # every track, preset
+    pbtools reproduce lipani2015 ../shared/data/trec/TREC-2/Adhoc --protocol default
+    python -m pbtools.papers.lipani2015 --synthetic --jobs 2
 """
 
 from __future__ import annotations
@@ -66,11 +73,30 @@ import pandas as pd
 from pbtools import experiments, grid, stats
 from pbtools.experiments import analysis
 from pbtools.frames import TrecFormatWarning
-from pbtools.measures import round_half_up
 from pbtools.papers import common as _common
-from pbtools.papers.claims import num, share
+from pbtools.papers import reading
 from pbtools.papers.common import load_tracks, with_cutoff
-from pbtools.stats.table2 import TOP, WORST
+from pbtools.papers.lipani2015_claims import (
+    CLAIMS,
+    PAPER_ADHOC2,
+    PAPER_FIG2,
+    across,
+    claims_table,
+    compare_adhoc2,
+)
+from pbtools.progress import progress_bar
+
+__all__ = [
+    "CLAIMS",
+    "DEFAULTS",
+    "PAPER_ADHOC2",
+    "PAPER_FIG2",
+    "TITLE",
+    "compare_adhoc2",
+    "figures",
+    "report",
+    "run",
+]
 
 TITLE = (
     'Lipani, Lupu & Hanbury (2015), "Splitting water: precision and anti-precision to reduce '
@@ -93,26 +119,16 @@ COLOURS = {
 }
 LABELS = {"lipani": "Lipani et al.", "webber": "Webber & Park", "reduced": "reduced pool"}
 
-#: Table 2 of the paper, "Ad Hoc 2" rows (top 75 %): (MAE, SRE, SRE*) per estimator and n
-PAPER_ADHOC2 = {
-    ("lipani", 5): (0.0063, 19, 0),
-    ("lipani", 10): (0.0082, 32, 0),
-    ("lipani", 20): (0.0132, 50, 0),
-    ("lipani", 30): (0.0149, 51, 0),
-    ("lipani", 100): (0.0216, 88, 2),
-    ("webber", 5): (0.0069, 18, 0),
-    ("webber", 10): (0.0084, 27, 0),
-    ("webber", 20): (0.0119, 48, 0),
-    ("webber", 30): (0.0129, 42, 0),
-    ("webber", 100): (0.0169, 61, 2),
-    ("reduced", 5): (0.0065, 19, 0),
-    ("reduced", 10): (0.0085, 32, 0),
-    ("reduced", 20): (0.0138, 52, 0),
-    ("reduced", 30): (0.0164, 56, 0),
-    ("reduced", 100): (0.0293, 122, 4),
-}
-#: the paper's Figure 2 Spearman correlations (P@10, P@100) of the MAE change with Eρ², Φ
-PAPER_FIG2 = {10: (0.48, 0.36), 100: (0.17, 0.09)}
+#: the parameters of :func:`run` (the ``pbtools reproduce lipani2015`` options)
+DEFAULTS = dict(
+    protocol="lipani2015",
+    run_id=None,
+    synthetic=False,
+    seed=0,
+    cutoffs=CUTOFFS,
+    alphas=ALPHAS,
+    indicators=INDICATORS,
+)
 
 
 def sweep_task(variant: dict, *, frames, runs, cutoffs, protocol, pooled, depth) -> pd.DataFrame:
@@ -267,289 +283,9 @@ def run_track(
     return out
 
 
-def compare_adhoc2(table: pd.DataFrame) -> tuple[int, list[str]]:
-    """How many of the 30 MAE and SRE values of the TREC-2 top-75 % leave-one-org-out rows
-    equal the paper's (MAE to 4 decimals), and the cells that differ."""
-    t = table[(table["runs"] == "top75") & table["track"].str.endswith("TREC-2/Adhoc")]
-    if "by" in t.columns:
-        t = t[t["by"] == "org"]
-    equal, bad = 0, []
-    for (est, n), (mae, sre, _) in PAPER_ADHOC2.items():
-        row = t[(t["estimator"] == est) & (t["n"] == n)]
-        if row.empty:
-            bad.append(f"{est} P@{n}: missing")
-            continue
-        got_mae, got_sre = float(row["mae"].iloc[0]), int(row["sre"].iloc[0])
-        same = (f"{got_mae:.4f}" == f"{mae:.4f}", got_sre == sre)
-        equal += sum(same)
-        if not all(same):
-            bad.append(f"{est} P@{n}: pbtools {got_mae:.4f}/{got_sre}, paper {mae:.4f}/{sre}")
-    return equal, bad
-
-
 def check_adhoc2(table: pd.DataFrame) -> list[str]:
     """The cells of the TREC-2 top-75 % leave-one-org-out rows that differ from the paper."""
     return compare_adhoc2(table)[1]
-
-
-# --------------------------------------------------------------------------------------------
-# the paper's claims
-# --------------------------------------------------------------------------------------------
-
-
-def _counts(top: pd.DataFrame) -> dict:
-    """Top / worst performer counts of :func:`pbtools.stats.table2` (MAE rounded to 4
-    decimals, as the paper prints and compares it)."""
-    t = top.assign(mae=round_half_up(top["mae"].to_numpy(), 4))
-    lay = stats.table2(t.drop(columns=["by", "measure"]), estimators=list(ESTIMATORS))
-    return {"top": lay.loc[(TOP, "")], "worst": lay.loc[(WORST, "")]}
-
-
-def claims_table(result: dict, track: str, protocol) -> pd.DataFrame:
-    """Lipani et al.'s claims checked on one track (see :mod:`claims` for the columns)."""
-    c = _common.claims.Claims("Lipani et al. 2015", track)
-    t2 = result["table2"]
-    top = t2[(t2["runs"] == "top75") & (t2["by"] == "org")].assign(track=track)
-    ns = sorted(top["n"].unique())
-    v = top.set_index(["estimator", "n"]).sort_index()
-    is_adhoc2 = track.endswith("TREC-2/Adhoc")
-    if is_adhoc2:
-        ok, bad = compare_adhoc2(t2)
-        c.add(
-            "T2",
-            "§5.1, Table 2: MAE and SRE of the three methods on Ad Hoc 2 (TREC-2), top 75 %, "
-            "leave-one-organization-out, P@5-P@100",
-            "30 values",
-            f"{ok} of 30 equal",
-            ok == 30,
-            "under the lipani2015 protocol (PROTOCOL-lipani2015.md)"
-            if protocol == "lipani2015"
-            else "the principled defaults depart from the paper's choices; run with "
-            "--protocol lipani2015 to reproduce",
-        )
-        star = [
-            f"{e} P@{n} {int(v.loc[(e, n), 'sre_star'])} ({PAPER_ADHOC2[(e, n)][2]})"
-            for e in ESTIMATORS
-            for n in ns
-            if (e, n) in PAPER_ADHOC2 and int(v.loc[(e, n), "sre_star"]) != PAPER_ADHOC2[(e, n)][2]
-        ]
-        c.add(
-            "T2s",
-            "§5.1, Table 2: SRE* (reversals of significantly different pairs, Tukey's HSD) on "
-            "Ad Hoc 2",
-            "0-4 per cell",
-            f"{15 - len(star)} of 15 equal; differ: {'; '.join(star)}" if star else "15 of 15",
-            None,
-            "the paper names Tukey's HSD but not its design, and its p-values (pValues.<metric>"
-            ".csv) are not published: analyze --sre-pvalues DIR reproduces the column from them; "
-            "here two-way HSD on each run's own topics (sre_tests.parquet: the other tests)",
-        )
-    cnt = _counts(top)
-    n_tests = 3 * len(ns)
-    lip_top = sum(int(cnt["top"][("lipani", m)]) for m in ("MAE", "SRE", "SRE*"))
-    lip_worst = sum(int(cnt["worst"][("lipani", m)]) for m in ("MAE", "SRE", "SRE*"))
-    c.add(
-        "W1",
-        "§5.1: our method outperforms the reduced pool and Webber & Park in a majority of cases",
-        "top performer in 46/75 MAE, 35/75 SRE, 20/75 SRE* tests (15 collections)",
-        "top performer in "
-        + ", ".join(
-            f"{int(cnt['top'][('lipani', m)])}/{len(ns)} {m}" for m in ("MAE", "SRE", "SRE*")
-        ),
-        lip_top > n_tests / 2,
-        f"strictly best (ties not counted), MAE to 4 decimals; holds if in more than half of "
-        f"the {n_tests} tests ({lip_top})",
-    )
-    c.add(
-        "W2",
-        "§5.1: the proposed method is the worst performer exactly three times in the 675 tests "
-        "of Table 2",
-        "2 MAE + 3 SRE + 1 SRE* of 225 (15 collections)",
-        f"{lip_worst} of {n_tests}",
-        lip_worst <= max(1, round(0.05 * n_tests)),
-        "holds if it is the worst in at most 5 % of the tests (at least 1 allowed)",
-    )
-    web_worse = [
-        (n, m)
-        for n in ns
-        for m in ("mae", "sre")
-        if v.loc[("webber", n), m] > v.loc[("reduced", n), m]
-    ]
-    c.add(
-        "W3",
-        "§5.1: Webber & Park is too aggressive: in the majority of cases it obtains worse scores "
-        "and rankings than the reduced pool",
-        "worst performer 26/75 MAE, 18/75 SRE (15 collections)",
-        f"worse than the reduced pool in {share(len(web_worse), 2 * len(ns))} MAE/SRE tests",
-        len(web_worse) > len(ns),
-        "holds if Webber's MAE or SRE exceeds the reduced pool's in more than half of the tests",
-    )
-    damaged = [
-        n for n in ns if v.loc[("lipani", n), "sre_star"] > v.loc[("reduced", n), "sre_star"]
-    ]
-    c.add(
-        "W4",
-        "§5.1, §6: the correction never damages significant rank orders (SRE* no worse than the "
-        "reduced pool)",
-        "worse once in 75 (Medical 2011, P@100)",
-        "SRE* lipani vs reduced: "
-        + ", ".join(
-            f"P@{n} {int(v.loc[('lipani', n), 'sre_star'])}/"
-            f"{int(v.loc[('reduced', n), 'sre_star'])}"
-            for n in ns
-        ),
-        not damaged,
-        "holds if Lipani's SRE* ≤ the reduced pool's at every n",
-    )
-    better = [
-        n
-        for n in ns
-        if v.loc[("lipani", n), "mae"] <= v.loc[("reduced", n), "mae"]
-        and v.loc[("lipani", n), "sre"] <= v.loc[("reduced", n), "sre"]
-    ]
-    c.add(
-        "W5",
-        "Abstract: the correction reduces the system ranking error and the absolute score error "
-        "(against the reduced pool)",
-        "Ad Hoc 2: lower or equal MAE and SRE at every n",
-        "MAE lipani/reduced: "
-        + ", ".join(
-            f"P@{n} {num(v.loc[('lipani', n), 'mae'], 4)}/{num(v.loc[('reduced', n), 'mae'], 4)}"
-            for n in ns
-        ),
-        len(better) == len(ns),
-        f"holds if MAE and SRE are no worse at every n ({share(len(better), len(ns))})",
-    )
-    allr = t2[(t2["runs"] == "all") & (t2["estimator"] == "reduced")].set_index(["by", "n"])
-    if {"run", "org"} <= set(allr.index.get_level_values(0)):
-        cons = [n for n in ns if allr.loc[("run", n), "mae"] < allr.loc[("org", n), "mae"]]
-        c.add(
-            "W6",
-            "§5: leave-one-run-out is more conservative than leave-one-organization-out (a run's "
-            "siblings keep its documents in the pool)",
-            "stated",
-            "reduced-pool MAE run/org: "
-            + ", ".join(
-                f"P@{n} {num(allr.loc[('run', n), 'mae'], 4)}/{num(allr.loc[('org', n), 'mae'], 4)}"
-                for n in ns
-            ),
-            len(cons) == len(ns),
-            "all pooled runs; holds if leaving one run out errs less than leaving its "
-            "organization out at every n",
-        )
-    sw = result["sweep"]
-    sw = sw[sw["runs"] == "top75"].set_index(["estimator", "n"]).sort_index()
-    alphas = sorted(
-        float(e.split("=")[1].rstrip(")"))
-        for e in sw.index.get_level_values(0).unique()
-        if e.startswith("lipani(alpha=")
-    )
-    if 0.0 in alphas:
-        same = [
-            n
-            for n in ns
-            if abs(sw.loc[("lipani(alpha=0)", n), "mae"] - v.loc[("reduced", n), "mae"]) < 1e-12
-        ]
-        c.add(
-            "A1",
-            "§5.1: with α = 0 the method no longer changes the existing runs (it equals the "
-            "reduced pool)",
-            "stated",
-            f"MAE(α = 0) = MAE(reduced pool) at {share(len(same), len(ns))} cut-offs",
-            len(same) == len(ns),
-            "top 75 %; holds if equal at every n",
-        )
-    if len(alphas) > 2:
-        best = []
-        for n in ns:
-            red = v.loc[("reduced", n), "mae"]
-            eff = {a: abs(sw.loc[(f"lipani(alpha={a:g})", n), "mae"] - red) for a in alphas}
-            if eff[max(alphas)] >= max(eff.values()) - 1e-12:
-                best.append(n)
-        c.add(
-            "A2",
-            "§5.1: the effect of the correction is largest for α = 1 (the reported setting)",
-            "maximum effects at α = 1",
-            f"largest |MAE change| at α = 1 for {share(len(best), len(ns))} cut-offs",
-            len(best) == len(ns),
-            "top 75 %; effect = |MAE(α) − MAE(reduced pool)|; holds at every n",
-        )
-    inds = [
-        e.split("=")[1].rstrip(")")
-        for e in sw.index.get_level_values(0).unique()
-        if e.startswith("lipani(indicator=")
-    ]
-    rivals = [i for i in inds if i in ("dP", "dAntiP")]
-    if rivals:
-        lam = {n: v.loc[("lipani", n), "mae"] for n in ns}
-        lose = [
-            f"{i} P@{n} {num(sw.loc[(f'lipani(indicator={i})', n), 'mae'], 4)} < λ {num(lam[n], 4)}"
-            for i in rivals
-            for n in ns
-            if sw.loc[(f"lipani(indicator={i})", n), "mae"] < lam[n] - 1e-12
-        ]
-        c.add(
-            "I1",
-            "§5.1: replacing λ with ΔP or ΔP̄ as the trigger gives consistently lower performance",
-            "stated",
-            f"λ's MAE is lowest in {len(rivals) * len(ns) - len(lose)} of "
-            f"{len(rivals) * len(ns)} comparisons" + (f"; not: {'; '.join(lose)}" if lose else ""),
-            not lose,
-            "top 75 %; holds if λ's MAE is no higher than ΔP's and ΔP̄'s at every n",
-        )
-    g = result["gtheory"].set_index("n")
-    c.add(
-        "G1",
-        "§5.2, Figure 2: the MAE change of the correction correlates weakly with Eρ² and Φ for "
-        "P@10 (less error for less stable collections), not for P@100",
-        "Spearman P@10: Eρ² 0.48, Φ 0.36; P@100: 0.17, 0.09 (15 collections)",
-        "one collection: "
-        + ", ".join(
-            f"P@{n} Eρ² {num(g.loc[n, 'e_rho2'])}, Φ {num(g.loc[n, 'phi'])}, MAE "
-            f"{g.loc[n, 'mae_change_pct']:+.0f} %"
-            for n in g.index
-            if n in (10, 100)
-        ),
-        None,
-        "a correlation across collections: needs several tracks (run on a directory of "
-        "tracks); Figure 2 shows this track's points",
-    )
-    c.add(
-        "R1",
-        "§3.2, Table 1, Figure 1: when left out, the routing run sab05ror1 (Robust 2005) has "
-        "P@10 .4220, k@10 .444, ΔP@10 .0065, ΔP̄@10 −.1053, and λ sets it apart",
-        ".4220 / .444 / .0065 / −.1053",
-        "",
-        None,
-        "needs the TREC 2005 Robust track, which the data do not include",
-    )
-    return c.frame()
-
-
-def cross_track_claims(gt: pd.DataFrame) -> pd.DataFrame | None:
-    """Figure 2's correlations over several tracks (None for fewer than 4): Spearman ρ of the
-    MAE change with Eρ² and Φ at P@10 and P@100, one claims row per cut-off."""
-    from scipy.stats import spearmanr
-
-    if gt["track"].nunique() < 4:
-        return None
-    c = _common.claims.Claims("Lipani et al. 2015", f"{gt['track'].nunique()} tracks")
-    for n, (pe, pp) in PAPER_FIG2.items():
-        g = gt[gt["n"] == n].dropna(subset=["mae_change_pct"])
-        if len(g) < 4:
-            continue
-        re = spearmanr(g["e_rho2"], g["mae_change_pct"])
-        rp = spearmanr(g["phi"], g["mae_change_pct"])
-        weak_pos = 0 < re.statistic < 0.7 if n == 10 else abs(re.statistic) < 0.3
-        c.add(
-            f"G1-P@{n}",
-            f"§5.2, Figure 2: Spearman correlation of the MAE change with Eρ² and Φ at P@{n}",
-            f"Eρ² {pe:.2f}, Φ {pp:.2f}",
-            f"Eρ² {re.statistic:.2f} (p {re.pvalue:.2f}), Φ {rp.statistic:.2f} (p {rp.pvalue:.2f})",
-            bool(weak_pos),
-            "P@10: holds if weakly positive (0 < ρ < .7); P@100: if |ρ| < .3",
-        )
-    return c.frame()
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,11 +293,36 @@ def cross_track_claims(gt: pd.DataFrame) -> pd.DataFrame | None:
 # --------------------------------------------------------------------------------------------
 
 
+def read(path, name: str, protocol, run_id: str | None):
+    """``((runs, qrels, orgs), reading row)`` of one track, read once.
+
+    Under the ``lipani2015`` protocol (and ``run_id`` None) as PROTOCOL items 1-2 say: runs by
+    file, each file's organisation looked up by its tag (a tag ``desc.xml`` lacks — TREC-2's
+    ``prceo1`` of ``input.prc1``/``input.prc2`` — keeps its runs in the pool, never evaluated),
+    scores as float32. Otherwise with ``run_id`` (default ``"auto"``, :mod:`reading`)."""
+    from pbtools.corrections.choices import resolve
+    from pbtools.experiments.load import orgs_by_tag
+
+    preset = protocol is not None and run_id is None
+    opts = resolve(protocol)
+    rid = "file" if preset else (run_id or "auto")
+    col, row = reading.read_track(
+        path, name, lenient=True, run_id=rid, float32=bool(opts["float32"])
+    )
+    orgs = col.orgs
+    if preset and "one_org_per_run" not in orgs.attrs:
+        orgs = orgs_by_tag(col.files, col.orgs)
+        row["run_id"] = "lipani2015"
+        row["by_file"] = "by file, organisation by the file's tag (PROTOCOL-lipani2015 item 1)"
+    return (col.runs, col.qrels, orgs), row
+
+
 def run(
     root=None,
-    out="out/lipani2015",
+    out=None,
     *,
     protocol="lipani2015",
+    run_id=None,
     synthetic=False,
     seed=0,
     jobs=1,
@@ -571,73 +332,77 @@ def run(
     alphas=ALPHAS,
     indicators=INDICATORS,
 ) -> dict[str, pd.DataFrame]:
-    """Everything for every track; writes Parquet, Markdown, LaTeX and the figures to ``out``
+    """Everything for every track under ``root`` (a path or several); writes the result set
+    (Parquet, ``claims.md``, ``table2.md``/``.tex``, the figures, the provenance) to ``out``
     (None: write nothing). ``protocol``: ``"lipani2015"`` (the paper's choices) or
-    ``"default"`` / None (pbtools' principled ones)."""
+    ``"default"`` / None (pbtools' principled ones); ``run_id``: how runs are identified
+    (None: the protocol's; ``"auto"``, ``"file"``, ``"tag"``: :mod:`reading`). The claims
+    about several collections (W1, W3, G1) are checked across the tracks given."""
     t0 = time.perf_counter()
     protocol = None if protocol in (None, "default") else protocol
+    if run_id is not None:
+        reading.check_run_id(run_id)
     if synthetic:
         tr = load_tracks(synthetic=True, seed=seed)[0]
-        sources = [(tr.name, (tr.runs, tr.qrels, tr.orgs))]
+        sources = [(tr.name, lambda tr=tr: ((tr.runs, tr.qrels, tr.orgs), tr.reading))]
         protocol = None
     else:
-        from pbtools.io import find_tracks
-
-        root_p = Path(root)
         sources = [
-            (
-                (
-                    str(t.relative_to(root_p))
-                    if t != root_p
-                    else f"{root_p.resolve().parent.name}/{root_p.resolve().name}"
-                ),
-                t,
-            )
-            for t in find_tracks(root_p)
+            (name, lambda t=t, name=name: read(t, name, protocol, run_id))
+            for name, t in reading.find(root)
         ]
-    results = [
-        run_track(
-            src,
-            name,
-            protocol=protocol,
-            cutoffs=cutoffs,
-            alphas=alphas,
-            indicators=indicators,
-            jobs=jobs,
-            dask=dask,
-            progress=progress,
+    results, rows = [], []
+    bar = progress_bar(len(sources), progress if len(sources) > 1 else False, "tracks")
+    for name, load in sources:
+        frames, row = load()
+        rows.append(row)
+        results.append(
+            run_track(
+                frames,
+                name,
+                protocol=protocol,
+                cutoffs=cutoffs,
+                alphas=alphas,
+                indicators=indicators,
+                jobs=jobs,
+                dask=dask,
+                progress=progress,
+            )
         )
-        for name, src in sources
-    ]
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     res = {
         k: pd.concat([r[k] for r in results], ignore_index=True)
         for k in ("table2", "sre_tests", "sweep", "scores", "gtheory", "properties", "claims")
     }
-    cross = cross_track_claims(res["gtheory"])
-    if cross is not None:
-        res["claims"] = _common.claims.concat([res["claims"], cross])
-    if out is None:
-        return res
-    out_p = Path(out)
-    out_p.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "script": "lipani2015",
-        "root": None if root is None else str(root),
-        "protocol": protocol or "default",
-        "cutoffs": list(cutoffs),
-        "alphas": list(alphas),
-        "indicators": list(indicators),
-        "seed": seed,
-        "synthetic": synthetic,
-        "seconds": time.perf_counter() - t0,
-    }
-    _common.write_outputs(res, out_p, meta, title=TITLE)
+    res["claims"] = _common.claims.concat([res["claims"], across(res)])
+    res["reading"] = reading.reading_frame(rows)
+    if out is not None:
+        params = dict(
+            protocol=protocol or "default",
+            run_id=run_id,
+            synthetic=synthetic,
+            seed=seed,
+            cutoffs=cutoffs,
+            alphas=alphas,
+            indicators=indicators,
+        )
+        meta = _common.metadata("lipani2015", root, params)
+        meta["seconds"] = time.perf_counter() - t0
+        _common.write_outputs(res, Path(out), meta, figures, TITLE, documents(res))
+    return res
+
+
+def documents(res: dict) -> dict[str, str]:
+    """``table2.md`` and ``table2.tex``: Table 2 (top 75 %) laid out as in the paper."""
     top = res["table2"][(res["table2"]["runs"] == "top75") & (res["table2"]["by"] == "org")]
     layout = stats.table2(top.drop(columns=["by", "measure"]), estimators=list(ESTIMATORS))
-    (out_p / "table2.md").write_text(stats.to_markdown(layout) + "\n")
-    (out_p / "table2.tex").write_text(stats.to_latex(layout) + "\n")
-    plot(res, out_p)
-    return res
+    return {
+        "table2.md": stats.to_markdown(layout) + "\n",
+        "table2.tex": stats.to_latex(layout) + "\n",
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -645,8 +410,8 @@ def run(
 # --------------------------------------------------------------------------------------------
 
 
-def plot(res: dict, out: Path) -> None:
-    """Figures 1-4 and the sweep plot (PNG, PDF, SVG; Agg backend)."""
+def figures(res: dict, out: Path) -> None:
+    """Figures 1-4 and the sweep plot (PNG, PDF, SVG; Agg backend) in the directory ``out``."""
     plt = _common.pyplot()
     from matplotlib.ticker import MaxNLocator
 
@@ -692,14 +457,24 @@ def plot(res: dict, out: Path) -> None:
         resid = g["true"] - g["P"]
         ax.scatter(resid, g["dP"], s=14, color="#1f77b4", label="ΔP@10")
         ax.scatter(resid, g["dAntiP"], s=14, marker="x", color="#d62728", label="ΔP̄@10")
-        ax.scatter(resid, g["lam"], s=14, marker="^", color="#2ca02c", label="λ")
         ax.axhline(0, color="grey", lw=0.6)
         ax.set_xlabel("residual ε̂: true − reduced-pool P@10")
-        ax.set_ylabel("indicator value")
+        ax.set_ylabel("ΔP@10, ΔP̄@10")
         ax.set_title(tr)
-    _common.legend_outside(axes[0][-1])
+        # λ is two orders of magnitude smaller than ΔP, ΔP̄: its own axis, with its own zero
+        # (the correction's trigger, λ > 0) drawn dashed
+        lam_ax = ax.twinx()
+        lam_ax.spines["right"].set_visible(True)
+        lam_ax.grid(False)
+        lam_ax.scatter(resid, g["lam"], s=14, marker="^", color="#2ca02c", label="λ@10")
+        lam_ax.axhline(0, color="#2ca02c", lw=0.6, ls="--")
+        lam_ax.set_ylabel("λ@10 (own scale; dashed: λ = 0)", color="#2ca02c")
+        lam_ax.tick_params(axis="y", colors="#2ca02c")
+    handles = [h for a in (ax, lam_ax) for h in a.get_legend_handles_labels()[0]]
+    labels = [lab for a in (ax, lam_ax) for lab in a.get_legend_handles_labels()[1]]
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
     fig.suptitle("Figure 1: indicators against the residual, leave-one-organization-out")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     _common.save_figure(fig, out, "figure1")
 
     gt = res["gtheory"]
@@ -831,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         help="lipani2015 (default): the paper's choices (PROTOCOL-lipani2015.md); default: "
         "departure to pbtools' principled choices",
     )
+    _common.add_run_id(ap, default=None)
     ap.add_argument("--synthetic", action="store_true", help="a pbtools.synth collection")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic collection")
     ap.add_argument("--jobs", type=int, default=0, help="worker processes (default 0: every core)")
@@ -845,12 +621,14 @@ def main(argv: list[str] | None = None) -> int:
         args.root,
         args.out,
         protocol=args.protocol,
+        run_id=args.run_id,
         synthetic=args.synthetic,
         seed=args.seed,
         jobs=args.jobs,
         dask=args.dask,
         progress=False if args.no_progress else None,
     )
+    print("\n".join(reading.reading_lines(res["reading"])))
     print(report(res))
     print(f"\noutputs in {args.out} ({time.perf_counter() - t0:.1f} s)")
     if args.protocol == "lipani2015" and res["table2"]["track"].str.endswith("TREC-2/Adhoc").any():
