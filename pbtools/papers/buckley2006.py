@@ -69,6 +69,13 @@ from pbtools.papers import common as _common
 from pbtools.papers.claims import Claim, declared, pct, share
 
 TITLE = 'Buckley, Dimmick, Soboroff & Voorhees (2006), "Bias and the limits of pooling"'
+#: what each parameter of :data:`DEFAULTS` means (``pbtools reproduce buckley2006 --help``)
+OPTIONS = {
+    "depths": "pool depths (None: the original pool) at which unique contributions are removed",
+    "measures": "measures whose change is reported (paper: AP and bpref)",
+    "synthetic": "run on a pbtools.synth collection with complete judgments",
+    "seed": "seed of the synthetic collection",
+}
 DEFAULTS = dict(
     depths=(None, 50, 20, 10), measures=("AP", "Bpref"), lenient=True, synthetic=False, seed=2006
 )

@@ -120,6 +120,15 @@ COLOURS = {
 LABELS = {"lipani": "Lipani et al.", "webber": "Webber & Park", "reduced": "reduced pool"}
 
 #: the parameters of :func:`run` (the ``pbtools reproduce lipani2015`` options)
+#: what each parameter of :data:`DEFAULTS` means (``pbtools reproduce lipani2015 --help``)
+OPTIONS = {
+    "protocol": "lipani2015 (the paper's choices, PROTOCOL-lipani2015.md) or default (pbtools')",
+    "synthetic": "run on a pbtools.synth collection with complete judgments",
+    "seed": "seed of the random choices",
+    "cutoffs": "the n of P@n (paper: 5 10 20 30 100)",
+    "alphas": "the alphas of Lipani's estimator in the sweep",
+    "indicators": "the indicators deciding when to correct (lambda, dP, dAntiP, always)",
+}
 DEFAULTS = dict(
     protocol="lipani2015",
     run_id=None,

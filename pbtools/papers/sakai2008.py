@@ -113,6 +113,18 @@ METRICS = (
 )
 assert LABELS == tuple(lab for lab, _ in METRICS)
 KINDS = ("full", "leave_one_team_out", "take_one_team", "take_three_teams", "shallow")
+#: what each parameter of :data:`DEFAULTS` means (``pbtools reproduce sakai2008 --help``)
+OPTIONS = {
+    "seed": "seed of the random choices (selected runs, bootstrap samples)",
+    "B": "bootstrap samples of the discriminative-power test (paper: 1000)",
+    "alpha": "significance level of the discriminative-power test",
+    "combos": "take-k-teams combinations per k (0: every leave-one-team-out only)",
+    "depths": "shallow pool depths, from the original pool depth down",
+    "rbp_p": "persistence of RBP among the nine metrics",
+    "depth": "pool depth override (default: inferred from the qrels)",
+    "topics": "topics a run is averaged over: all (qrels) or answered",
+    "synthetic": "run on a pbtools.synth collection with complete judgments",
+}
 DEFAULTS = dict(
     seed=2008,
     B=1000,
@@ -603,9 +615,9 @@ def run(
         params,
         per_track,
         jobs=jobs,
-        plot=plot,
-        quiet=True,
+        plot=figures,
         title=TITLE,
+        progress=progress,
     )
 
 
@@ -620,7 +632,7 @@ def _condition_name(kind: str, condition: str) -> str:
     return kind.replace("_", "-")
 
 
-def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
+def figures(result: dict[str, pd.DataFrame], out: Path) -> None:
     """The figures ``change``, ``tau`` and ``power`` (PNG, PDF, SVG; Agg backend)."""
     plt = _common.pyplot()
     x = np.arange(len(LABELS))

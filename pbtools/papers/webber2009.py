@@ -89,6 +89,18 @@ from pbtools.papers.webber2009_claims import (  # noqa: F401  (CLAIMS: the decla
 from pbtools.pooling.contrib import top_rows
 
 TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
+#: what each parameter of :data:`DEFAULTS` means (``pbtools reproduce webber2009 --help``)
+OPTIONS = {
+    "seed": "seed of the random choices (runs r and S, topic samples)",
+    "repeats": "samples of (r, S) per width (paper: 100)",
+    "widths": "numbers of pooled runs |S| in the adjustment (Algorithm 1)",
+    "common": "numbers of common topics (Algorithm 2)",
+    "topic_samples": "topic samples per number of common topics",
+    "pool_depth": "depth of the pools built from the runs (paper: 10)",
+    "rbp_p": "persistence of RBP",
+    "manual": "names of the track's manual runs (Table 1 right, Table 4), e.g. rutfmed",
+    "synthetic": "run on a pbtools.synth collection with complete judgments",
+}
 DEFAULTS = dict(
     seed=2009,
     repeats=100,
@@ -449,9 +461,9 @@ def run(
         params,
         per_track,
         jobs=jobs,
-        plot=plot,
-        quiet=True,
+        plot=figures,
         title=TITLE,
+        progress=progress,
     )
 
 
@@ -460,7 +472,7 @@ def run(
 # --------------------------------------------------------------------------------------------
 
 
-def plot(result: dict[str, pd.DataFrame], out: Path) -> None:
+def figures(result: dict[str, pd.DataFrame], out: Path) -> None:
     """The figures ``figure1``, ``table1``, ``table2``, ``table3`` (PNG, PDF, SVG)."""
     plt = _common.pyplot()
     err, bias = result["errors"], result["bias"]
