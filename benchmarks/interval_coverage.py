@@ -23,7 +23,7 @@ error at once (:func:`pbtools.experiments.intervals.calibration_errors`), and
 :func:`~pbtools.experiments.intervals.nested_intervals` gives every run's interval from the
 other organisations' errors with one sort per (measure, estimator) — no loop over runs or
 organisations. What remains a Python loop is one collection per seed and setting. ``--full``
-(the issue's grid: depths 5 10 20 100, 20 40 80 120 runs, 30 seeds, 50 topics, and TREC-2)
+(the issue's grid: depths 5 10 20 100, 20 40 80 120 runs, 20 seeds, 50 topics, and TREC-2)
 takes about 20 minutes of CPU on the shared 2-core machine; the default grid (40 runs, 20
 seeds, 20 topics) about 2.
 
@@ -292,21 +292,47 @@ def write_markdown(path: Path, text: str, command: str) -> None:
     atomic.write_text(path, new)
 
 
-def run(a: argparse.Namespace) -> pd.DataFrame:
-    """Every collection's per-run rows (synthetic grid, then TREC-2), progress on stderr."""
-    scale = None if a.scale == "none" else a.scale
+def _setting(a, key: str, compute) -> tuple[pd.DataFrame, float, float]:
+    """One setting's rows and its CPU and wall seconds: read from ``a.checkpoint`` when an
+    earlier run wrote them there, else computed (and written there)."""
+    path = a.checkpoint / f"{key}.parquet" if a.checkpoint else None
+    if path is not None and path.is_file():
+        rows = io.read_parquet(path)
+        meta = rows.attrs.get("metadata") or {}
+        return rows, float(meta.get("cpu_seconds", 0)), float(meta.get("wall_seconds", 0))
     t0, c0 = time.perf_counter(), time.process_time()
-    parts = []
+    rows = compute()
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        io.write_parquet(rows, path, metadata={"cpu_seconds": cpu, "wall_seconds": wall})
+    return rows, cpu, wall
+
+
+def run(a: argparse.Namespace) -> tuple[pd.DataFrame, float, float]:
+    """Every collection's per-run rows (synthetic grid, then TREC-2), progress on stderr, and
+    the CPU and wall seconds they took (summed over the settings, earlier runs' included when
+    ``--checkpoint`` resumes)."""
+    scale = None if a.scale == "none" else a.scale
+    parts, cpu, wall = [], 0.0, 0.0
     if not a.no_synthetic:
         for depth in a.depths:
             for runs in a.runs:
                 # one collection per seed: each is its own leave-out experiment (all units at
                 # once) and its own nested intervals (all units at once)
-                rows = [synthetic_setting(depth, runs, s, a.topics, scale) for s in range(a.seeds)]
-                parts.append(pd.concat(rows, ignore_index=True).assign(collection="synthetic"))
+                def compute(depth=depth, runs=runs):
+                    rows = [
+                        synthetic_setting(depth, runs, s, a.topics, scale) for s in range(a.seeds)
+                    ]
+                    return pd.concat(rows, ignore_index=True).assign(collection="synthetic")
+
+                key = f"synthetic-d{depth}-r{runs}-s{a.seeds}-t{a.topics}-{a.scale}"
+                rows, c, w = _setting(a, key, compute)
+                parts.append(rows)
+                cpu, wall = cpu + c, wall + w
                 print(
-                    f"  synthetic d={depth} runs={runs}: {time.perf_counter() - t0:.0f} s wall, "
-                    f"{time.process_time() - c0:.0f} s cpu",
+                    f"  synthetic d={depth} runs={runs}: {w:.0f} s wall, {c:.0f} s cpu "
+                    f"(total {cpu:.0f} s cpu)",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -314,8 +340,14 @@ def run(a: argparse.Namespace) -> pd.DataFrame:
         if not a.trec.is_dir():
             print(f"TREC-2: {a.trec} not found; skipped", file=sys.stderr)
         else:
-            parts.append(trec_setting(a.trec, scale).assign(collection="TREC-2"))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            rows, c, w = _setting(
+                a,
+                f"trec2-{a.scale}",
+                lambda: trec_setting(a.trec, scale).assign(collection="TREC-2"),
+            )
+            parts.append(rows)
+            cpu, wall = cpu + c, wall + w
+    return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), cpu, wall
 
 
 def main(argv=None) -> int:
@@ -324,12 +356,18 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, nargs="+", default=[40])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--topics", type=int, default=20)
-    ap.add_argument("--full", action="store_true", help="runs 20 40 80 120, 30 seeds, 50 topics")
+    ap.add_argument("--full", action="store_true", help="runs 20 40 80 120, 20 seeds, 50 topics")
     ap.add_argument("--scale", choices=("none", "unjudged"), default="none")
     ap.add_argument("--trec", type=Path, default=TREC2, help="the TREC-2 ad hoc track")
     ap.add_argument("--no-trec", action="store_true")
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("-o", "--output", type=Path, help="write the per-run rows as Parquet")
+    ap.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="DIR",
+        help="keep each setting's rows in DIR and reuse those already there (resume)",
+    )
     ap.add_argument(
         "--rows", type=Path, help="report the per-run rows of an earlier --output (no run)"
     )
@@ -342,13 +380,12 @@ def main(argv=None) -> int:
     )
     a = ap.parse_args(argv)
     if a.full:
-        a.runs, a.seeds, a.topics = [20, 40, 80, 120], 30, 50
-    t0, c0 = time.perf_counter(), time.process_time()
+        a.runs, a.seeds, a.topics = [20, 40, 80, 120], 20, 50
     if a.rows:
         rows = io.read_parquet(a.rows)
         meta = rows.attrs.get("metadata") or {}
     else:
-        rows = run(a)
+        rows, cpu, wall = run(a)
         meta = {
             "command": " ".join(
                 [
@@ -361,12 +398,12 @@ def main(argv=None) -> int:
             "scale": a.scale,
             "depths": a.depths,
             "runs": a.runs,
+            "cpu_seconds": round(cpu, 1),
+            "wall_seconds": round(wall, 1),
         }
     if rows.empty:
         print("nothing to report", file=sys.stderr)
         return 2
-    meta.setdefault("cpu_seconds", round(time.process_time() - c0, 1))
-    meta.setdefault("wall_seconds", round(time.perf_counter() - t0, 1))
     text = report(rows, meta)
     print("# interval coverage; target: pooled coverage within [nominal - 2, nominal + 3] pp\n")
     print(text)
