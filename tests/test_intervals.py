@@ -50,6 +50,58 @@ def test_conformal_quantile_level():
         conformal_offsets([0.1], 1.0)
 
 
+@pytest.mark.parametrize("scale", [None, "unjudged"])
+@pytest.mark.parametrize("confidence", [0.8, 0.95])
+def test_nested_intervals_match_a_loop_over_units(scale, confidence):
+    """The leave-one-unit-out quantiles, all at once, equal each run's interval built from the
+    other units' errors one unit at a time (prediction_intervals with the run's unit excluded):
+    units of one to three runs, tied and missing errors, a bounded measure (P@10) and AP."""
+    rng = np.random.default_rng(7)
+    n = 45
+    unit = rng.integers(0, 22, n).astype(str)
+    true = rng.uniform(0.1, 0.6, n)
+    estimate = true - np.round(rng.normal(0, 0.05, n), 2)  # rounded: ties between units
+    estimate[[3, 17]] = np.nan  # an estimator without an estimate for a run
+    share = rng.uniform(0, 0.4, n)
+    names = [f"r{i}" for i in range(n)]
+    frames = []
+    for measure in ("P@10", "AP"):
+        frames.append(
+            pd.DataFrame(
+                {
+                    "name": names,
+                    "left_out": unit,
+                    "measure": measure,
+                    "estimator": "webber",
+                    "true": true,
+                    "estimate": estimate,
+                    "reduced": true - share / 2,
+                    "share": share,
+                }
+            )
+        )
+    calib = pd.concat(frames, ignore_index=True)
+    calib.attrs = {"depth": 20}
+    out = nested_intervals(calib, confidence=confidence, scale=scale)
+    new = calib.rename(columns={"estimate": "value"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)
+        loop = prediction_intervals(
+            new,
+            calib,
+            confidence=confidence,
+            scale=scale,
+            exclude=dict(zip(names, unit, strict=True)),
+        )
+    np.testing.assert_array_equal(out["pi_low"].to_numpy(), loop["pi_low"].to_numpy())
+    np.testing.assert_array_equal(out["pi_high"].to_numpy(), loop["pi_high"].to_numpy())
+    # the half-width before clipping: the interval where neither bound cuts it
+    free = (out["measure"] == "AP") & (out["pi_low"] > 0) & (out["pi_high"] < 1)
+    width = (out["pi_high"] - out["pi_low"])[free]
+    np.testing.assert_allclose(width, 2 * out["halfwidth"][free], atol=1e-12)
+    assert free.sum() > 10
+
+
 @pytest.fixture(scope="module")
 def synthetic():
     c = synth.generate(

@@ -98,13 +98,33 @@ def conformal_offsets(residuals, confidence: float = 0.95) -> tuple[float, float
     """
     if not 0 < float(confidence) < 1:
         raise InputError(f"confidence must be in (0, 1), not {confidence!r}")
-    r = np.sort(np.abs(np.asarray(residuals, dtype=np.float64)))
-    r = r[np.isfinite(r)]
-    n = len(r)
-    # a tiny tolerance so that (n + 1)·c = 18.000000000000004 counts as 18
-    k = math.ceil((n + 1) * float(confidence) - 1e-9)
-    q = float(r[k - 1]) if 1 <= k <= n else math.inf
+    r = np.asarray(residuals, dtype=np.float64).ravel()
+    q = float(_leave_out_quantiles(r, np.full(len(r), -1), 1, confidence)[0])
     return -q, q
+
+
+def _leave_out_quantiles(residuals, units, n_units: int, confidence: float) -> np.ndarray:
+    """The conformal quantile q of :func:`conformal_offsets` for every unit u = 0 … n_units − 1
+    of the calibration set *without* u's residuals (``units``: each residual's unit code, −1
+    for one no unit owns), all at once: the finite absolute residuals sorted once, and for
+    each unit the position where the count of the others' reaches k_u = ⌈(n_u + 1)·c⌉ — the
+    k_u-th smallest of the n_u others' (inf when k_u > n_u). U × n booleans."""
+    r = np.abs(np.asarray(residuals, dtype=np.float64))
+    u = np.asarray(units, dtype=np.int64)
+    fin = np.isfinite(r)
+    order = np.argsort(r[fin], kind="stable")
+    r, u = r[fin][order], u[fin][order]
+    q = np.full(int(n_units), np.inf)
+    if not r.size:
+        return q
+    kept = np.cumsum(u[None, :] != np.arange(int(n_units))[:, None], axis=1)  # U × n
+    n = kept[:, -1]
+    # a tiny tolerance so that (n + 1)·c = 18.000000000000004 counts as 18
+    k = np.ceil((n + 1) * float(confidence) - 1e-9).astype(np.int64)
+    ok = (k >= 1) & (k <= n)
+    pos = np.argmax(kept >= np.maximum(k, 1)[:, None], axis=1)  # the k-th kept residual
+    q[ok] = r[pos[ok]]
+    return q
 
 
 def share_measure(measure, depth: int) -> str:
@@ -189,37 +209,25 @@ def calibration_errors(
     return out
 
 
-def _rows_interval(sub: pd.DataFrame, column: str, cal, measure, depth, confidence, scale):
-    """:func:`_interval` of the rows ``sub``: their ``column`` estimate, reduced score and
-    unjudged share, calibrated on ``cal``."""
-    return _interval(
-        sub[column].to_numpy(dtype=np.float64),
-        sub["reduced"].to_numpy(dtype=np.float64),
-        sub["share"].to_numpy(dtype=np.float64),
-        cal,
-        measure,
-        depth,
-        confidence,
-        scale,
-    )
-
-
-def _interval(est, reduced, share, calib: pd.DataFrame, measure, depth, confidence, scale):
-    """Intervals for estimates ``est`` (arrays) from one (measure, estimator) calibration set."""
+def _residuals(calib: pd.DataFrame, measure, depth, scale) -> np.ndarray:
+    """The calibration residuals e = true − estimate, divided by σ with ``scale="unjudged"``."""
     e = (calib["true"] - calib["estimate"]).to_numpy(dtype=np.float64)
-    if scale == "unjudged":
-        lo, hi = conformal_offsets(e / _sigma(calib["share"], measure, depth), confidence)
-        s = _sigma(share, measure, depth)
-        low, high = est + s * lo, est + s * hi
-    else:
-        lo, hi = conformal_offsets(e, confidence)
-        low, high = est + lo, est + hi
-    low, high = np.maximum(low, 0.0), np.minimum(high, 1.0)
+    return e / _sigma(calib["share"], measure, depth) if scale == "unjudged" else e
+
+
+def _rows_bounds(sub: pd.DataFrame, column: str, q, measure, depth, scale):
+    """``(low, high, h)``: the intervals est ± h of the rows ``sub`` (their ``column`` estimate)
+    for the conformal quantile q (a scalar or one per row), h = q (σ·q with
+    ``scale="unjudged"``), clipped to [0, 1] and, for P@n with n ≤ d, to [reduced,
+    reduced + share] (the rows' ``reduced`` score and unjudged ``share``)."""
+    est, reduced, share = (sub[c].to_numpy(dtype=np.float64) for c in (column, "reduced", "share"))
+    half = _sigma(share, measure, depth) * q if scale == "unjudged" else q
+    low, high = np.maximum(est - half, 0.0), np.minimum(est + half, 1.0)
     if _bounded(measure, depth):
         ok = np.isfinite(reduced) & np.isfinite(share)
         low = np.where(ok, np.maximum(low, reduced), low)
         high = np.where(ok, np.minimum(high, reduced + share), high)
-    return low, high
+    return low, high, half
 
 
 def _check(confidence, scale):
@@ -290,7 +298,8 @@ def prediction_intervals(
         for name, rows in idx:  # the runs to score: a handful
             c = cal[cal["left_out"] != exclude[name]] if name in exclude else cal
             sub = out.iloc[rows]
-            lo, hi = _rows_interval(sub, "value", c, measure, depth, confidence, scale)
+            _lo, q = conformal_offsets(_residuals(c, measure, depth, scale), confidence)
+            lo, hi, _h = _rows_bounds(sub, "value", q, measure, depth, scale)
             low[rows], high[rows] = lo, hi
             top = float(c["share"].max()) if len(c) else math.nan
             far = sub["share"].to_numpy(dtype=np.float64) > top + 1e-12
@@ -333,8 +342,11 @@ def nested_intervals(
     """Every calibration run's own interval, built from the *other* units' errors only
     (nested leave-one-unit-out): the honest check of :func:`prediction_intervals`.
 
-    Returns ``calibration`` with ``pi_low`` and ``pi_high`` (and ``covered``: the run's true
-    score inside its interval).
+    Returns ``calibration`` with ``pi_low`` and ``pi_high``, ``halfwidth`` (the conformal
+    half-width q — σ·q scaled — before the clipping to [0, 1] and the P@n bound; inf when
+    the other units are too few for the level) and ``covered`` (the run's true score inside
+    its interval). The quantile of every unit's calibration set comes from one sort of the
+    group's residuals (:func:`conformal_offsets`' rule, leave-one-unit-out at once).
 
     Examples
     --------
@@ -346,19 +358,18 @@ def nested_intervals(
     """
     _check(confidence, scale)
     depth = int(calibration.attrs.get("depth", 100))
-    low = np.full(len(calibration), np.nan)
-    high = np.full(len(calibration), np.nan)
+    low, high, half = (np.full(len(calibration), np.nan) for _ in range(3))
     units = calibration["left_out"].astype(str).to_numpy()
     for (measure, _est), rows in calibration.groupby(_KEYS, sort=False).indices.items():
-        cal = calibration.iloc[rows]
-        for u in np.unique(units[rows]):  # one interval per unit: tens of units
-            mine = rows[units[rows] == u]
-            c = cal[units[rows] != u]
-            sub = calibration.iloc[mine]
-            low[mine], high[mine] = _rows_interval(
-                sub, "estimate", c, measure, depth, confidence, scale
-            )
-    out = calibration.assign(pi_low=low, pi_high=high)
+        sub = calibration.iloc[rows]  # one (measure, estimator): every unit's q at once
+        code, uniq = pd.factorize(units[rows])
+        q = _leave_out_quantiles(
+            _residuals(sub, measure, depth, scale), code, len(uniq), confidence
+        )
+        low[rows], high[rows], half[rows] = _rows_bounds(
+            sub, "estimate", q[code], measure, depth, scale
+        )
+    out = calibration.assign(pi_low=low, pi_high=high, halfwidth=half)
     t = out["true"].to_numpy(dtype=np.float64)
     out["covered"] = (low - 1e-12 <= t) & (t <= high + 1e-12)
     return out
