@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-import pandas as pd
-
 from pbtools.cli.common import (
     FORMATS,
     EmptyResult,
@@ -79,6 +76,9 @@ def validate(args: argparse.Namespace) -> None:
 def with_all_rows(per, avg):
     """Per-topic rows followed, for each run, by its ``all`` rows (the averages), as
     ``trec_eval -q`` prints them; ``qid`` stays dictionary-encoded (``"all"`` added)."""
+    import numpy as np
+    import pandas as pd
+
     from pbtools.frames import encode
 
     both = pd.concat(
@@ -99,6 +99,9 @@ def trec_text(per, avg, per_topic: bool) -> str:
     The lines of all runs are formatted at once (:func:`trec_line_array`); the loop over runs
     only joins each run's contiguous slice of them.
     """
+    import numpy as np
+    import pandas as pd
+
     names = pd.unique(avg["name"].astype("str"))
     order = {n: i for i, n in enumerate(names)}
     blocks = [[] for _ in names]
