@@ -15,11 +15,16 @@ Each file gets the cheaper of two reads, chosen before any timing (:func:`classi
   split: pyarrow's CSV reader with one column per physical line, Arrow's whitespace split, the
   six fields of the lines that have at least six as columns, ``score`` cast to float64.
 
-``python benchmarks/parse_floor.py [--shape trec2|synth127|both] [--repeat N]`` prints, per
-shape (``benchmarks/shapes.py``), which floor its files used, then the floor and ``read_runs``
-measured alternately in one process (``--repeat`` rounds, median and best), and their ratio:
+``python benchmarks/parse_floor.py [--shape NAME|both|all] [--repeat N] [--memory]`` prints,
+per shape (``benchmarks/shapes.py``: trec2, synth127, synth129, synth63, msmarco), which floor
+its files used, then the floor and ``read_runs`` measured alternately in one process
+(``--repeat`` rounds, median and best), and their ratio; ``--memory`` adds the peak resident set
+of ``read_runs`` in a fresh process against the Arrow size of the frame it returns (ids
+dictionary-encoded) and against a process that only imports pbtools; ``--curve`` measures the
+MS MARCO-like shape at 1 M, 3.5 M, 10 M and 34.9 M rows (its first 200, 698, 2,000 and 6,980
+topics) and prints the time per row of the floor and of ``read_runs`` (issue 30):
 
-* synth127 (tab-separated, clean): ``read_runs`` strict;
+* synth127 (tab-separated, clean), synth129, synth63, msmarco: ``read_runs`` strict;
 * trec2: ``read_runs`` strict on the files that need no repair (the files a strict read of each
   file alone accepts, one file per run tag), with the floor of those files; and
   ``read_runs(lenient=True)`` on all 38 files against the floor of all of them.
@@ -221,19 +226,93 @@ def measure(label: str, paths: list[str], lenient: bool, repeat: int) -> None:
     )
 
 
+_PEAK = """
+import resource, sys, warnings
+import pyarrow as pa
+from pbtools.io import read_runs
+warnings.simplefilter("ignore")
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if sys.argv[1] != "-":
+    df = read_runs(sys.argv[2:], lenient=sys.argv[1] == "lenient")
+    size = pa.Table.from_pandas(df, preserve_index=False).nbytes
+else:
+    size = 0
+print(rss0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, size)
+"""
+
+
+def peak_memory(paths: list[str], lenient: bool) -> None:
+    """Peak RSS of ``read_runs`` in a fresh process, against the Arrow size of its frame and a
+    process that imports the same modules and reads nothing."""
+    import subprocess
+
+    def child(mode: str, files: list[str]) -> list[int]:
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK, mode, *files],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return [int(x) for x in out.stdout.split()]
+
+    _, idle, _ = child("-", [])
+    _, peak, size = child("lenient" if lenient else "strict", paths)
+    mib = 1 << 20
+    print(
+        f"    memory     peak RSS {peak / 1024:,.0f} MiB (imports alone {idle / 1024:,.0f} MiB),"
+        f" Arrow size of the frame {size / mib:,.1f} MiB: peak / Arrow {peak * 1024 / size:.2f}x,"
+        f" above the imports {(peak - idle) * 1024 / size:.2f}x"
+    )
+
+
+def curve(repeat: int) -> None:
+    """Floor and ``read_runs`` per row on the first 200, 698, 2,000 and 6,980 topics of the
+    MS MARCO-like shape (1 M to 34.9 M rows)."""
+    from shapes import msmarco
+
+    from pbtools.io import read_runs, run_files
+
+    print("msmarco curve: floor and read_runs (strict), ns per row, medians")
+    for topics in (200, 698, 2000, 6980):
+        paths = run_files(msmarco(topics) / "Runs")
+        times = alternate(
+            {"floor": lambda p=paths: parse_floor(p), "read_runs": lambda p=paths: read_runs(p)},
+            repeat,
+        )
+        rows = 10 * 500 * topics
+        f = statistics.median(t[0] for t in times["floor"])
+        r = statistics.median(t[0] for t in times["read_runs"])
+        fc = statistics.median(t[1] for t in times["floor"])
+        rc = statistics.median(t[1] for t in times["read_runs"])
+        print(
+            f"  {rows / 1e6:5.2f} M rows: floor {f * 1e9 / rows:6.0f} ns/row wall "
+            f"({fc * 1e9 / rows:4.0f} cpu), read_runs {r * 1e9 / rows:6.0f} ns/row wall "
+            f"({rc * 1e9 / rows:4.0f} cpu), ratio {r / f:.2f}x wall {rc / fc:.2f}x cpu",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
+    from shapes import SHAPES, shape, trec2
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shape", choices=("trec2", "synth127", "both"), default="both")
+    ap.add_argument("--shape", choices=(*SHAPES, "both", "all"), default="both")
     ap.add_argument("--repeat", type=int, default=7, help="timed rounds (default 7)")
+    ap.add_argument("--memory", action="store_true", help="peak RSS of read_runs, per shape")
+    ap.add_argument("--curve", action="store_true", help="the msmarco curve from 1 M rows")
     args = ap.parse_args(argv)
-    from shapes import shape, trec2
 
     from pbtools import TrecFormatWarning
     from pbtools.io import run_files
 
     warnings.simplefilter("ignore", TrecFormatWarning)
-    shapes = ["trec2", "synth127"] if args.shape == "both" else [args.shape]
-    if "trec2" in shapes and args.shape == "both" and trec2() is None:
+    if args.curve:
+        print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        curve(args.repeat)
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
+    shapes = {"both": ["trec2", "synth127"], "all": list(SHAPES)}.get(args.shape, [args.shape])
+    if "trec2" in shapes and args.shape in ("both", "all") and trec2() is None:
         print("TREC-2 is not in ../shared: measuring synth127 only")
         shapes.remove("trec2")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -248,9 +327,13 @@ def main(argv: list[str] | None = None) -> None:
         if name == "trec2":
             clean = strict_subset(paths)
             measure("strict, files needing no repair", clean, False, args.repeat)
+            if args.memory:
+                peak_memory(clean, False)
             measure("lenient, all files", paths, True, args.repeat)
         else:
             measure("strict, all files", paths, False, args.repeat)
+        if args.memory:
+            peak_memory(paths, name == "trec2")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
