@@ -22,7 +22,9 @@ its files used, then the floor and ``read_runs`` measured alternately in one pro
 of ``read_runs`` in a fresh process against the Arrow size of the frame it returns (ids
 dictionary-encoded) and against a process that only imports pbtools; ``--curve`` measures the
 MS MARCO-like shape at 1 M, 3.5 M, 10 M and 34.9 M rows (its first 200, 698, 2,000 and 6,980
-topics) and prints the time per row of the floor and of ``read_runs`` (issue 30):
+topics) and prints the time per row of the floor and of ``read_runs``; ``--before CHECKOUT``
+measures instead the floor, ``read_runs`` and ``read_runs`` of another checkout (the code
+before a change), one call per fresh process, interleaved (issue 30):
 
 * synth127 (tab-separated, clean), synth129, synth63, msmarco: ``read_runs`` strict;
 * trec2: ``read_runs`` strict on the files that need no repair (the files a strict read of each
@@ -241,6 +243,57 @@ print(rss0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, size)
 """
 
 
+_ONE_CALL = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "floor":
+    sys.path.insert(0, sys.argv[3])
+    from parse_floor import parse_floor
+    paths = sys.argv[4:]
+    parse_floor(paths)  # classify, outside the timing
+    t0, c0 = time.perf_counter(), time.process_time()
+    parse_floor(paths)
+else:
+    from pbtools.io import read_runs
+    t0, c0 = time.perf_counter(), time.process_time()
+    read_runs(sys.argv[4:], lenient=sys.argv[2] == "lenient")
+print(time.perf_counter() - t0, time.process_time() - c0)
+"""
+
+
+def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> None:
+    """The floor, ``read_runs`` of this checkout and of ``before``, one call per fresh process
+    (the checkout first on ``sys.path``), interleaved for ``repeat`` rounds; medians."""
+    import subprocess
+
+    mode = "lenient" if lenient else "strict"
+    jobs = {
+        "floor": (HERE.parent, "floor"),
+        "read_runs": (HERE.parent, mode),
+        "read_runs before": (before, mode),
+    }
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in jobs}
+    for _ in range(repeat):
+        for k, (root, what) in jobs.items():
+            out = subprocess.run(
+                [sys.executable, "-c", _ONE_CALL, str(root), what, str(HERE), *paths],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=str(root),
+            )
+            times[k].append(tuple(float(x) for x in out.stdout.split()))
+    f = statistics.median(t[0] for t in times["floor"])
+    fc = statistics.median(t[1] for t in times["floor"])
+    for k, v in times.items():
+        w, c = statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)
+        print(
+            f"    {k:<17} wall median {w:7.3f} s ({w / f:5.2f}x the floor)   "
+            f"cpu median {c:7.3f} s ({c / fc:5.2f}x)"
+        )
+
+
 def peak_memory(paths: list[str], lenient: bool) -> None:
     """Peak RSS of ``read_runs`` in a fresh process, against the Arrow size of its frame and a
     process that imports the same modules and reads nothing."""
@@ -300,6 +353,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=7, help="timed rounds (default 7)")
     ap.add_argument("--memory", action="store_true", help="peak RSS of read_runs, per shape")
     ap.add_argument("--curve", action="store_true", help="the msmarco curve from 1 M rows")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also read_runs of another checkout (one call per fresh process, interleaved)",
+    )
     args = ap.parse_args(argv)
 
     from pbtools import TrecFormatWarning
@@ -324,7 +383,11 @@ def main(argv: list[str] | None = None) -> None:
             f"{name}: floor = direct typed CSV read for {counts['tab']} tab- and "
             f"{counts['space']} space-separated files, line split for {counts['split']}"
         )
-        if name == "trec2":
+        lenient = name == "trec2"
+        if args.before is not None:
+            print(f"  {'lenient' if lenient else 'strict'}, all files, fresh processes:")
+            before_after(paths, lenient, args.before, args.repeat)
+        elif name == "trec2":
             clean = strict_subset(paths)
             measure("strict, files needing no repair", clean, False, args.repeat)
             if args.memory:
@@ -333,7 +396,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             measure("strict, all files", paths, False, args.repeat)
         if args.memory:
-            peak_memory(paths, name == "trec2")
+            peak_memory(paths, lenient)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
