@@ -299,9 +299,14 @@ def peak_memory(paths: list[str], lenient: bool) -> None:
     process that imports the same modules and reads nothing."""
     import subprocess
 
+    # the child is started by a small intermediate process: a child forked from this one
+    # would start with this process's peak resident set as its own (Linux keeps ru_maxrss
+    # across fork and exec)
+    hop = "import subprocess, sys; subprocess.run(sys.argv[1:], check=True)"
+
     def child(mode: str, files: list[str]) -> list[int]:
         out = subprocess.run(
-            [sys.executable, "-c", _PEAK, mode, *files],
+            [sys.executable, "-c", hop, sys.executable, "-c", _PEAK, mode, *files],
             capture_output=True,
             text=True,
             check=True,
