@@ -44,7 +44,9 @@ def words(strings: pa.Array, max_words: int = MAX_WORDS) -> list[np.ndarray] | N
     ['0x6100000000000000', '0x6162000000000000']
     """
     n = len(strings)
-    if n == 0 or strings.null_count or strings.type != pa.string():
+    if not isinstance(strings, pa.Array) or strings.type != pa.string():
+        return None  # chunks, large strings: left to Arrow
+    if n == 0 or strings.null_count:
         return None
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[
         strings.offset : strings.offset + n + 1

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pbtools import TrecFormatError, packed
+from pbtools import TrecFormatError, TrecFormatWarning, packed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,6 +119,17 @@ def test_read_runs_packed_path_gives_the_hashed_frame(tmp_path, monkeypatch):
     monkeypatch.setattr(parse, "PACKED_ROWS", 1)
     with pytest.raises(TrecFormatError, match="duplicate document"):
         read_runs(tmp_path)
+    # lenient, with a short line (the general path): the same frame and repairs either way
+    with open(tmp_path / "input.b", "a") as f:
+        f.write("2 Q0 short\n")
+    with pytest.warns(TrecFormatWarning):
+        fast = read_runs(tmp_path, lenient=True)
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1 << 60)
+    with pytest.warns(TrecFormatWarning):
+        slow = read_runs(tmp_path, lenient=True)
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    pd.testing.assert_frame_equal(fast.attrs["repairs"], slow.attrs["repairs"])
+    assert len(fast.attrs["repairs"]) == 2
 
 
 def test_policy_names_are_the_rules():
