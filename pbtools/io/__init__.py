@@ -28,6 +28,8 @@ The input contract (what strict mode refuses and what ``lenient=True`` repairs) 
 in :mod:`pbtools.io.readers` and, with the table of every kind of problem, in ``docs/input.md``.
 """
 
+import sys as _sys
+
 from pbtools import paused_gc, register_accessor
 
 with paused_gc():  # pandas' import (pbtools.paused_gc)
@@ -58,7 +60,13 @@ with paused_gc():  # pandas' import (pbtools.paused_gc)
     from pbtools.io.repairs import RepairableError
     from pbtools.io.results import ResultSetError, read_results, write_results
 
-register_accessor()  # the frames the readers return have DataFrame.pb (import pbtools is lazy)
+# the frames the readers return have DataFrame.pb (import pbtools is lazy); not while
+# pbtools.validation, which the accessor needs, is itself importing pbtools.io (a worker
+# process that unpickles a task may import it first)
+_validation = _sys.modules.get("pbtools.validation")
+if _validation is None or hasattr(_validation, "validates"):
+    register_accessor()
+del _sys, _validation
 
 __all__ = [
     "Collection",
