@@ -15,11 +15,18 @@ Each file gets the cheaper of two reads, chosen before any timing (:func:`classi
   split: pyarrow's CSV reader with one column per physical line, Arrow's whitespace split, the
   six fields of the lines that have at least six as columns, ``score`` cast to float64.
 
-``python benchmarks/parse_floor.py [--shape trec2|synth127|both] [--repeat N]`` prints, per
-shape (``benchmarks/shapes.py``), which floor its files used, then the floor and ``read_runs``
-measured alternately in one process (``--repeat`` rounds, median and best), and their ratio:
+``python benchmarks/parse_floor.py [--shape NAME|both|all] [--repeat N] [--memory]`` prints,
+per shape (``benchmarks/shapes.py``: trec2, synth127, synth129, synth63, msmarco), which floor
+its files used, then the floor and ``read_runs`` measured alternately in one process
+(``--repeat`` rounds, median and best), and their ratio; ``--memory`` adds the peak resident set
+of ``read_runs`` in a fresh process against the Arrow size of the frame it returns (ids
+dictionary-encoded) and against a process that only imports pbtools; ``--curve`` measures the
+MS MARCO-like shape at 1 M, 3.5 M, 10 M and 34.9 M rows (its first 200, 698, 2,000 and 6,980
+topics) and prints the time per row of the floor and of ``read_runs``; ``--before CHECKOUT``
+measures instead the floor, ``read_runs`` and ``read_runs`` of another checkout (the code
+before a change), one call per fresh process, interleaved (issue 30):
 
-* synth127 (tab-separated, clean): ``read_runs`` strict;
+* synth127 (tab-separated, clean), synth129, synth63, msmarco: ``read_runs`` strict;
 * trec2: ``read_runs`` strict on the files that need no repair (the files a strict read of each
   file alone accepts, one file per run tag), with the floor of those files; and
   ``read_runs(lenient=True)`` on all 38 files against the floor of all of them.
@@ -221,19 +228,155 @@ def measure(label: str, paths: list[str], lenient: bool, repeat: int) -> None:
     )
 
 
+_PEAK = """
+import resource, sys, warnings
+import pyarrow as pa
+from pbtools.io import read_runs
+warnings.simplefilter("ignore")
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if sys.argv[1] != "-":
+    df = read_runs(sys.argv[2:], lenient=sys.argv[1] == "lenient")
+    size = pa.Table.from_pandas(df, preserve_index=False).nbytes
+else:
+    size = 0
+print(rss0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, size)
+"""
+
+
+_ONE_CALL = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "floor":
+    sys.path.insert(0, sys.argv[3])
+    from parse_floor import parse_floor
+    paths = sys.argv[4:]
+    parse_floor(paths)  # classify, outside the timing
+    t0, c0 = time.perf_counter(), time.process_time()
+    parse_floor(paths)
+else:
+    from pbtools.io import read_runs
+    t0, c0 = time.perf_counter(), time.process_time()
+    read_runs(sys.argv[4:], lenient=sys.argv[2] == "lenient")
+print(time.perf_counter() - t0, time.process_time() - c0)
+"""
+
+
+def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> None:
+    """The floor, ``read_runs`` of this checkout and of ``before``, one call per fresh process
+    (the checkout first on ``sys.path``), interleaved for ``repeat`` rounds; medians."""
+    import subprocess
+
+    mode = "lenient" if lenient else "strict"
+    jobs = {
+        "floor": (HERE.parent, "floor"),
+        "read_runs": (HERE.parent, mode),
+        "read_runs before": (before, mode),
+    }
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in jobs}
+    for _ in range(repeat):
+        for k, (root, what) in jobs.items():
+            out = subprocess.run(
+                [sys.executable, "-c", _ONE_CALL, str(root), what, str(HERE), *paths],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=str(root),
+            )
+            times[k].append(tuple(float(x) for x in out.stdout.split()))
+    f = statistics.median(t[0] for t in times["floor"])
+    fc = statistics.median(t[1] for t in times["floor"])
+    for k, v in times.items():
+        w, c = statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)
+        print(
+            f"    {k:<17} wall median {w:7.3f} s ({w / f:5.2f}x the floor)   "
+            f"cpu median {c:7.3f} s ({c / fc:5.2f}x)"
+        )
+
+
+def peak_memory(paths: list[str], lenient: bool) -> None:
+    """Peak RSS of ``read_runs`` in a fresh process, against the Arrow size of its frame and a
+    process that imports the same modules and reads nothing."""
+    import subprocess
+
+    # the child is started by a small intermediate process: a child forked from this one
+    # would start with this process's peak resident set as its own (Linux keeps ru_maxrss
+    # across fork and exec)
+    hop = "import subprocess, sys; subprocess.run(sys.argv[1:], check=True)"
+
+    def child(mode: str, files: list[str]) -> list[int]:
+        out = subprocess.run(
+            [sys.executable, "-c", hop, sys.executable, "-c", _PEAK, mode, *files],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return [int(x) for x in out.stdout.split()]
+
+    _, idle, _ = child("-", [])
+    _, peak, size = child("lenient" if lenient else "strict", paths)
+    mib = 1 << 20
+    print(
+        f"    memory     peak RSS {peak / 1024:,.0f} MiB (imports alone {idle / 1024:,.0f} MiB),"
+        f" Arrow size of the frame {size / mib:,.1f} MiB: peak / Arrow {peak * 1024 / size:.2f}x,"
+        f" above the imports {(peak - idle) * 1024 / size:.2f}x"
+    )
+
+
+def curve(repeat: int) -> None:
+    """Floor and ``read_runs`` per row on the first 200, 698, 2,000 and 6,980 topics of the
+    MS MARCO-like shape (1 M to 34.9 M rows)."""
+    from shapes import msmarco
+
+    from pbtools.io import read_runs, run_files
+
+    print("msmarco curve: floor and read_runs (strict), ns per row, medians")
+    for topics in (200, 698, 2000, 6980):
+        paths = run_files(msmarco(topics) / "Runs")
+        times = alternate(
+            {"floor": lambda p=paths: parse_floor(p), "read_runs": lambda p=paths: read_runs(p)},
+            repeat,
+        )
+        rows = 10 * 500 * topics
+        f = statistics.median(t[0] for t in times["floor"])
+        r = statistics.median(t[0] for t in times["read_runs"])
+        fc = statistics.median(t[1] for t in times["floor"])
+        rc = statistics.median(t[1] for t in times["read_runs"])
+        print(
+            f"  {rows / 1e6:5.2f} M rows: floor {f * 1e9 / rows:6.0f} ns/row wall "
+            f"({fc * 1e9 / rows:4.0f} cpu), read_runs {r * 1e9 / rows:6.0f} ns/row wall "
+            f"({rc * 1e9 / rows:4.0f} cpu), ratio {r / f:.2f}x wall {rc / fc:.2f}x cpu",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
+    from shapes import SHAPES, shape, trec2
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shape", choices=("trec2", "synth127", "both"), default="both")
+    ap.add_argument("--shape", choices=(*SHAPES, "both", "all"), default="both")
     ap.add_argument("--repeat", type=int, default=7, help="timed rounds (default 7)")
+    ap.add_argument("--memory", action="store_true", help="peak RSS of read_runs, per shape")
+    ap.add_argument("--curve", action="store_true", help="the msmarco curve from 1 M rows")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also read_runs of another checkout (one call per fresh process, interleaved)",
+    )
     args = ap.parse_args(argv)
-    from shapes import shape, trec2
 
     from pbtools import TrecFormatWarning
     from pbtools.io import run_files
 
     warnings.simplefilter("ignore", TrecFormatWarning)
-    shapes = ["trec2", "synth127"] if args.shape == "both" else [args.shape]
-    if "trec2" in shapes and args.shape == "both" and trec2() is None:
+    if args.curve:
+        print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        curve(args.repeat)
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
+    shapes = {"both": ["trec2", "synth127"], "all": list(SHAPES)}.get(args.shape, [args.shape])
+    if "trec2" in shapes and args.shape in ("both", "all") and trec2() is None:
         print("TREC-2 is not in ../shared: measuring synth127 only")
         shapes.remove("trec2")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -245,12 +388,20 @@ def main(argv: list[str] | None = None) -> None:
             f"{name}: floor = direct typed CSV read for {counts['tab']} tab- and "
             f"{counts['space']} space-separated files, line split for {counts['split']}"
         )
-        if name == "trec2":
+        lenient = name == "trec2"
+        if args.before is not None:
+            print(f"  {'lenient' if lenient else 'strict'}, all files, fresh processes:")
+            before_after(paths, lenient, args.before, args.repeat)
+        elif name == "trec2":
             clean = strict_subset(paths)
             measure("strict, files needing no repair", clean, False, args.repeat)
+            if args.memory:
+                peak_memory(clean, False)
             measure("lenient, all files", paths, True, args.repeat)
         else:
             measure("strict, all files", paths, False, args.repeat)
+        if args.memory:
+            peak_memory(paths, lenient)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbtools.packed import string_order
 from pbtools.threads import threads_for
 
 __all__ = [
@@ -163,7 +164,7 @@ def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype,
     (['a', 'b', 'c'], [[1, 0], [2, 1]])
     """
     dic, idx = _union(list(dictionaries))
-    order = np.asarray(pc.array_sort_indices(dic))
+    order = string_order(dic)  # integer sorts of the packed ids (pbtools.packed)
     remap = np.empty(len(dic), dtype=np.int32)
     remap[order] = np.arange(len(dic), dtype=np.int32)
     return sorted_dtype(dic, order), [remap[i] for i in idx]

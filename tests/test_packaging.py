@@ -81,13 +81,16 @@ def test_statsmodels_only_for_tests():
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_import_leaves_the_garbage_collector_as_it_was(enabled):
-    # pbtools pauses the collector while it imports pandas (start-up time) and must restore it
+    # pbtools pauses the collector while it imports pandas (start-up time) and must restore
+    # it; `import pbtools` alone imports no pandas, `import pbtools.io` registers DataFrame.pb
     import subprocess
 
     code = (
-        "import gc\n"
+        "import gc, sys\n"
         f"gc.enable() if {enabled} else gc.disable()\n"
-        "import pbtools, pandas\n"
+        "import pbtools\n"
+        "assert 'pandas' not in sys.modules and 'numpy' not in sys.modules\n"
+        "import pbtools.io, pandas\n"
         "assert hasattr(pandas.DataFrame(), 'pb')\n"
         "print(gc.isenabled())\n"
     )

@@ -34,10 +34,10 @@ import warnings
 from pbtools.cli import analyze, compare, correct, evaluate, pool, report, reproduce
 from pbtools.cli.streams import StandardOutput, StandardOutputError, quiet_broken_pipe
 from pbtools.errors import InputError
-from pbtools.frames import TrecFormatError, TrecFormatWarning
-from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
-from pbtools.io.repairs import RepairableError
-from pbtools.measures.topics import CoverageWarning
+
+# numpy, pandas and pyarrow are imported once a command runs (main, after the arguments are
+# parsed), never at import: `pbtools --help` and `--version` start without them
+# (benchmarks/startup.py)
 
 #: the sub-command modules, in the order ``pbtools --help`` lists them
 COMMANDS = (evaluate, compare, pool, correct, analyze, report, reproduce)
@@ -167,16 +167,21 @@ _STATE: dict = {}
 def main(argv: list[str] | None = None) -> int:
     """Run the ``pbtools`` command line on ``argv`` (default ``sys.argv[1:]``); returns the exit
     status (the console script is :func:`entry`)."""
-    import pbtools.accessor  # noqa: F401  (registers .pb)
-
     _STATE.clear()
 
-    use_system_allocator()
     parser = build_parser(commands_of(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed
         return e.code if isinstance(e.code, int) else 2
+    from pbtools import register_accessor
+
+    register_accessor()  # pandas, imported with the collector paused (pbtools.paused_gc)
+    from pbtools.frames import TrecFormatWarning
+    from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
+    from pbtools.measures.topics import CoverageWarning
+
+    use_system_allocator()
     stdout = StandardOutput(sys.stdout)
     sys.stdout = stdout
     try:
@@ -229,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
 def _refused(args, err: BaseException) -> int:
     """Report a refusal (an :class:`~pbtools.errors.InputError`, a file the system cannot read
     or write): one line, the ``--lenient`` hint when it would repair the problem; status 2."""
+    from pbtools.io.repairs import RepairableError
+
     _debug(args)
     _say(f"pbtools: error: {cli_words(_message(err))}")
     if isinstance(err, RepairableError) and not getattr(args, "lenient", True):
@@ -258,6 +265,8 @@ def _message(err: BaseException) -> str:
     """An exception as one line: ``OSError``s with their file name, the rest as they are."""
     if isinstance(err, StandardOutputError):
         return str(err)
+    from pbtools.frames import TrecFormatError
+
     if isinstance(err, OSError) and not isinstance(err, TrecFormatError):
         if err.filename is not None:
             return f"{err.filename}: {err.strerror or err}"

@@ -11,11 +11,13 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from pbtools.errors import InputError
+
+if TYPE_CHECKING:  # imported where used: `pbtools --help` starts without numpy and pandas
+    import numpy as np
+    import pandas as pd
 
 __all__ = [
     "FORMATS",
@@ -106,6 +108,9 @@ def trec_line_array(results: pd.DataFrame, *, with_name: bool = False) -> np.nda
     """The lines of :func:`trec_lines` (no newline), one per row of ``results``, as an object
     array; ``with_name`` prefixes the run name. Vectorised over rows: each distinct measure is
     parsed once and each distinct value formatted once."""
+    import numpy as np
+    import pandas as pd
+
     from pbtools import measures as m
 
     codes, uniq = pd.factorize(results["measure"].astype(str))
@@ -356,7 +361,7 @@ def check_fraction(value, *, flag: str) -> None:
 
 def add_policy_option(p: argparse.ArgumentParser) -> None:
     """``--policy``: the pool-inference rule (:mod:`pbtools.pooling.inference`)."""
-    from pbtools.pooling.inference import DEFAULT_POLICY, POLICY_CHOICES
+    from pbtools.policynames import DEFAULT_POLICY, POLICY_CHOICES
 
     p.add_argument(
         "--policy",

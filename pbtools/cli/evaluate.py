@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-import pandas as pd
-
 from pbtools.cli.common import (
     FORMATS,
     EmptyResult,
@@ -87,6 +84,9 @@ def validate(args: argparse.Namespace) -> None:
 def with_all_rows(per, avg):
     """Per-topic rows followed, for each run, by its ``all`` rows (the averages), as
     ``trec_eval -q`` prints them; ``qid`` stays dictionary-encoded (``"all"`` added)."""
+    import numpy as np
+    import pandas as pd
+
     from pbtools.frames import encode
 
     cols = [c for c in per.columns if c in avg.columns or c == "qid"]  # no average of a text

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import re
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from pbtools.cli.common import UsageError
+
+if TYPE_CHECKING:  # numpy and pandas load only when a command runs (pbtools --help is fast)
+    import numpy as np
+    import pandas as pd
 
 __all__ = ["add_trec_options", "check_trec_options", "trec_lines_of", "trec_report"]
 
@@ -126,6 +128,7 @@ def check_trec_options(args: argparse.Namespace) -> None:
 
 def truncate(runs: pd.DataFrame, n: int | None) -> pd.DataFrame:
     """trec_eval ``-M n``: each ranking's first ``n`` documents in trec order."""
+
     if n is None:
         return runs
     from pbtools.frames import ranked
@@ -136,6 +139,8 @@ def truncate(runs: pd.DataFrame, n: int | None) -> pd.DataFrame:
 
 def _values(frame: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
     """The printed values: ``%6.4f``, ``%ld`` for counts, ``'text'`` for strings."""
+    import numpy as np
+
     value = frame["value"].to_numpy(dtype=np.float64)
     out = np.empty(len(value), dtype=object)
     for kind, fmt in (("float", "{:.4f}"), ("summary", "{:.4f}"), ("long", "{:.0f}")):
@@ -155,6 +160,9 @@ def _values(frame: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
 def _rows(frame: pd.DataFrame, lines: list, skip: str, qid: str | None) -> pd.DataFrame:
     """``frame``'s rows as printed lines (one per TrecLine of its measure, ``skip`` kinds out),
     with the run, the topic and the line's position for ordering."""
+    import numpy as np
+    import pandas as pd
+
     table = pd.DataFrame(
         [(str(t.measure), i, t.name, t.kind) for i, t in enumerate(lines) if t.measure is not None]
         or [("", 0, "", "")],
@@ -184,6 +192,9 @@ def trec_report(
     (``per_topic``: topics in order, each with its lines in ``lines``' order), then (``summary``)
     ``runid``, ``num_q`` and the averages. The rows are formatted at once; the loop over runs
     joins each run's lines."""
+    import numpy as np
+    import pandas as pd
+
     names = list(pd.unique(avg["name"].astype(str))) if len(avg) else []
     names += [n for n in pd.unique(per["name"].astype(str)) if n not in names]
     order = {n: i for i, n in enumerate(names)}

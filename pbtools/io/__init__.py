@@ -30,33 +30,46 @@ The input contract (what strict mode refuses and what ``lenient=True`` repairs) 
 in :mod:`pbtools.io.readers` and, with the table of every kind of problem, in ``docs/input.md``.
 """
 
-from pbtools.io.adapters import (
-    from_ir_datasets,
-    from_ir_measures,
-    from_ranx,
-    to_ir_measures,
-    to_ranx,
-    to_trec,
-    to_trec_qrels,
-)
-from pbtools.io.parquet import CorruptFileError, read_parquet, write_parquet
-from pbtools.io.parse import file_run_name
-from pbtools.io.readers import (
-    Collection,
-    check_paths,
-    find_tracks,
-    load_collection,
-    read_collection,
-    read_orgs,
-    read_qrels,
-    read_run,
-    read_runs,
-    run_files,
-    track_name,
-)
-from pbtools.io.repairs import RepairableError
-from pbtools.io.results import ResultSetError, read_results, write_results
-from pbtools.io.sampled import read_sampled_qrels, to_sampled_qrels
+import sys as _sys
+
+from pbtools import paused_gc, register_accessor
+
+with paused_gc():  # pandas' import (pbtools.paused_gc)
+    from pbtools.io.adapters import (
+        from_ir_datasets,
+        from_ir_measures,
+        from_ranx,
+        to_ir_measures,
+        to_ranx,
+        to_trec,
+        to_trec_qrels,
+    )
+    from pbtools.io.parquet import CorruptFileError, read_parquet, write_parquet
+    from pbtools.io.parse import file_run_name
+    from pbtools.io.readers import (
+        Collection,
+        check_paths,
+        find_tracks,
+        load_collection,
+        read_collection,
+        read_orgs,
+        read_qrels,
+        read_run,
+        read_runs,
+        run_files,
+        track_name,
+    )
+    from pbtools.io.repairs import RepairableError
+    from pbtools.io.results import ResultSetError, read_results, write_results
+    from pbtools.io.sampled import read_sampled_qrels, to_sampled_qrels
+
+# the frames the readers return have DataFrame.pb (import pbtools is lazy); not while
+# pbtools.validation, which the accessor needs, is itself importing pbtools.io (a worker
+# process that unpickles a task may import it first)
+_validation = _sys.modules.get("pbtools.validation")
+if _validation is None or hasattr(_validation, "validates"):
+    register_accessor()
+del _sys, _validation
 
 __all__ = [
     "Collection",

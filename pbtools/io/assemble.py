@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from pbtools import packed
 from pbtools.frames import (
     RANK_DTYPE,
     SCORE_DTYPE,
@@ -26,9 +27,16 @@ from pbtools.frames import (
     ranks_from_starts,
     trec_sort_order,
 )
-from pbtools.ids import sorted_union
+from pbtools.ids import sorted_dtype, sorted_union
 from pbtools.io.files import release_memory
-from pbtools.io.parse import RunPart, duplicates, keep_best, parse_many, parse_run_file_safe
+from pbtools.io.parse import (
+    PackedIds,
+    RunPart,
+    duplicates,
+    keep_best,
+    parse_many,
+    parse_run_file_safe,
+)
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 
 
@@ -93,7 +101,7 @@ def assemble_runs(
     # the files' id dictionaries merged (one hash pass over the dictionaries, not the rows);
     # q_of[i] / d_of[i]: the merged code of each entry of file i's own dictionary
     qid_dtype, q_of = sorted_union([p.qid.dictionary for p in parts])
-    doc_dtype, d_of = sorted_union([p.docno.dictionary for p in parts])
+    doc_dtype, d_of = docno_union(parts)
     slow = slow_parts(parts, names.codes)
     sorted_slow = sort_slow_rows(
         parts, slow, names, (q_of, qid_dtype), (d_of, doc_dtype), float32, lenient, repairs
@@ -150,6 +158,15 @@ def assemble_runs(
         copy=False,  # the columns were made for this frame
     )
     return df, files
+
+
+def docno_union(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
+    """:func:`pbtools.ids.sorted_union` of the files' docno dictionaries; by one integer sort
+    of their packed keys (:func:`pbtools.packed.union`) when every file has them."""
+    if not parts or not all(isinstance(p.docno, PackedIds) for p in parts):
+        return sorted_union([p.docno.dictionary for p in parts])
+    keys, lookups = packed.union([p.docno.keys for p in parts])
+    return sorted_dtype(packed.unpack(keys), np.arange(len(keys))), lookups
 
 
 def ranked_scores(score: np.ndarray, float32: bool) -> np.ndarray:
@@ -265,7 +282,11 @@ def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | 
     step = (q[1:] > q[:-1]) | (same_q & (score[1:] < score[:-1]))
     tie = same_q & (score[1:] == score[:-1])
     if not np.all(step | tie):
-        return trec_sort_order([q], score, d)
+        blocks = topic_blocks(q, same_q, score)
+        if blocks is None:
+            return trec_sort_order([q], score, d)
+        inner = file_order(q[blocks], score[blocks], d[blocks])
+        return blocks if inner is None else blocks[inner]
     # only tied scores are out of order (the usual case): sort each group of ties by docno
     # descending, in place; every other row stays where it is
     group = np.concatenate([[0], np.cumsum(~tie)])
@@ -275,3 +296,20 @@ def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | 
     perm = np.arange(len(q))
     perm[rows] = rows[np.argsort(group[rows] * nd + (nd - 1 - dt))]
     return perm
+
+
+def topic_blocks(q: np.ndarray, same_q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """The permutation that puts a run file's topics in order when each topic is one block of
+    rows already ranked (scores not increasing) and only the blocks are out of order (a file
+    written in numeric topic order, ``2 < 10``, where ids sort as strings, ``"10" < "2"``);
+    None when the rows need a full sort. Moves whole blocks: no sort of the rows."""
+    if not np.all(~same_q | (score[1:] <= score[:-1])):
+        return None
+    starts = np.flatnonzero(np.concatenate([[True], ~same_q]))
+    bq = q[starts]
+    bo = np.argsort(bq, kind="stable")
+    if np.any(bq[bo][1:] == bq[bo][:-1]):  # a topic in two blocks
+        return None
+    lengths = np.diff(np.append(starts, len(q)))[bo]
+    shift = starts[bo] - np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return np.arange(len(q)) + np.repeat(shift, lengths)

@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbtools import packed
 from pbtools.errors import InputError
 from pbtools.frames import (
     LABEL_DTYPE,
@@ -125,22 +126,59 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
         name = tag if run_id == "tag" else file_run_name(path)
         part = RunPart(path, name, None, qid, docno, score, Repairs(), [tag])
     part.qid = pc.dictionary_encode(part.qid)
-    part.docno = pc.dictionary_encode(part.docno)
+    part.docno = encode_ids(part.docno)
     part.unique = no_repeats(part.qid, part.docno)
     return part
 
 
-def no_repeats(qid: pa.DictionaryArray, docno: pa.DictionaryArray) -> bool:
+#: rows from which a file's docnos are encoded by an integer sort (:class:`PackedIds`)
+PACKED_ROWS = 1 << 14
+
+
+@dataclass
+class PackedIds:
+    """A file's ids encoded by :func:`pbtools.packed.encode`: ``keys`` (the distinct ids as
+    sorted packed words) and ``indices`` (int32). Reads like a ``pa.DictionaryArray``
+    (``dictionary``, ``indices``, ``len``) where the readers use one."""
+
+    keys: np.ndarray
+    indices: np.ndarray
+
+    @property
+    def dictionary(self) -> pa.Array:
+        return packed.unpack(self.keys)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def encode_ids(ids: pa.Array):
+    """A file's docnos dictionary-encoded: ids of up to 8 bytes in a file of
+    :data:`PACKED_ROWS` rows or more by one integer sort (:class:`PackedIds`: Arrow's hash
+    table misses the cache once it holds millions of ids, 2.9 M passage ids of an MS
+    MARCO-sized file: 1.3 s CPU against 0.7 s; and the files' dictionaries are then merged by
+    one integer sort, :func:`pbtools.packed.union`, not hashed again: 10 files of 100,000
+    rows, read_runs 0.95 → 0.55 s CPU), anything else by ``pyarrow.compute.dictionary_encode``."""
+    enc = packed.encode(ids) if len(ids) >= PACKED_ROWS else None
+    if enc is None:
+        return pc.dictionary_encode(ids)
+    return PackedIds(*enc)
+
+
+def no_repeats(qid: pa.DictionaryArray, docno) -> bool:
     """True when no (qid, docno) pair occurs twice: a bitmap over the file's own dictionaries
-    when it is small (the usual case), else a sort."""
-    n, nd = len(qid), len(docno.dictionary)
+    when it is small (the usual case), else a sort of the pair keys (``np.sort``, vectorised:
+    10× cheaper than ``np.unique``'s hash table on 3.5 M keys of an MS MARCO-sized run)."""
+    n = len(qid)
+    nd = len(docno.keys) if isinstance(docno, PackedIds) else len(docno.dictionary)
     key = np.asarray(qid.indices).astype(np.int64) * nd + np.asarray(docno.indices)
     space = len(qid.dictionary) * nd
     if space <= 64 * n + (1 << 20):
         seen = np.zeros(space, dtype=bool)
         seen[key] = True
         return int(np.count_nonzero(seen)) == n
-    return len(np.unique(key)) == n
+    key.sort()
+    return not bool(np.any(key[1:] == key[:-1]))
 
 
 def parse_general(path: str, lenient: bool, run_id: str, float32: bool, checked) -> RunPart:

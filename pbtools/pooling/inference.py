@@ -73,6 +73,7 @@ from pbtools.frames import (
     used_codes,
 )
 from pbtools.ids import index_in
+from pbtools.policynames import ALIASES, DEFAULT_POLICY, POLICY_CHOICES
 from pbtools.validation import validates
 
 __all__ = [
@@ -121,11 +122,6 @@ POLICIES: dict[str, Policy] = {
         Policy("counted10", "rankings", True, 10, "pbtools before issue 14; no reference code"),
     )
 }
-#: older names, each mapped to the one rule it stands for
-ALIASES: dict[str, str] = {"lipani2015": "paper", "per_run": "later"}
-#: every accepted ``policy`` value (for command-line ``choices``)
-POLICY_CHOICES: tuple[str, ...] = (*POLICIES, *ALIASES)
-DEFAULT_POLICY = "paper"
 
 
 class EmptyPoolError(InputError):
