@@ -18,11 +18,22 @@ import numpy as np
 
 from pbtools.corrections.problem import Problem
 
-__all__ = ["PAIR_ROWS", "PairSpec", "chunk_bounds", "estimate_in_chunks", "sub_problem"]
+__all__ = [
+    "LABEL_BYTES",
+    "PAIR_ROWS",
+    "PairSpec",
+    "chunk_bounds",
+    "estimate_in_chunks",
+    "sub_problem",
+    "waves",
+]
 
 #: the most (pair × topic) rows a chunk of runs to score holds (its estimators' arrays are a
 #: few hundred bytes per row: a few hundred MiB at most, whatever the number of runs)
 PAIR_ROWS = 1 << 18
+#: the most bytes of label arrays (each block's variants and their padded copy) of the blocks
+#: estimated together (:func:`waves`)
+LABEL_BYTES = 1 << 30
 
 
 class PairSpec:
@@ -66,6 +77,28 @@ def chunk_bounds(new: np.ndarray, width: int, topics: int, rows: int | None = No
         return np.zeros(1, np.int64)
     per = max(1, int(rows) // max(1, int(width) * max(1, int(topics))))
     return np.r_[new[::per], new[-1] + 1].astype(np.int64)
+
+
+def waves(sizes, budget: int | None = None) -> list[list[int]]:
+    """Consecutive groups of blocks whose ``sizes`` (bytes) sum to at most ``budget``
+    (:data:`LABEL_BYTES`; one block at least): the blocks alive at once.
+
+    Examples
+    --------
+    >>> waves([4, 4, 9, 1, 1], budget=8)
+    [[0, 1], [2], [3, 4]]
+    """
+    budget = LABEL_BYTES if budget is None else budget
+    out: list[list[int]] = []
+    total = 0
+    for i, size in enumerate(sizes):
+        if out and total + size <= budget:
+            out[-1].append(i)
+            total += size
+        else:
+            out.append([i])
+            total = size
+    return out
 
 
 def sub_problem(problem: Problem, spec: PairSpec, lo: int, hi: int, merges=None) -> Problem:

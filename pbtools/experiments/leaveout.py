@@ -40,7 +40,7 @@ from pbtools.corrections.choices import resolve
 from pbtools.corrections.parallel import ordered_map, resolve_threads
 from pbtools.corrections.problem import Problem
 from pbtools.errors import InputError
-from pbtools.experiments.chunks import PairSpec, estimate_in_chunks
+from pbtools.experiments.chunks import PairSpec, estimate_in_chunks, waves
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.ids import index_in
@@ -216,29 +216,24 @@ def experiment_tables(
     from pbtools.progress import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
-    # every block's problem first (without its pairs), then the estimators on every block one
-    # chunk of runs to score at a time (:mod:`pbtools.experiments.chunks`: the pairs of runs
-    # never all in memory; one streamed pass per chunk merges its pairs for every block); the
-    # blocks built, estimated and finished on a few threads (numpy releases the GIL in the big
-    # array work), in block order: the results are the same whatever the thread count
+    # the blocks' problems (without their pairs), then the estimators on them one chunk of runs
+    # to score at a time (:mod:`pbtools.experiments.chunks`: the pairs of runs never all in
+    # memory; one streamed pass per chunk merges its pairs for every block of a wave, the
+    # blocks whose label arrays fit :data:`~pbtools.experiments.chunks.LABEL_BYTES`
+    # together); built, estimated and finished on a few threads (numpy releases the GIL in the
+    # big array work), in block order: the results are the same whatever the thread count
     threads = resolve_threads(threads)
     specs = [
         (cfg.get("leave_out", "org"), bms, b)
         for cfg in configs  # a handful of configurations
         for bms, b in blocks_of[cfg.get("runs", "all")]
     ]
-    made = iter(list(ordered_map(lambda s: _build(base, org_of, s[2], s[0]), specs, threads)))
-    built = []
-    for cfg in configs:
-        runs = cfg.get("runs", "all")
-        built.append((runs, [(bms, next(made)) for bms, _b in blocks_of[runs]]))
-    tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
-    estimated = estimate_in_chunks(
-        [(bms, problem, ctx[2]) for bms, (problem, ctx) in tasks], estimators, opts, threads
-    )
-    done = ordered_map(
-        lambda i: _finish(base, *tasks[i], estimated[i]), range(len(tasks)), threads, ahead=0
-    )
+    label_bytes = [2 * (len(b) + 1) * enc.T * enc.U * base.lab0.itemsize for _lo, _m, b in specs]
+    outs = []
+    for wave in waves(label_bytes):  # one wave unless the label arrays are large
+        outs += _wave(base, org_of, [specs[i] for i in wave], estimators, threads)
+    done = iter(outs)
+    built = [(cfg.get("runs", "all"), blocks_of[cfg.get("runs", "all")]) for cfg in configs]
     results = []
     for runs, blocks in built:
         if bar is not None:
@@ -254,6 +249,20 @@ def experiment_tables(
     if bar is not None:
         bar.close()
     return results
+
+
+def _wave(base: _Base, org_of: dict, specs, estimators, threads: int) -> list:
+    """The blocks of ``specs`` built (:func:`_build`), estimated together a chunk of runs to
+    score at a time, and finished (:func:`_finish`): their ``(scores, truth)``, in order."""
+    made = list(ordered_map(lambda s: _build(base, org_of, s[2], s[0]), specs, threads))
+    tasks = [(s[1], pc) for s, pc in zip(specs, made, strict=True)]
+    estimated = estimate_in_chunks(
+        [(bms, problem, ctx[2]) for bms, (problem, ctx) in tasks], estimators, base.opts, threads
+    )
+    finish = ordered_map(
+        lambda i: _finish(base, *tasks[i], estimated[i]), range(len(tasks)), threads, ahead=0
+    )
+    return list(finish)
 
 
 def _pool_info(runs, qrels, pooled, depth, policy):
