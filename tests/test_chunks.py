@@ -119,3 +119,25 @@ def test_sre_star_join_read_in_chunks(truth_and_scores, monkeypatch):
     # a crossed pair twice (in two chunks) is refused, as in one table
     with pytest.raises(ValueError, match="duplicate pairs"):
         stats.error_table(scores, pd.concat([sig, sig.iloc[::-1]]), by=keys)
+
+
+def test_bootstrap_sre_built_a_block_of_rows_at_a_time(truth_and_scores, monkeypatch):
+    from pbtools.stats import runboot
+
+    _truth, scores = truth_and_scores
+    keys = ["runs", "measure"]
+    want = stats.error_intervals(scores, keys, n_boot=50, seed=1)
+    monkeypatch.setattr(runboot, "CROSSED_CELLS", 5)  # 12 runs: one row a block
+    got = stats.error_intervals(scores, keys, n_boot=50, seed=1)
+    for w, g in zip(want, got, strict=True):
+        pd.testing.assert_frame_equal(g, w, check_exact=True)
+    # the whole matrix at once, as before: Σ_i Σ_j w_bi C_kij w_bj
+    t = np.array([0.5, 0.1, 0.3, 0.3])
+    e = np.array([[0.2, 0.4, 0.3, 0.35], [0.5, 0.1, 0.6, 0.0]])
+    w = np.random.default_rng(2).multinomial(4, [0.25] * 4, 20).astype(float)
+    lo, hi = np.minimum(t, e), np.maximum(t, e)
+    c = (lo[:, :, None] < t[None, None, :]) & (t[None, None, :] <= hi[:, :, None])
+    c[:, np.arange(4), np.arange(4)] = False
+    dense = np.einsum("bi,kij,bj->bk", w, c.astype(float), w)
+    np.testing.assert_array_equal(runboot._replicate_sre(t, e, w), dense)
+    assert dense.any()
