@@ -129,7 +129,8 @@ COMPACT_COLUMNS = ("name_a", "name_b", "diff", "p_value", "reject")
 def _trim(table: pd.DataFrame, compact: bool = True) -> pd.DataFrame:
     if not compact:
         return table
-    return table[[c for c in table.columns if c in COMPACT_COLUMNS]]
+    # a deep copy: a selection may keep the whole block of the test's float columns alive
+    return table[[c for c in table.columns if c in COMPACT_COLUMNS]].copy(deep=True)
 
 
 def _all_pairs_t(rows: pd.DataFrame, alpha: float, categorical: bool = False) -> pd.DataFrame:
