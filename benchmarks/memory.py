@@ -6,6 +6,10 @@ Two generated tracks, written once into the benchmark cache (``$PBTOOLS_BENCH_CA
 * ``oneline``: ``--runs`` runs (default 2,000) of one line each (one topic, one document per
   run, ``pbtools.synth`` at ``run_length=1``), spread over ``runs // 2`` organizations; the case
   where the pairs of runs dominate everything else;
+* ``wide``: ``--runs`` runs (default 1,000) × ``--topics`` topics (default 50) × ``--length``
+  documents (default 100) from ``pbtools.synth`` (``runs // 2`` organizations, pool depth 10,
+  ``docs = 20 × length`` documents): the runs² stages with every topic, and Arrow data that
+  grows with the runs;
 * ``trec2x``: TREC-2 ad hoc (``../shared``) with its 38 runs repeated ``--times`` times (default
   10: 380 runs, 846 MB of text) under new tags and organizations (``<tag>x<k>``), so the runs²
   stages grow ``times²``-fold while the pool and qrels stay TREC-2's; read with ``--lenient``.
@@ -15,6 +19,7 @@ in a child process and prints its peak resident set (``ru_maxrss`` of the child)
 of the runs (``read_runs(...)``'s frame, ``memory_usage(deep=True)``) and the ratio::
 
     python3 benchmarks/memory.py oneline --runs 2000
+    python3 benchmarks/memory.py wide --runs 1000 --topics 50 --length 100
     python3 benchmarks/memory.py trec2x --times 10
 
 ``--output DIR`` keeps the analysis tables (for comparing two versions frame by frame). The
@@ -58,6 +63,30 @@ def oneline(runs: int = 2000, seed: int = 25) -> Path:
             orgs=max(1, runs // 2),
             run_length=1,
             depth=1,
+            unpooled=0,
+            seed=seed,
+        )
+        coll.write(root)
+        done.write_text("ok\n")
+    return root
+
+
+def wide(runs: int = 1000, topics: int = 50, length: int = 100, seed: int = 30) -> Path:
+    """The track of ``runs`` runs × ``topics`` topics × ``length`` documents (generated on
+    first use)."""
+    root = cache_dir() / f"wide-runs{runs}-topics{topics}-length{length}-seed{seed}"
+    done = root / ".complete"
+    if not done.exists():
+        from pbtools import synth
+
+        print(f"generating {runs} × {topics} × {length} in {root} (once) ...", file=sys.stderr)
+        coll = synth.generate(
+            topics=topics,
+            docs=20 * length,
+            runs=runs,
+            orgs=max(1, runs // 2),
+            run_length=length,
+            depth=10,
             unpooled=0,
             seed=seed,
         )
@@ -133,20 +162,25 @@ def measure(track: Path, extra: list[str], output: str | None) -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case", choices=("oneline", "trec2x"))
-    ap.add_argument("--runs", type=int, default=2000, help="oneline: number of runs")
+    ap.add_argument("case", choices=("oneline", "wide", "trec2x"))
+    ap.add_argument("--runs", type=int, help="oneline, wide: runs (default 2,000; 1,000)")
+    ap.add_argument("--topics", type=int, default=50, help="wide: topics")
+    ap.add_argument("--length", type=int, default=100, help="wide: documents per topic")
     ap.add_argument("--times", type=int, default=10, help="trec2x: copies of TREC-2's runs")
     ap.add_argument("--output", help="keep the analysis tables in this directory")
     args = ap.parse_args(argv)
     if args.case == "oneline":
-        track, extra = oneline(args.runs), []
+        track, extra = oneline(args.runs or 2000), []
+    elif args.case == "wide":
+        track, extra = wide(args.runs or 1000, args.topics, args.length), []
     else:
         track, extra = trec2x(args.times), ["--lenient"]
     r = measure(track, extra, args.output)
     mib = 1 << 20
     print(
         f"{args.case}: {r['runs']} runs, Arrow size of the runs {r['arrow'] / mib:.2f} MiB, "
-        f"analyze peak RSS {r['peak'] / mib:.0f} MiB"
+        f"analyze peak RSS {r['peak'] / mib:.0f} MiB; (peak − 2 × Arrow) per run "
+        f"{(r['peak'] - 2 * r['arrow']) / r['runs'] / 1024:.0f} KiB"
     )
 
 

@@ -106,14 +106,25 @@ class SyntheticCollection:
         ``path/truth/qrels`` (complete judgments). Lines: ``qid 0 docno label`` and
         ``qid Q0 docno rank score name`` (rank 1-based, score with 4 decimals), fields
         separated by ``sep`` (one space, or ``"\\t"`` for a tab-separated track).
-        """
-        import gzip as gz
 
-        root = Path(path)
-        for sub in ("QRels", "Runs", "truth"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
+        The track is one set, all or nothing (:func:`pbtools.io.results.write_directory`): it
+        is built beside ``path`` and swapped in whole, with a ``manifest.json`` written last.
+        ``path`` may not exist, be empty or hold a track written this way (replaced);
+        anything else is refused, and on any failure ``path`` is left as it was.
+        """
+        from pbtools.io.results import write_directory
+
         if sep not in (" ", "\t"):
             raise ValueError(f"sep must be ' ' or '\\t', not {sep!r}")
+        params = {"writer": "pbtools.synth", "gzip": bool(gzip), "sep": sep, **asdict(self.params)}
+        return write_directory(path, lambda root: self._write_files(root, gzip, sep), params=params)
+
+    def _write_files(self, root: Path, gzip: bool, sep: str) -> None:
+        """The track's files under ``root`` (an empty directory)."""
+        import gzip as gz
+
+        for sub in ("QRels", "Runs", "truth"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
         write_qrels(self.qrels, root / "QRels" / "qrels", sep=sep)
         write_qrels(self.truth, root / "truth" / "qrels", sep=sep)
         text, ends = _run_lines(self.runs, sep=sep)  # every line at once, then one slice per run
@@ -129,7 +140,6 @@ class SyntheticCollection:
             else:
                 atomic.write_bytes(target, chunk)
         write_desc(self.orgs, root / "desc.xml")
-        return root
 
 
 def _cat(values: np.ndarray, labels: list[str]) -> pd.Categorical:

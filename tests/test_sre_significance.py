@@ -13,6 +13,7 @@ from pbtools import io, measures, stats
 from pbtools.cli import main
 from pbtools.experiments.analysis import SAMPLE, analyze
 from pbtools.pooling import TopTieWarning, infer_pool, top_fraction
+from pbtools.stats.significance import COMPACT_COLUMNS as COMPACT
 from pbtools.stats.significance import PValuesWarning, pvalue_significance, read_pvalues
 
 # a, b answer topics 1-4; c only 1-2 (its average, 0.8, is over those two)
@@ -130,7 +131,11 @@ def test_analyze_with_pvalues_files(sample_pvalues):
     assert (a.errors["sre_star"] <= a.errors["sre"]).all()
     assert (a.errors["sre"] - a.errors["sre_star"]).max() <= 2
     t = analyze(SAMPLE, sre_test="t", **kw)
-    assert t.params["sre_test"] == "t" and "statistic" in t.significance.columns
+    assert t.params["sre_test"] == "t"
+    # the t-test's p-values (the analysis keeps the compact table: no 'statistic' column)
+    want = stats.pair_significance(t.truth, "t", ["runs", "measure"])
+    np.testing.assert_array_equal(t.significance["p_value"], want["p_value"])
+    assert list(t.significance.columns) == ["runs", "measure", *COMPACT]
 
 
 def test_cli_sre_options(sample_pvalues, capsys):

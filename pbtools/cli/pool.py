@@ -85,6 +85,30 @@ def describe_simulation(pool, n_runs: int) -> str:
     )
 
 
+def write_simulation(pool, qrels_path, order_path, seed: int, collection: str) -> None:
+    """The simulated pool's qrels (and its judging order, when ``order_path``) as one set of
+    files: both replaced, or neither (:func:`pbtools.io.atomic.atomic_set`)."""
+    from pbtools import io, pooling
+    from pbtools.cli.provenance import provenance
+    from pbtools.io.atomic import atomic_set
+
+    paths = [qrels_path, *([order_path] if order_path else [])]
+    written = pool.qrels
+    with atomic_set(paths) as staged:
+        if pooling.is_sampling(pool.strategy):  # the universe with strata: sample_eval's format
+            written = pooling.sampled_qrels(pool)
+            io.to_sampled_qrels(written, staged[0])
+        else:
+            io.to_trec_qrels(written, staged[0])
+        if order_path:
+            meta = {"command": "pool", "strategy": pool.strategy.spec, "seed": seed}
+            meta = {**provenance(None, None), **meta, "collection": collection}
+            io.write_parquet(pool.order, staged[1], metadata=meta)
+    print(f"wrote {len(written)} qrels lines to {qrels_path}", file=sys.stderr)
+    if order_path:
+        print(f"wrote {len(pool.order)} rows to {order_path}", file=sys.stderr)
+
+
 def register(sub) -> None:
     """Add this command's sub-parser to ``sub``."""
     po = sub.add_parser(
@@ -159,7 +183,7 @@ def collection(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools pool``: |R|, |O|, |R_p|, d, |T|, reduced qrels, unique contributions."""
-    from pbtools import io, pooling
+    from pbtools import pooling
     from pbtools.io.desc import EACH_RUN_ITS_OWN
 
     strategy = check_strategy(args)  # checked by validate(); parsed here for the run
@@ -185,18 +209,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"  organizations: {info['one_org_per_run']}, so {EACH_RUN_ITS_OWN}")
     if strategy is not None:
         pool = simulate(args, strategy, col.runs, col.qrels, info["pooled_runs"])
-        written = pool.qrels
-        if pooling.is_sampling(strategy):  # the universe with strata: sample_eval's format
-            written = pooling.sampled_qrels(pool)
-            io.to_sampled_qrels(written, args.output)
-        else:
-            io.to_trec_qrels(written, args.output)
+        write_simulation(pool, args.output, args.order, args.seed, col.name)
         print()
         print(describe_simulation(pool, len(info["pooled_runs"])))
-        print(f"wrote {len(written)} qrels lines to {args.output}", file=sys.stderr)
-        if args.order:
-            meta = {"command": "pool", "strategy": pool.strategy.spec, "seed": args.seed}
-            emit(pool.order, "parquet", args.order, {**meta, "collection": col.name})
     if args.leave_out:
         reduced = pooling.leave_one_out(
             col.runs,

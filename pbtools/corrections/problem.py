@@ -130,6 +130,31 @@ class Problem(Scoring):
             self._cache[key] = compute()
         return self._cache[key]
 
+    def chunk(self, lo: int, hi: int, pair_u, pair_p, merges=None) -> Problem:
+        """This problem restricted to its runs to score ``lo:hi`` with the pairs ``pair_u``
+        (indices into ``new``, in ``lo:hi``), ``pair_p``: the encoding, the variants and
+        their tables (label histograms, padded labels) shared; ``merges`` the chunk's own."""
+        shared = {k: v for k, v in self._cache.items() if k in ("hist", "padded")}
+        return Problem(
+            enc=self.enc,
+            pooled=self.pooled,
+            depth=self.depth,
+            lab=self.lab,
+            present=self.present,
+            variants=self.variants,
+            new=self.new[lo:hi],
+            new_var=self.new_var[lo:hi],
+            pair_u=np.asarray(pair_u, dtype=np.int64) - lo,
+            pair_p=np.asarray(pair_p, dtype=np.int64),
+            truth_var=self.truth_var,
+            topics=self.topics,
+            decimals=self.decimals,
+            merges=merges,
+            weights=self.weights,
+            memoize=self.memoize,
+            _cache=shared,
+        )
+
     def forget(self) -> None:
         """Drop every memoised and cached score (the encoding stays)."""
         self._cache.clear()

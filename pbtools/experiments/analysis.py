@@ -273,7 +273,9 @@ def analyze(
         t_stage["leave-outs and truth"] = time.perf_counter() - t2
         stage("significance")
         t3 = time.perf_counter()
-        significance = stats.sre_significance(truth, sre_test, ["runs", "measure"], alpha)
+        significance = stats.sre_significance(
+            truth, sre_test, ["runs", "measure"], alpha, compact=True
+        )
         keys = ["leave_out", "runs", "measure", "estimator"]
         keyed = scores[[*keys, "name", "true", "estimate"]]
         errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)

@@ -37,11 +37,10 @@ import pandas as pd
 
 from pbtools.corrections.base import RESULT_COLUMNS
 from pbtools.corrections.choices import resolve
-from pbtools.corrections.correct import run_estimators
-from pbtools.corrections.lipani import Lipani, SharedMerges
 from pbtools.corrections.parallel import ordered_map, resolve_threads
 from pbtools.corrections.problem import Problem
 from pbtools.errors import InputError
+from pbtools.experiments.chunks import PairSpec, estimate_in_chunks, waves
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.ids import index_in
@@ -214,36 +213,27 @@ def experiment_tables(
     tied: list[dict] = []  # the ties at the top-fraction cut (top_fraction's records)
     if any(cfg.get("runs", "all") == "top75" for cfg in configs):
         blocks_of["top75"], tied = _top_blocks(base, slots, ms, fraction, top_ties)
-    cache = (
-        SharedMerges(float(opts["weight"]), str(opts["tie"])) if "lipani" in estimators else None
-    )
     from pbtools.progress import progress_bar
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
-    # every block's problem first, so that one streamed pass merges the pairs for all of them;
-    # the blocks built, then finished, on a few threads (numpy releases the GIL in the big
-    # array work), in block order: the results are the same whatever the thread count
+    # the blocks' problems (without their pairs), then the estimators on them one chunk of runs
+    # to score at a time (:mod:`pbtools.experiments.chunks`: the pairs of runs never all in
+    # memory; one streamed pass per chunk merges its pairs for every block of a wave, the
+    # blocks whose label arrays fit :data:`~pbtools.experiments.chunks.LABEL_BYTES`
+    # together); built, estimated and finished on a few threads (numpy releases the GIL in the
+    # big array work), in block order: the results are the same whatever the thread count
     threads = resolve_threads(threads)
     specs = [
         (cfg.get("leave_out", "org"), bms, b)
         for cfg in configs  # a handful of configurations
         for bms, b in blocks_of[cfg.get("runs", "all")]
     ]
-    made = iter(
-        list(ordered_map(lambda s: _build(base, org_of, s[2], s[0], cache), specs, threads))
-    )
-    built = []
-    for cfg in configs:
-        runs = cfg.get("runs", "all")
-        blocks = [(bms, next(made)) for bms, _b in blocks_of[runs]]
-        if cache is not None:
-            for bms, (problem, _ctx) in blocks:
-                lipani_ms = Lipani.supported(bms)
-                if lipani_ms:  # a block of measures Lipani's estimator skips: no merges
-                    cache.request(problem, lipani_ms)
-        built.append((runs, blocks))
-    tasks = [(bms, pc) for _runs, blocks in built for bms, pc in blocks]
-    done = ordered_map(lambda task: _finish(base, *task, estimators), tasks, threads, ahead=0)
+    label_bytes = [2 * (len(b) + 1) * enc.T * enc.U * base.lab0.itemsize for _lo, _m, b in specs]
+    outs = []
+    for wave in waves(label_bytes):  # one wave unless the label arrays are large
+        outs += _wave(base, org_of, [specs[i] for i in wave], estimators, threads)
+    done = iter(outs)
+    built = [(cfg.get("runs", "all"), blocks_of[cfg.get("runs", "all")]) for cfg in configs]
     results = []
     for runs, blocks in built:
         if bar is not None:
@@ -259,6 +249,20 @@ def experiment_tables(
     if bar is not None:
         bar.close()
     return results
+
+
+def _wave(base: _Base, org_of: dict, specs, estimators, threads: int) -> list:
+    """The blocks of ``specs`` built (:func:`_build`), estimated together a chunk of runs to
+    score at a time, and finished (:func:`_finish`): their ``(scores, truth)``, in order."""
+    made = list(ordered_map(lambda s: _build(base, org_of, s[2], s[0]), specs, threads))
+    tasks = [(s[1], pc) for s, pc in zip(specs, made, strict=True)]
+    estimated = estimate_in_chunks(
+        [(bms, problem, ctx[2]) for bms, (problem, ctx) in tasks], estimators, base.opts, threads
+    )
+    finish = ordered_map(
+        lambda i: _finish(base, *tasks[i], estimated[i]), range(len(tasks)), threads, ahead=0
+    )
+    return list(finish)
 
 
 def _pool_info(runs, qrels, pooled, depth, policy):
@@ -339,10 +343,11 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float, ties: str =
     return blocks, kept.attrs["ties"]
 
 
-def _build(base: _Base, org_of: dict, block, leave_out, cache):
-    """One run set S (``block``): the units' reduced qrels as a :class:`Problem` and what
-    :func:`_finish` needs besides (the run → unit map, the units). ``org_of``: the
-    organisation of every run the orgs frame lists."""
+def _build(base: _Base, org_of: dict, block, leave_out):
+    """One run set S (``block``): the units' reduced qrels as a :class:`Problem` without its
+    pairs and what :func:`_finish` needs besides (the run → unit map, the units, the pairs'
+    :class:`~pbtools.experiments.chunks.PairSpec`). ``org_of``: the organisation of every run
+    the orgs frame lists."""
     enc = base.enc
     names = np.asarray(enc.names)
     bnames = names[block]
@@ -371,33 +376,28 @@ def _build(base: _Base, org_of: dict, block, leave_out, cache):
     hist = variant_histograms(truth, only[cells], cells, len(lab))  # no pass over every variant
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
+    # R_p: the runs of S of another unit (rp="org") or every other run (rp="run"), as codes
     if base.opts["rp"] == "run":
-        ok = u_slots[:, None] != block[None, :]
+        spec = PairSpec(u_slots, block, block)
     else:
-        un = np.array([unit_of[n] for n in evaluated], dtype=object)
-        pn = np.array([unit_of.get(p, f"\0{p}") for p in bnames], dtype=object)
-        ok = un[:, None] != pn[None, :]
-    pu, pi = np.nonzero(ok)
+        un = pd.Index([unit_of[n] for n in evaluated], dtype="str")
+        pn = pd.Index([unit_of.get(p, f"\0{p}") for p in bnames], dtype="str")
+        keys = un.append(pn).unique()
+        spec = PairSpec(keys.get_indexer(un), keys.get_indexer(pn), block)
+    nothing = np.zeros(0, np.int64)
     problem = base.problem(
-        block,
-        lab,
-        u_slots,
-        u_var.astype(np.int64),
-        pu.astype(np.int64),
-        block[pi],
-        len(eval_units),
-        cache=cache,
+        block, lab, u_slots, u_var.astype(np.int64), nothing, nothing, len(eval_units)
     )
     problem.set_hist(hist)
-    return problem, (unit_of, eval_units)
+    return problem, (unit_of, eval_units, spec)
 
 
-def _finish(base: _Base, ms, built, estimators):
-    """Every estimator and the truth on one block's problem (:func:`_build`)."""
-    enc, (problem, (unit_of, eval_units)) = base.enc, built
+def _finish(base: _Base, ms, built, res):
+    """The truth on one block's problem (:func:`_build`) and the rows of its estimators
+    (``res``: :func:`~pbtools.experiments.chunks.estimate_in_chunks`) with it."""
+    enc, (problem, (unit_of, eval_units, _spec)) = base.enc, built
     names = np.asarray(enc.names)
     u_slots = problem.new
-    res = run_estimators(problem, ms, estimators, base.opts)
     # the truth, scored once on every topic a run answers or the qrels judge: its mean over the
     # run's topics (``topics``) is ``true``, its rows on every qrels topic the balanced design
     # of the paired statistics (a topic the run lacks scoring as an empty ranking, ``-c``)

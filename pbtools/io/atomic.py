@@ -168,6 +168,62 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def atomic_set(paths) -> Iterator[list[Path]]:
+    """Write several files as one set: every one of them replaced, or none.
+
+    Each target is checked first (:func:`check_target`). The block writes each file under its
+    own name in a private directory beside its target (``.NAME.XXXXXXXX.pbtools-tmp/NAME``, so
+    a writer that reads the suffix, ``.gz``, sees the target's); when it ends without an error
+    every file is ``fsync``'ed, then all are renamed over their targets one after the other.
+    On any exception before the renames every staged file is removed and every target is left as
+    it was. (A crash between two renames, a window of a few system calls, can leave some files
+    new; a ``SIGKILL`` before it leaves only the private directories.)
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> d = Path(tempfile.mkdtemp())
+    >>> with atomic_set([d / "a.txt", d / "b.txt"]) as (a, b):
+    ...     _ = a.write_text("one"), b.write_text("two")
+    >>> sorted(p.name for p in d.iterdir()), (d / "b.txt").read_text()
+    (['a.txt', 'b.txt'], 'two')
+    """
+    targets = [check_target(p) for p in paths]
+    if len(set(targets)) < len(targets):
+        raise UnsafeOutputError(f"{', '.join(map(str, paths))}: the same file given twice")
+    dirs: list[Path] = []
+    try:
+        for t in targets:
+            dirs.append(
+                Path(tempfile.mkdtemp(dir=t.parent, prefix=f".{t.name}.", suffix=TMP_SUFFIX))
+            )
+        staged = [d / t.name for d, t in zip(dirs, targets, strict=True)]
+        yield staged
+        for s, t in zip(staged, targets, strict=True):
+            if not s.is_file():
+                raise RuntimeError(f"{t}: the writer of the set did not write it")
+            fd = os.open(s, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.chmod(s, _new_mode(t))
+        fault_point("set", targets[0])
+        for s, t in zip(staged, targets, strict=True):
+            os.replace(s, t)
+        for t in {t.parent for t in targets}:
+            fsync_dir(t)
+    finally:
+        for d in dirs:  # created above: pbtools' own (empty after the renames)
+            for f in d.iterdir() if d.exists() else ():
+                with contextlib.suppress(FileNotFoundError):
+                    f.unlink()
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+@contextlib.contextmanager
 def atomic_write(path: PathLike, mode: str = "w", encoding: str | None = "utf-8"):
     """An open file (``mode`` ``"w"`` or ``"wb"``) whose content replaces ``path`` atomically
     when the block ends without an error (:func:`atomic_path`); flushed before the rename."""

@@ -144,7 +144,10 @@ def check_result_dir(path: PathLike, tables: tuple = ()) -> None:
     if not names:
         return
     manifest = _manifest_of(target)
-    known = {*manifest["files"], MANIFEST} if manifest else {f"{t}.parquet" for t in tables}
+    listed = manifest["files"] if manifest else {}
+    # a set's files may lie in sub-directories (a track): its top-level names are theirs
+    known = {n.split("/")[0] for n in listed} | {MANIFEST} if manifest else set()
+    known = known or {f"{t}.parquet" for t in tables}
     other = sorted(names - known)
     if other:
         raise ResultSetError(
@@ -173,9 +176,15 @@ def _renameat2_exchange(a: Path, b: Path) -> bool:
 def _remove_set(old: Path, names) -> None:
     """Remove an old result set: the files it lists and the directory (left if anything else
     appeared in it)."""
+    subdirs = set()
     for name in names:
         with contextlib.suppress(FileNotFoundError):
             (old / name).unlink()
+        parts = name.split("/")[:-1]
+        subdirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    for sub in sorted(subdirs, key=lambda d: -d.count("/")):  # the deepest first
+        with contextlib.suppress(OSError):
+            (old / sub).rmdir()
     with contextlib.suppress(OSError):
         old.rmdir()
 
@@ -277,6 +286,69 @@ def write_results(
                 shutil.rmtree(new, ignore_errors=True)  # created above: pbtools' own
             raise
     return [target / f"{name}.parquet" for name in names]
+
+
+def write_directory(path: PathLike, build, *, params: dict | None = None) -> Path:
+    """Write a directory of files (sub-directories allowed) as one set, all or nothing.
+
+    ``build(tmp)`` writes the files into ``tmp``, a sibling temporary directory of ``path``;
+    ``manifest.json`` (each file's relative path, bytes and SHA-256, the pbtools version,
+    ``params``) is written last and the set replaces ``path`` in one step, as
+    :func:`write_results` does: ``path`` may not exist, be empty or hold an earlier set of
+    pbtools; anything else is refused before any work. On any failure the temporary directory
+    is removed and ``path`` is left as it was. Returns ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> def build(tmp):
+    ...     (tmp / "a").mkdir()
+    ...     _ = (tmp / "a" / "x").write_text("1")
+    >>> out = write_directory(f"{d}/t", build)
+    >>> sorted(read_manifest(out)["files"])
+    ['a/x']
+    """
+    import pbtools
+
+    target = Path(path)
+    check_result_dir(target)
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"{path}: the directory {target.parent} does not exist")
+    with hold(target) as real:
+        new = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".new"))
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(new, 0o777 & ~umask)
+            build(new)
+            files = {
+                f.relative_to(new).as_posix(): {"bytes": f.stat().st_size, "sha256": sha256_file(f)}
+                for f in sorted(new.rglob("*"))
+                if f.is_file()
+            }
+            manifest = {
+                "format": FORMAT,
+                "pbtools_version": pbtools.__version__,
+                "files": files,
+                "parameters": params or {},
+            }
+            write_text(new / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
+            _swap(new, real, ())
+        except BaseException:
+            if new.exists():
+                shutil.rmtree(new, ignore_errors=True)  # created above: pbtools' own
+            raise
+    return target
+
+
+def read_manifest(path: PathLike) -> dict:
+    """The manifest of the result set or directory ``path`` (:class:`ResultSetError` when it
+    has none)."""
+    manifest = _manifest_of(Path(path))
+    if manifest is None:
+        raise ResultSetError(f"{path}: has no {MANIFEST}: not a complete pbtools set")
+    return manifest
 
 
 class ResultSet(dict):

@@ -32,6 +32,7 @@ from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.groups import group_frame_rows
 from pbtools.pooling.dense import expand_ranges
+from pbtools.stats.pairjoin import crossed_rejects
 
 _VALUE_COLUMNS = ("name", "true", "estimate", "qid")
 
@@ -239,50 +240,6 @@ def _sre(prepared) -> pd.DataFrame:
     return _with_keys(groups, sre=np.bincount(g, crossed, minlength=len(groups)).astype(np.int64))
 
 
-def _reject_table(significance: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    require_columns(significance, ("name_a", "name_b"), "significance")
-    sig = significance.copy(deep=False)
-    if "reject" not in sig.columns:
-        if "p_value" not in sig.columns:
-            raise ValueError("significance needs a 'reject' or a 'p_value' column")
-        sig["reject"] = sig["p_value"].to_numpy(float) < alpha
-    return sig
-
-
-def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Element-wise (min, max): the unordered pair's key."""
-    first = a <= b
-    return np.where(first, a, b), np.where(first, b, a)
-
-
-def _joint_codes(*columns: pd.Series, as_str: bool = False) -> tuple[list[np.ndarray], int]:
-    """Codes of several columns in one shared dictionary (equal values, equal codes; with
-    ``as_str``, equal ``str`` of the values).
-
-    Each column is reduced to its own dictionary first (a categorical's categories, the distinct
-    values otherwise) and only the dictionaries are joined: a column of runs² pairs costs its
-    integer codes, never a Python string per row.
-    """
-    dicts, parts = [], []
-    for c in columns:
-        if isinstance(c.dtype, pd.CategoricalDtype):
-            codes = c.cat.codes.to_numpy().astype(np.int64)
-            values = np.asarray(c.cat.categories, dtype=object)
-            if (codes < 0).any():  # missing values: one more entry, after the categories
-                values = np.append(values, np.nan)
-                codes = np.where(codes < 0, len(values) - 1, codes)
-        else:
-            codes, values = pd.factorize(c.to_numpy(), use_na_sentinel=False)
-            codes, values = codes.astype(np.int64), np.asarray(values, dtype=object)
-        dicts.append(values.astype(str).astype(object) if as_str else values)
-        parts.append(codes)
-    every = pd.Series(np.concatenate(dicts), dtype=object)
-    joint, uniq = pd.factorize(every, use_na_sentinel=False)
-    bounds = np.cumsum([0, *(len(d) for d in dicts)])
-    ends = zip(bounds[:-1], bounds[1:], parts, strict=True)
-    return [joint[a:b].astype(np.int64)[codes] for a, b, codes in ends], len(uniq)
-
-
 def sre_star(
     frame: pd.DataFrame,
     significance: pd.DataFrame,
@@ -332,39 +289,9 @@ def sre_star(
 def _sre_star(prepared, significance: pd.DataFrame, alpha: float) -> pd.DataFrame:
     keys, df, g, groups = prepared
     t, lo, hi = _crossing(prepared)
-    sig = _reject_table(significance, alpha)
-    join_keys = [k for k in keys if k in sig.columns]
     i, j = _crossed_pairs(g, t, lo, hi)
-    # the join on (join keys, unordered pair), on integer codes shared by both sides
-    (run, sa, sb), n_names = _joint_codes(df["name"], sig["name_a"], sig["name_b"], as_str=True)
-    p_lo, p_hi = _ordered(run[i], run[j])
-    s_lo, s_hi = _ordered(sa, sb)
-    pkey = np.zeros(len(i), dtype=np.int64)
-    skey = np.zeros(len(sig), dtype=np.int64)
-    for k in join_keys:
-        (dk, sk), n = _joint_codes(df[k], sig[k])
-        pkey, skey = pkey * n + dk[i], skey * n + sk
-    pkey = (pkey * n_names + p_lo) * n_names + p_hi
-    skey = (skey * n_names + s_lo) * n_names + s_hi
-    on = [*join_keys, "_lo", "_hi"]
-    o = np.argsort(skey, kind="stable")
-    sorted_keys = skey[o]
-    if len(sorted_keys) > 1 and (sorted_keys[1:] == sorted_keys[:-1]).any():
-        raise ValueError(f"significance has duplicate pairs for keys {on[:-2]}")
-    pos = np.minimum(np.searchsorted(sorted_keys, pkey), max(len(o) - 1, 0))
-    found = sorted_keys[pos] == pkey if len(o) else np.zeros(len(pkey), dtype=bool)
-    reject = sig["reject"]
-    na = reject.isna().to_numpy()
-    rej_of = o[pos] if len(o) else pos
-    bad = ~found | (na[rej_of] if len(o) else True)
-    if bad.any():
-        names = df["name"].astype(str).to_numpy(dtype=object)
-        lo_n, hi_n = _ordered(names[i[bad]], names[j[bad]])
-        miss = pd.DataFrame({k: df[k].to_numpy()[i[bad]] for k in join_keys})
-        miss["_lo"], miss["_hi"] = lo_n, hi_n
-        miss = miss.drop_duplicates().head(5)
-        raise ValueError(f"significance lacks crossed pairs (joined on {on[:-2]} + pair):\n{miss}")
-    hits = reject.to_numpy()[rej_of].astype(bool)
+    # each crossed pair looked up in the table of every pair, a chunk of it at a time
+    hits = crossed_rejects(df, i, j, significance, keys, alpha)
     counts = np.bincount(g[i], hits, minlength=len(groups))
     return _with_keys(groups, sre_star=counts.astype(np.int64))
 

@@ -17,7 +17,7 @@ from scipy.interpolate import CubicSpline
 
 from pbtools.errors import InputError
 from pbtools.pooling.dense import CHUNK
-from pbtools.stats.matrix import by_groups, pair_indices, score_matrix
+from pbtools.stats.matrix import by_groups, pair_indices, pair_names, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
 
@@ -148,6 +148,7 @@ def tukey_hsd(
     alpha: float = 0.05,
     by: list[str] | None = None,
     unbalanced: bool = False,
+    categorical: bool = False,
 ) -> pd.DataFrame:
     """Tukey's honestly significant difference test over all pairs of runs (Carterette 2012).
 
@@ -180,6 +181,9 @@ def tukey_hsd(
         :func:`pbtools.stats.sre_star`.
     unbalanced : bool
         Accept runs scored on different topics (Tukey-Kramer, above).
+    categorical : bool
+        ``name_a``, ``name_b`` (and the keys of ``by``) as categoricals: codes into the run
+        names, a few bytes a pair (:func:`~pbtools.stats.matrix.pair_names`).
 
     Returns
     -------
@@ -208,7 +212,7 @@ def tukey_hsd(
     ([0.35, 0.65, 0.3], 3)
     """
     if by:
-        return _grouped(results, list(by), measure, two_way, alpha, unbalanced)
+        return _grouped(results, list(by), measure, two_way, alpha, unbalanced, categorical)
     sm = score_matrix(results, measure, missing=unbalanced)
     x, k, t = sm.values, sm.k, sm.t
     a, b = pair_indices(k)
@@ -237,10 +241,11 @@ def tukey_hsd(
     q = np.where(diff == 0, 0.0, q)
     p = studentized_range_sf(q, k, df_resid)
     crit = studentized_range_isf(alpha, k, df_resid) * se
+    name_a, name_b = pair_names(sm.names, a, b, categorical)
     out = pd.DataFrame(
         {
-            "name_a": pd.array(sm.names[a], dtype="str"),
-            "name_b": pd.array(sm.names[b], dtype="str"),
+            "name_a": name_a,
+            "name_b": name_b,
             "diff": diff,
             "p_value": p,
             "reject": p < alpha,
@@ -269,7 +274,12 @@ def _residuals(x, present, run_means, two_way) -> tuple[np.ndarray, int]:
     return y - design @ coef, len(y) - int(rank)
 
 
-def _grouped(results, by, measure, two_way, alpha, unbalanced=False) -> pd.DataFrame:
+def _grouped(results, by, measure, two_way, alpha, unbalanced, categorical) -> pd.DataFrame:
     return by_groups(
-        results, by, lambda g: tukey_hsd(g, measure, two_way, alpha, unbalanced=unbalanced)
+        results,
+        by,
+        lambda g: tukey_hsd(
+            g, measure, two_way, alpha, unbalanced=unbalanced, categorical=categorical
+        ),
+        categorical=categorical,
     )

@@ -166,9 +166,45 @@ def pair_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(k, 1)
 
 
-def by_groups(results: pd.DataFrame, by: list[str], test) -> pd.DataFrame:
+def pair_names(names, a, b, categorical: bool = False):
+    """The ``name_a``, ``name_b`` columns of the pairs ``(a, b)`` of ``names`` (sorted, unique):
+    strings, or with ``categorical`` dictionary codes into ``names`` (2 bytes a row below
+    32,768 runs, instead of a string each).
+
+    Examples
+    --------
+    >>> a, b = pair_names(np.array(["x", "y", "z"]), *pair_indices(3), categorical=True)
+    >>> a.tolist(), b.tolist(), str(a.codes.dtype)
+    (['x', 'x', 'y'], ['y', 'z', 'z'], 'int8')
+    """
+    if categorical:
+        dtype = pd.CategoricalDtype(pd.Index(np.asarray(names, dtype=object), dtype="str"))
+        return tuple(pd.Categorical.from_codes(x, dtype=dtype) for x in (a, b))
+    return pd.array(names[a], dtype="str"), pd.array(names[b], dtype="str")
+
+
+def _stack_categorical(parts: list, col: str) -> pd.Categorical:
+    """The categorical column ``col`` of ``parts`` stacked over the union of their categories."""
+    cats = [p[col].cat.categories for p in parts]
+    union = pd.Index(sorted(set().union(*(c.astype(str) for c in cats))), dtype="str")
+    dtype = pd.CategoricalDtype(union)
+    codes = []
+    for p, c in zip(parts, cats, strict=True):
+        m = union.get_indexer(c.astype(str))
+        code = p[col].cat.codes.to_numpy()
+        codes.append(np.where(code >= 0, m[code], -1))
+    return pd.Categorical.from_codes(np.concatenate(codes), dtype=dtype)
+
+
+def by_groups(
+    results: pd.DataFrame, by: list[str], test, categorical: bool = False
+) -> pd.DataFrame:
     """``test(group)`` (a frame of pairs) within each group of the ``by`` keys, the keys
     leading the output (sorted groups); ``by=[]``: ``test(results)``.
+
+    ``categorical``: the keys are categorical, and so are the groups' categorical columns
+    (over the union of their categories), the output built a column at a time (each group's
+    column freed as it is stacked): a table of runs² pairs is held about once, not twice.
 
     Examples
     --------
@@ -185,8 +221,22 @@ def by_groups(results: pd.DataFrame, by: list[str], test) -> pd.DataFrame:
     for key, grp in results.groupby(list(by), sort=True, observed=True):
         parts.append(test(grp))
         keys.append(key if isinstance(key, tuple) else (key,))
-    out = pd.concat(parts, ignore_index=True)
     sizes = [len(p) for p in parts]
+    if categorical and parts:
+        group = np.repeat(np.arange(len(keys)), sizes)
+        cols: dict = {}
+        for c, name in enumerate(by):
+            cat = pd.Categorical(pd.Series([k[c] for k in keys]))
+            cols[name] = pd.Categorical.from_codes(cat.codes[group], dtype=cat.dtype)
+        for col in list(parts[0].columns):
+            if isinstance(parts[0][col].dtype, pd.CategoricalDtype):
+                cols[col] = _stack_categorical(parts, col)
+            else:
+                cols[col] = np.concatenate([p[col].to_numpy() for p in parts])
+            for p in parts:
+                del p[col]
+        return pd.DataFrame(cols)
+    out = pd.concat(parts, ignore_index=True)
     for c in reversed(range(len(by))):  # the keys lead, one insert per key column
         vals = pd.Series([k[c] for k in keys])  # inferred as a scalar key inserted would be
         out.insert(0, by[c], vals.iloc[np.repeat(np.arange(len(keys)), sizes)].to_numpy())

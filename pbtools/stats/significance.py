@@ -38,7 +38,7 @@ import pandas as pd
 from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.stats.hsd import tukey_hsd
-from pbtools.stats.matrix import by_groups, pair_indices, score_matrix
+from pbtools.stats.matrix import by_groups, pair_indices, pair_names, score_matrix
 from pbtools.stats.power import paired_t_test
 
 #: the named tests behind SRE* (a path to p-values files is the third source)
@@ -64,6 +64,7 @@ def pair_significance(
     test: str = "hsd",
     by: Sequence[str] | None = None,
     alpha: float = 0.05,
+    compact: bool = False,
 ) -> pd.DataFrame:
     """p-values of every pair of runs in the per-topic truth, on the topics of each run's average.
 
@@ -78,6 +79,12 @@ def pair_significance(
     by : sequence of str, optional
         Key columns (e.g. ``["runs", "measure"]``): one test per group, the keys leading.
     alpha : float
+    compact : bool
+        The table as :func:`pbtools.stats.sre_star` and an analysis need it, for runs² pairs:
+        keys, ``name_a`` and ``name_b`` categorical (codes into the names), and of the test's
+        own columns only ``diff`` (:data:`COMPACT_COLUMNS`): about 23 bytes a pair and key
+        (1 + 1 + 2 + 2 + 8 + 8 + 1 below 32,768 runs), each group's table trimmed as soon as
+        it is computed.
 
     Returns
     -------
@@ -100,20 +107,42 @@ def pair_significance(
     if test not in SRE_TESTS:
         raise InputError(f"unknown SRE* test {test!r}; known: {sorted(SRE_TESTS)} or a path")
     rows = _ranked(truth)
-    if test == "hsd":
+    if test == "hsd" and not compact:
         return tukey_hsd(rows, by=list(by) if by else None, alpha=alpha, unbalanced=True)
-    return by_groups(rows, list(by or ()), lambda g: _all_pairs_t(g, alpha))
+    if test == "hsd":
+
+        def one(g):
+            return _trim(tukey_hsd(g, alpha=alpha, unbalanced=True, categorical=True))
+
+    else:
+
+        def one(g):
+            return _trim(_all_pairs_t(g, alpha, compact), compact)
+
+    return by_groups(rows, list(by or ()), one, categorical=compact)
 
 
-def _all_pairs_t(rows: pd.DataFrame, alpha: float) -> pd.DataFrame:
+#: the columns of a compact significance table besides its keys (:func:`pair_significance`)
+COMPACT_COLUMNS = ("name_a", "name_b", "diff", "p_value", "reject")
+
+
+def _trim(table: pd.DataFrame, compact: bool = True) -> pd.DataFrame:
+    if not compact:
+        return table
+    # a deep copy: a selection may keep the whole block of the test's float columns alive
+    return table[[c for c in table.columns if c in COMPACT_COLUMNS]].copy(deep=True)
+
+
+def _all_pairs_t(rows: pd.DataFrame, alpha: float, categorical: bool = False) -> pd.DataFrame:
     sm = score_matrix(rows, None, missing=True)
     a, b = pair_indices(sm.k)
     z = sm.values[a] - sm.values[b]  # NaN where one run of the pair lacks the topic
     t, p, _ = paired_t_test(z, alpha)
+    name_a, name_b = pair_names(sm.names, a, b, categorical)
     return pd.DataFrame(
         {
-            "name_a": pd.array(sm.names[a], dtype="str"),
-            "name_b": pd.array(sm.names[b], dtype="str"),
+            "name_a": name_a,
+            "name_b": name_b,
             "diff": np.nanmean(z, axis=1),
             "statistic": t,
             "p_value": p,
@@ -297,9 +326,10 @@ def sre_significance(
     test: str | Path = "hsd",
     by: Sequence[str] = ("measure",),
     alpha: float = 0.05,
+    compact: bool = False,
 ) -> pd.DataFrame:
-    """The pairs behind SRE*: :func:`pair_significance` for a test of :data:`SRE_TESTS`, else
-    ``test`` is a path of p-values files (:func:`pvalue_significance`).
+    """The pairs behind SRE*: :func:`pair_significance` for a test of :data:`SRE_TESTS` (with
+    ``compact``), else ``test`` is a path of p-values files (:func:`pvalue_significance`).
 
     Examples
     --------
@@ -310,7 +340,7 @@ def sre_significance(
     [['P@5', 'a', 'b']]
     """
     if isinstance(test, str) and test in SRE_TESTS:
-        return pair_significance(truth, test, by, alpha)
+        return pair_significance(truth, test, by, alpha, compact)
     if not Path(test).exists():
         raise InputError(
             f"SRE* test {str(test)!r} is neither a test ({', '.join(SRE_TESTS)}) nor an "
@@ -320,6 +350,7 @@ def sre_significance(
 
 
 __all__ = [
+    "COMPACT_COLUMNS",
     "SRE_TESTS",
     "PValuesWarning",
     "pair_significance",
