@@ -93,7 +93,7 @@ from claims import num, pct  # noqa: E402
 from pbtools import grid, measures, pooling, stats  # noqa: E402
 from pbtools.frames import judge  # noqa: E402
 from pbtools.pooling import inference  # noqa: E402
-from pbtools.pooling.contrib import top_rows  # noqa: E402
+from pbtools.pooling.who_pooled import top_rows  # noqa: E402
 
 TITLE = 'Sakai (2008), "On the robustness of information retrieval metrics to biased assessments"'
 #: Sakai's nine metrics in the paper's column order: (label, pbtools measure name)
@@ -216,7 +216,7 @@ def evaluate_conditions(
     """
     red = reduced_qrels(kind, conditions, qrels, pool_runs, orgs, pooled, depth)
     pt = measures.evaluate(
-        runs, red, metric_names, keys=["condition"], per_topic=True, all_topics=True
+        runs, red, metric_names, keys=["condition"], per_topic=True, topics="all"
     )
     pt = pt[["condition", "name", "qid", "measure", "value"]].astype(
         {"condition": "str", "name": "str", "qid": "str", "measure": "str"}

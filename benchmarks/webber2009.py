@@ -78,7 +78,7 @@ from claims import num, share  # noqa: E402
 
 from pbtools import corrections, grid, measures, pooling, stats  # noqa: E402
 from pbtools.frames import unify  # noqa: E402
-from pbtools.pooling.contrib import top_rows  # noqa: E402
+from pbtools.pooling.who_pooled import top_rows  # noqa: E402
 
 TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
 DEFAULTS = dict(

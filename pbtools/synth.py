@@ -32,7 +32,7 @@ Generation works over blocks of runs, so memory stays ~ block × topics × docs 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -400,8 +400,3 @@ def _qrels_from_mask(
             "label": rel[t, d].astype(LABEL_DTYPE),
         }
     )
-
-
-def params_dict(c: SyntheticCollection) -> dict:
-    """The generating parameters as a plain dict (for reports and Parquet metadata)."""
-    return asdict(c.params)

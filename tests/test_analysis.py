@@ -209,6 +209,7 @@ def test_plan_configs_never_asks_for_more_than_it_can_use(monkeypatch):
     assert plan_configs(configs, 2, "tcp://x:8786", 10) == (2, 1, None)
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_identical_results():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
     with (

@@ -82,7 +82,7 @@ def _read_out(path: Path) -> pd.DataFrame:
     return df
 
 
-def _ours(runs, qrels, trec_names, rel=1, all_topics=False) -> dict[tuple[str, str], float]:
+def _ours(runs, qrels, trec_names, rel=1, topics=None) -> dict[tuple[str, str], float]:
     """{(trec_eval name, qid or 'all'): value} computed by pbtools."""
 
     def name(t):
@@ -93,7 +93,7 @@ def _ours(runs, qrels, trec_names, rel=1, all_topics=False) -> dict[tuple[str, s
         return M.parse(f"{m.base}(rel={rel})" + (f"@{m.cutoff}" if m.cutoff else ""))
 
     ms = [name(t) for t in trec_names]
-    pt = M.evaluate(runs, qrels, ms, per_topic=True, all_topics=all_topics)
+    pt = M.evaluate(runs, qrels, ms, per_topic=True, topics=topics)
     avg = M.aggregate(pt)
     out = {}
     canon = {str(m): t for m, t in zip(ms, trec_names, strict=True)}
@@ -138,7 +138,7 @@ def test_out_test_aqc(conf):
     """``-c`` on results.trunc (topic 302 missing, short rankings): out.test.aqc."""
     runs, qrels = _read_run(conf / "results.trunc"), _read_qrels(conf / "qrels.test")
     assert set(runs["qid"].astype(str)) == {"301", "303"}
-    ours = _ours(runs, qrels, SUPPORTED, all_topics=True)
+    ours = _ours(runs, qrels, SUPPORTED, topics="all")
     assert _compare(_read_out(conf / "out.test.aqc"), ours, SUPPORTED) == 4 * len(SUPPORTED)
 
 

@@ -1,4 +1,4 @@
-"""Tests for pbtools.fixtures: the awkward track, its plants, and pool inference on it."""
+"""Tests for tests/track_fixtures.py: the awkward track, its plants, and pool inference on it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import track_fixtures as fixtures
 
-from pbtools import fixtures, frames, io
+from pbtools import frames, io
 from pbtools.cli import main
 from pbtools.frames import TrecFormatError
 from pbtools.pooling.inference import infer_pool

@@ -196,6 +196,7 @@ def test_files_in_files_out(coll, tmp_path):
     assert out["topic_ci_low"].notna().all()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TREC2.is_dir(), reason="../shared TREC-2 data is not present")
 def test_trec2_one_liner():
     from pbtools.io import read_runs

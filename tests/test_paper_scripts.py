@@ -103,6 +103,7 @@ def _claims_files(out: Path, ids) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sakai2008(track, tmp_path):
     sakai = _load("sakai2008")
     out = tmp_path / "sakai"
@@ -166,6 +167,7 @@ def test_sakai_help_names_departures(capsys):
     assert "--answered-topics" in text and "--combos" in text and "departure" in text
 
 
+@pytest.mark.slow
 def test_webber2009(track, tmp_path):
     webber = _load("webber2009")
     out = tmp_path / "webber"
@@ -201,6 +203,7 @@ def test_webber2009(track, tmp_path):
     assert "Table 2" in text and "TREC-8" in text  # the missing manual-run data is reported
 
 
+@pytest.mark.slow
 def test_buckley2006(track, tmp_path):
     buckley = _load("buckley2006")
     out = tmp_path / "buckley"
@@ -274,6 +277,7 @@ def test_webber_vectorised_adjustment_matches_library():
         assert est["mixed"][j] == pytest.approx(mixed, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_lipani2015(track, tmp_path):
     """Table 2, the sweeps, Figure 2, the claims and the figures on the sample; the Ad Hoc 2
     checker catches a difference."""
@@ -479,6 +483,7 @@ def test_lipani_trec2_verdicts(trec2_lipani):
     assert verdicts(trec2_lipani["claims"]) == LIPANI_TREC2
 
 
+@pytest.mark.slow
 def test_buckley_synthetic_verdicts():
     """On the synthetic collection (complete judgments, pool depth 50) the two testable claims
     hold as on TREC-2: shallower pools make unique relevant documents worth more, and removing

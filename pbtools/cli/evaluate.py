@@ -131,8 +131,9 @@ def run(args: argparse.Namespace) -> int:
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
     names = list(args.measure or DEFAULT_MEASURES)
-    per = m.evaluate(runs, qrels, names, per_topic=True, all_topics=args.all_topics)
-    avg = m.aggregate(per, qrels=qrels, all_topics=args.all_topics)
+    mode = "all" if args.all_topics else None
+    per = m.evaluate(runs, qrels, names, per_topic=True, topics=mode)
+    avg = m.aggregate(per, qrels=qrels, topics=mode)
     if len(avg) == 0:
         raise EmptyResult(
             "no result: no run answers a topic that the qrels judge (run topics: "
