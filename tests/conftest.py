@@ -24,6 +24,21 @@ def pytest_configure(config):
     budget.QUICK = "not slow" in (config.getoption("markexpr") or "")
 
 
+#: doctests that take seconds (a whole HTML page with its figures, a bootstrap of thousands
+#: of resamples): marked slow like the tests, so the quick subset leaves them out
+SLOW_DOCTESTS = {
+    "pbtools.experiments.htmlreport",
+    "pbtools.corrections.bootstrap.topic_bootstrap",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name in SLOW_DOCTESTS and isinstance(item, pytest.DoctestItem):
+            item.add_marker(pytest.mark.slow)
+
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 

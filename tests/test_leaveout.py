@@ -22,9 +22,19 @@ DEPTH = 10
 
 @pytest.fixture(scope="module")
 def col():
-    return synth.generate(
+    """A synthetic collection whose qrels also judge relevant 40 retrieved documents that no
+    pooled run ranks in its top d (as real qrels do): the re-pool of a run set drops them."""
+    c = synth.generate(
         topics=6, docs=80, runs=8, orgs=4, run_length=30, depth=DEPTH, unpooled=1, seed=2
     )
+    key = ["qid", "docno"]
+    extra = c.truth.astype({"qid": str, "docno": str}).merge(
+        c.qrels.astype({"qid": str, "docno": str})[key], on=key, how="left", indicator=True
+    )
+    extra = extra[extra["_merge"] == "left_only"].sample(40, random_state=0).assign(label=1)
+    qrels = pd.concat([c.qrels.astype({"qid": str, "docno": str}), extra[[*key, "label"]]])
+    c.qrels = qrels.reset_index(drop=True)
+    return c
 
 
 def _run(col, orgs=None, **kw):
