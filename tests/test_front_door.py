@@ -150,3 +150,9 @@ def test_protocol_reads_leniently_and_says_so(dirty_track):
         assert a.params["float32"] is True and a.params["run_id"] == "lipani2015"
     args = ["analyze", str(dirty_track), "-m", "P@10", "--leave-out", "org", "--no-progress"]
     assert main([*args, "--protocol", "lipani2015", "--lenient"]) == 0
+
+
+def test_an_option_the_protocol_overrides_is_refused(tiny_collection, capsys):
+    args = ["analyze", str(tiny_collection), "--protocol", "lipani2015", "--run-id", "file"]
+    assert main(args) == 2
+    assert "--run-id file cannot apply with --protocol lipani2015" in capsys.readouterr().err
