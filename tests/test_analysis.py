@@ -110,6 +110,7 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
     assert (tmp_path / "scores.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_jobs_give_identical_results(monkeypatch, capsys):
     from pbtools.experiments import analysis
 

@@ -107,6 +107,7 @@ def test_analyze_true_scores_are_the_evaluated_scores(sample):
     assert (plain["estimate"] <= plain["true"] + 1e-12).all()
 
 
+@pytest.mark.slow
 def test_analyze_cli_every_family_at_once(capsys):
     code, out, err = run_cli(capsys, "analyze", *(f"-m{m}" for m in ALL), "--jobs", "1")
     assert code == 0
