@@ -1,7 +1,7 @@
 """How many examples a property test draws (hypothesis ``max_examples``).
 
 The full suite (``python3 -m pytest``, CI) draws every test's full number; the quick subset
-(``python3 -m pytest -m "not slow"``, the inner loop) a quarter of it, at least 10: the same
+(``python3 -m pytest -m "not slow"``, the inner loop) a fifth of it, at least 10: the same
 properties, checked on fewer random cases. ``conftest.py`` sets :data:`QUICK` from the ``-m``
 expression before the test modules are imported.
 """
@@ -11,5 +11,5 @@ QUICK = False
 
 
 def examples(n: int) -> int:
-    """``n`` examples in the full suite, ``max(10, n // 4)`` in the quick subset."""
-    return max(10, n // 4) if QUICK else n
+    """``n`` examples in the full suite, ``max(10, n // 5)`` in the quick subset."""
+    return max(10, n // 5) if QUICK else n
