@@ -3,9 +3,27 @@
 Load TREC runs and qrels into long, Arrow-backed pandas frames (:mod:`pbtools.io`), score them with
 trec_eval-exact measures (:mod:`pbtools.measures`), simulate pools (:mod:`pbtools.pooling`), correct
 the scores of unpooled runs (:mod:`pbtools.corrections`) and compare estimators
-(:mod:`pbtools.stats`). :func:`pbtools.compare` compares runs with paired tests and renders
-Markdown and LaTeX tables; :func:`pbtools.correct` corrects a new run's scores against a
-collection in one call, with bootstrap confidence intervals. See README.md.
+(:mod:`pbtools.stats`). See README.md.
+
+The front door, one verb per task, imported on first use:
+
+==================  ===========================================================================
+``read_collection`` a track ``TRACK/{QRels/,Runs/,desc.xml}`` (:func:`pbtools.io.read_collection`)
+``evaluate``        trec_eval-exact measures of runs (:func:`pbtools.measures.evaluate`)
+``compare``         paired tests between runs, Markdown/LaTeX tables
+                    (:func:`pbtools.stats.comparison.compare`)
+``correct``         a new run's corrected scores against a collection, with intervals
+                    (:func:`pbtools.experiments.oneline.correct`)
+``analyze``         the bias analysis of a collection, what ``pbtools analyze`` prints
+                    (:func:`pbtools.experiments.analysis.analyze`)
+``report``          its HTML page, what ``pbtools report`` writes (:func:`pbtools.toplevel.report`)
+``simulate_pool``   a fixed-cost pool by a strategy (:func:`pbtools.toplevel.simulate_pool`)
+``reproduce``       one of the four papers on any collections (:func:`pbtools.papers.reproduce`)
+==================  ===========================================================================
+
+One vocabulary: frames in the order ``(runs, qrels)``, ``leave_out="run"|"org"`` for the unit
+withdrawn from the pool, ``topics="judged"|"all"|"answered"`` for the topics a run is averaged
+over (``topics="all"`` is trec_eval's ``-c``).
 """
 
 import sys as _sys
@@ -19,27 +37,37 @@ __all__ = [
     "InputError",
     "TrecFormatError",
     "TrecFormatWarning",
+    "analyze",
     "compare",
     "correct",
+    "evaluate",
     "judge",
     "reproduce",
+    "read_collection",
+    "report",
+    "simulate_pool",
     "trec_order",
     "__version__",
 ]
 
 #: names imported on first use (:pep:`562`): ``import pbtools`` imports neither pandas nor
 #: numpy, so ``pbtools --help`` and ``--version`` start in a fraction of pandas' own import
-#: time (``benchmarks/startup.py``); ``pbtools.compare`` and ``pbtools.correct`` need scipy
-#: and the experiments, which the command line and the readers do not
+#: time (``benchmarks/startup.py``); the front door's verbs need the readers, the measures,
+#: scipy or the experiments, which ``import pbtools`` does not load
 _LAZY = {
     "TrecFormatError": "pbtools.frames",
     "TrecFormatWarning": "pbtools.frames",
     "judge": "pbtools.frames",
     "trec_order": "pbtools.frames",
     "Comparison": "pbtools.stats.comparison",
+    "analyze": "pbtools.experiments.analysis",
     "compare": "pbtools.stats.comparison",
     "correct": "pbtools.experiments.oneline",
+    "evaluate": "pbtools.measures.evaluate",
+    "read_collection": "pbtools.io.readers",
+    "report": "pbtools.toplevel",
     "reproduce": "pbtools.papers.reproduce",
+    "simulate_pool": "pbtools.toplevel",
 }
 
 

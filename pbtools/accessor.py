@@ -82,11 +82,14 @@ class PbAccessor:
         qrels: pd.DataFrame | None = None,
         *,
         per_topic: bool = False,
+        topics: str | None = None,
         all_topics: bool = False,
     ) -> pd.DataFrame:
         """Measures of a judged frame: averages (``name``, ``measure``, ``value``) or per topic.
 
-        ``qrels`` defaults to the ones :meth:`judge` used. See :func:`pbtools.measures.compute`.
+        ``qrels`` defaults to the ones :meth:`judge` used; ``topics="all"`` averages over every
+        qrels topic (trec_eval ``-c``; ``all_topics=True`` is its deprecated spelling). See
+        :func:`pbtools.measures.compute`.
         """
         from pbtools import measures as m
 
@@ -103,7 +106,7 @@ class PbAccessor:
         per = m.compute(self._df, qrels, names, keys=keys)
         if per_topic:
             return per
-        return m.aggregate(per, qrels=qrels, all_topics=all_topics)
+        return m.aggregate(per, qrels=qrels, topics=topics, all_topics=all_topics)
 
     @validates(self="run")
     def evaluate(
@@ -112,12 +115,15 @@ class PbAccessor:
         measures: str | Sequence[str],
         *,
         per_topic: bool = False,
+        topics: str | None = None,
         all_topics: bool = False,
         lenient: bool = False,
     ) -> pd.DataFrame:
         """``judge(qrels)`` then ``measure(measures)`` in one call."""
         judged = self.judge(qrels, lenient=lenient)
-        return judged.pb.measure(measures, per_topic=per_topic, all_topics=all_topics)
+        return judged.pb.measure(
+            measures, per_topic=per_topic, topics=topics, all_topics=all_topics
+        )
 
     # ------------------------------------------------------------- results
     def wide(self) -> pd.DataFrame:

@@ -10,7 +10,7 @@ message; any other exception is a bug (status 1). :class:`~pbtools.frames.TrecFo
 
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["InputError", "warn_deprecated"]
 
 
 class InputError(ValueError):
@@ -25,3 +25,25 @@ class InputError(ValueError):
     ...     print(type(err).__name__, err)
     InputError -m Pfoo@5: unknown measure
     """
+
+
+def warn_deprecated(old: str, new: str) -> None:
+    """Warn (``DeprecationWarning``) that the spelling ``old`` is now ``new``, attributed to the
+    caller's line outside pbtools (so Python's default filters show it in a user's script).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_deprecated("all_topics=True", 'topics="all"')
+    >>> print(seen[0].category.__name__, seen[0].message)
+    DeprecationWarning all_topics=True is deprecated: use topics="all"
+    """
+    import sys
+    import warnings
+
+    level, frame = 2, sys._getframe(1)  # level 2: the caller of this function
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "pbtools":
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"{old} is deprecated: use {new}", DeprecationWarning, stacklevel=level)

@@ -410,8 +410,3 @@ def _qrels_from_mask(
             "label": rel[t, d].astype(LABEL_DTYPE),
         }
     )
-
-
-def params_dict(c: SyntheticCollection) -> dict:
-    """The generating parameters as a plain dict (for reports and Parquet metadata)."""
-    return asdict(c.params)

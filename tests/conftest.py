@@ -6,6 +6,7 @@ import gzip
 import os
 from pathlib import Path
 
+import budget
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -16,6 +17,27 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config):
+    """The quick subset (``-m "not slow"``) draws fewer property examples (``budget.py``)."""
+    budget.QUICK = "not slow" in (config.getoption("markexpr") or "")
+
+
+#: doctests that take seconds (a whole HTML page with its figures, a bootstrap of thousands
+#: of resamples): marked slow like the tests, so the quick subset leaves them out
+SLOW_DOCTESTS = {
+    "pbtools.experiments.htmlreport",
+    "pbtools.corrections.bootstrap.topic_bootstrap",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name in SLOW_DOCTESTS and isinstance(item, pytest.DoctestItem):
+            item.add_marker(pytest.mark.slow)
+
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -36,6 +58,29 @@ def trec2_dir(shared_dir: Path) -> Path:
     if not path.is_dir():
         pytest.skip("../shared/data/trec/TREC-2/Adhoc is absent")
     return path
+
+
+def _read_trec2(track: Path, run_id: str):
+    import warnings
+
+    from pbtools import io
+
+    with warnings.catch_warnings():  # its repairs: tests/test_io.py checks them
+        warnings.simplefilter("ignore")
+        return io.read_collection(track, lenient=True, run_id=run_id)
+
+
+@pytest.fixture(scope="session")
+def trec2_tag(trec2_dir: Path):
+    """TREC-2 read once for the whole session (lenient; runs named by tag). Read-only: a test
+    that changes its frames changes them for every later test."""
+    return _read_trec2(trec2_dir, "tag")
+
+
+@pytest.fixture(scope="session")
+def trec2_file(trec2_dir: Path):
+    """TREC-2 read once for the whole session (lenient; runs named by file). Read-only."""
+    return _read_trec2(trec2_dir, "file")
 
 
 @pytest.fixture(scope="session")

@@ -110,6 +110,7 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
     assert (tmp_path / "scores.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_jobs_give_identical_results(monkeypatch, capsys):
     from pbtools.experiments import analysis
 
@@ -209,6 +210,7 @@ def test_plan_configs_never_asks_for_more_than_it_can_use(monkeypatch):
     assert plan_configs(configs, 2, "tcp://x:8786", 10) == (2, 1, None)
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_identical_results():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
     with (

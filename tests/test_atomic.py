@@ -131,7 +131,7 @@ def test_flipped_bytes_are_refused_or_harmless(tmp_path):
     """A byte flipped anywhere in the file: the read is refused (naming the file) or gives the
     frame back unchanged — never other values (page CRCs, the metadata's SHA-256)."""
     good = tmp_path / "t.parquet"
-    df = frame()
+    df = frame(200)  # every part of a Parquet file (pages, dictionaries, footer) in ~5 kB
     io.write_parquet(df, good)
     data = good.read_bytes()
     bad = tmp_path / "bad.parquet"

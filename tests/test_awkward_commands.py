@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+import track_fixtures as fixtures
 
-from pbtools import fixtures, io
+from pbtools import io
 from pbtools.cli import main
 
 

@@ -180,6 +180,7 @@ def test_pool_qrels_runs_desc_form(capsys):
     assert json.loads(out)["depth"] == 20
 
 
+@pytest.mark.slow
 def test_pool_trec2_matches_lipani_table2(capsys, trec2_dir):
     code, out, _ = run_cli(capsys, "pool", trec2_dir, "--lenient", "--json")
     assert code == 0

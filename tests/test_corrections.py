@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,7 +150,7 @@ def test_webber_common_topics():
 docs = st.lists(st.sampled_from(list("abcdefgh")), min_size=2, max_size=8, unique=True)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(docs, docs, docs, st.lists(st.integers(0, 1), min_size=8, max_size=8))
 def test_properties(d1, d2, du, labels):
     pooled = pd.concat([run("p1", d1), run("p2", d2)])

@@ -95,7 +95,10 @@ def _cases():
 
 
 def _marks(text: str):
-    return [pytest.mark.slow, pytest.mark.shared] if "../shared" in text else []
+    if "../shared" in text:
+        return [pytest.mark.slow, pytest.mark.shared]
+    # a whole bias analysis in a fresh process (5-15 s): the full suite runs it
+    return [pytest.mark.slow] if re.search(r"pbtools (analyze|report)\b", text) else []
 
 
 def _absolute(command: str) -> str:

@@ -1,4 +1,4 @@
-"""Tests for pbtools.fixtures: the awkward track, its plants, and pool inference on it."""
+"""Tests for tests/track_fixtures.py: the awkward track, its plants, and pool inference on it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import track_fixtures as fixtures
 
-from pbtools import fixtures, frames, io
+from pbtools import frames, io
 from pbtools.cli import main
 from pbtools.frames import TrecFormatError
 from pbtools.pooling.inference import infer_pool
@@ -80,13 +81,18 @@ def test_truth_holds_the_qrels_labels(track, col):
     assert judged["label"].notna().all()
 
 
-def _flags(col, name: str, qid: str, n: int) -> np.ndarray:
-    """Judged flags of the top n documents of one ranking."""
-    r = col.runs[(col.runs["name"].astype(str) == name) & (col.runs["qid"].astype(str) == qid)]
-    return frames.judge(r.head(n), col.qrels)["label"].notna().to_numpy()
+@pytest.fixture(scope="module")
+def flags(col):
+    """``flags(name, qid, n)``: the judged flags of the top n documents of one ranking (every
+    run judged once; the runs are in trec order, so a ranking's rows are its ranks)."""
+    judged = frames.judge(col.runs, col.qrels)
+    is_judged = judged["label"].notna().to_numpy()
+    keys = pd.DataFrame({"name": judged["name"].astype(str), "qid": judged["qid"].astype(str)})
+    rows = keys.groupby(["name", "qid"], sort=False).indices
+    return lambda name, qid, n: is_judged[rows[(name, qid)][:n]]
 
 
-def test_plants_are_what_the_truth_says(track, col):
+def test_plants_are_what_the_truth_says(track, col, flags):
     d = track.depth
     plants = track.plants
     assert sorted(plants.loc[plants["pooled"], "name"]) == track.pooled and len(track.pooled) == 20
@@ -104,13 +110,13 @@ def test_plants_are_what_the_truth_says(track, col):
     for row in plants.itertuples():
         if row.plant == "clean":
             for q in track.judged_topics[:3]:
-                assert _flags(col, row.name, q, d).all()
+                assert flags(row.name, q, d).all()
             continue
-        flags = _flags(col, row.name, row.qid, d + 3)
-        unjudged = [i + 1 for i in np.flatnonzero(~flags)]
+        judged = flags(row.name, row.qid, d + 3)
+        unjudged = [i + 1 for i in np.flatnonzero(~judged)]
         planted = [int(p) for p in row.positions.split(",")] if row.positions else []
         if row.plant == "short":
-            assert len(flags) == d // 2 and flags.all()
+            assert len(judged) == d // 2 and judged.all()
         elif row.plant == "novel":
             assert set(planted) <= set(unjudged) and len(planted) == d // 5 + 1
         else:  # inside the top d exactly the planted ranks are unjudged

@@ -74,6 +74,7 @@ def test_errors_name_the_task():
         grid.run_grid(_square, [{"k": 1}], shared={"k": 2})
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_identical():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
     serial = _run(jobs=1)

@@ -7,12 +7,12 @@ categories), clear errors for an empty pool, and TREC-2 (../shared).
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -294,7 +294,9 @@ def random_collections(draw):
     return rankings, judged
 
 
-PROP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROP = settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @PROP
@@ -438,21 +440,7 @@ def test_vectorised_on_many_rankings():
 # --------------------------------------------------------------------------------------------
 
 
-def _read_trec2(trec2_dir, run_id):
-    io = pytest.importorskip("pbtools.io")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return io.read_collection(trec2_dir, lenient=True, run_id=run_id)
-
-
-@pytest.fixture(scope="module")
-def trec2_tag(trec2_dir):
-    return _read_trec2(trec2_dir, "tag")
-
-
-@pytest.fixture(scope="module")
-def trec2_file(trec2_dir):
-    return _read_trec2(trec2_dir, "file")
+# trec2_tag, trec2_file: read once per session (conftest.py)
 
 
 @pytest.mark.shared

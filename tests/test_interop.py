@@ -17,7 +17,6 @@ from pbtools import measures as m
 from pbtools.cli import main
 
 ir_measures = pytest.importorskip("ir_measures")
-ranx = pytest.importorskip("ranx")
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +102,15 @@ def test_ir_datasets_tuples_load(good_and_bad):
 # --------------------------------------------------------------------------- ranx
 
 
+@pytest.fixture(scope="module")
+def ranx():
+    """ranx, imported by the tests that use it (its numba import costs seconds; the other
+    tests of this module need no ranx)."""
+    return pytest.importorskip("ranx")
+
+
 @pytest.mark.slow  # ranx compiles its numba code on first use (~10 s)
-def test_from_ranx_objects_and_several_runs(good_and_bad):
+def test_from_ranx_objects_and_several_runs(ranx, good_and_bad):
     runs, qrels = good_and_bad
     d = io.to_ranx(runs)
     assert sorted(d) == ["bad", "good"]
@@ -130,10 +136,10 @@ def test_from_ranx_objects_and_several_runs(good_and_bad):
 
 
 @pytest.mark.slow
-def test_ranx_scores_and_t_tests_agree_with_pbtools(toy_dir):
+def test_ranx_scores_and_t_tests_agree_with_pbtools(ranx, toy_dir):
     qrels = io.read_qrels(toy_dir / "QRels" / "qrels")
     runs = io.read_runs(toy_dir / "Runs")
-    per = m.evaluate(runs, qrels, ["P@10"], per_topic=True, all_topics=True)
+    per = m.evaluate(runs, qrels, ["P@10"], per_topic=True, topics="all")
     rq = ranx.Qrels(io.to_ranx(qrels))
     rruns = [ranx.Run(v, name=n) for n, v in io.to_ranx(runs).items()]
     report = ranx.compare(

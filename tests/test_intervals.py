@@ -268,6 +268,7 @@ def test_best_only_beyond_the_run_to_run_noise():
             assert "cut" not in text and "within the run-to-run noise" in text
 
 
+@pytest.mark.slow  # a whole analysis and its HTML page
 def test_reports_show_the_intervals():
     from pbtools.experiments.analysis import SAMPLE, analyze
     from pbtools.experiments.htmlreport import html_report

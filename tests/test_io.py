@@ -495,18 +495,7 @@ def test_lenient_clean_input_has_empty_repairs(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def trec2_tag(trec2_dir):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrecFormatWarning)
-        return io.read_collection(trec2_dir, lenient=True)
-
-
-@pytest.fixture(scope="module")
-def trec2_file(trec2_dir):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrecFormatWarning)
-        return io.read_collection(trec2_dir, lenient=True, run_id="file")
+# trec2_tag, trec2_file: read once per session (conftest.py)
 
 
 def _repairs_of(c, run):
@@ -514,6 +503,7 @@ def _repairs_of(c, run):
     return r[r["file"].str.endswith(f"input.{run}.gz")]
 
 
+@pytest.mark.slow
 def test_trec2_tag_identity(trec2_tag):
     c = trec2_tag
     assert len(c.files) == 38
@@ -527,6 +517,7 @@ def test_trec2_tag_identity(trec2_tag):
     assert is_trec_ordered(c.runs)
 
 
+@pytest.mark.slow
 def test_trec2_repairs(trec2_file):
     c = trec2_file
     u3 = _repairs_of(c, "UREKA3")
@@ -553,6 +544,7 @@ def test_trec2_repairs(trec2_file):
     assert dirty == {f"input.{r}.gz" for r in ("UREKA3", "citymf", "rutcomb1", "UREKA2", "uicah")}
 
 
+@pytest.mark.slow
 def test_trec2_file_identity_matches_reference(trec2_file, shared_dir):
     c = trec2_file
     assert c.runs["name"].nunique() == 38 and c.unmapped == []
@@ -570,6 +562,7 @@ def test_trec2_file_identity_matches_reference(trec2_file, shared_dir):
     assert len(q) == 62620 and q["qid"].nunique() == 50
 
 
+@pytest.mark.slow
 def test_trec2_every_dropped_line_is_a_repair(trec2_file, trec2_tag):
     # by file: 1,133 lines dropped; by tag, input.prc1 and input.prc2 (one tag) merge and the
     # documents both rank are dropped too: 31,447. Each dropped line is one repair.

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +45,7 @@ def flat_view(labels: np.ndarray) -> K.View:
     return K.View(g, j + 1, labels[g, j].astype(np.int64), len(labels))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.integers(1, 6),
     st.integers(1, 9),

@@ -110,6 +110,7 @@ def test_analyze_true_scores_are_the_evaluated_scores(sample):
     assert (plain["estimate"] <= plain["true"] + 1e-12).all()
 
 
+@pytest.mark.slow
 def test_analyze_cli_every_family_at_once(capsys):
     code, out, err = run_cli(capsys, "analyze", *(f"-m{m}" for m in ALL), "--jobs", "1")
     assert code == 0
@@ -241,10 +242,8 @@ def test_report_cli_every_family(capsys, tmp_path):
 
 # ------------------------------------------------------------------ TREC-2
 @pytest.fixture(scope="module")
-def trec2(trec2_dir):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return io.read_collection(trec2_dir, lenient=True)
+def trec2(trec2_tag):
+    return trec2_tag  # read once per session (conftest.py)
 
 
 TREC2_MEASURES = ["P@10", "AP", "nDCG@10", "RBP(p=0.8)@10", "Bpref", "AP(judged_only=True)"]
@@ -291,7 +290,7 @@ def test_trec2_correct_compare_unique_several_families(trec2):
     assert res["value"].notna().all()
     sub = trec2.runs[trec2.runs["name"].isin(["Brkly3", "citymf", "rutfmed"])]
     # rutfmed answers 24 topics: the paired tests need all 50 (-c)
-    per = measures.evaluate(sub, trec2.qrels, TREC2_MEASURES, per_topic=True, all_topics=True)
+    per = measures.evaluate(sub, trec2.qrels, TREC2_MEASURES, per_topic=True, topics="all")
     md = pbtools.compare(per, baseline="Brkly3").to_markdown()
     assert all(m in md.splitlines()[0] for m in TREC2_MEASURES)
     rep = pooling.unique_contributions(

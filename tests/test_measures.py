@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,24 +225,31 @@ def test_aggregate_and_all_topics(toy):
     assert list(avg.columns) == ["name", "measure", "value", "residual"]
     assert list(avg["measure"].astype(str)) == [str(M.parse(m)) for m in ms]
     assert avg["value"].tolist()[:4] == pytest.approx([0.4, 0.5, 3, 5])
-    pt = M.evaluate(run, qrels, ms, per_topic=True, all_topics=True)
+    pt = M.evaluate(run, qrels, ms, per_topic=True, topics="all")
     q2 = pt[pt["qid"] == "q2"]
     assert q2["value"].tolist() == pytest.approx([0, 0, 1, 0, 1, 0])
     assert q2["residual"].iloc[-1] == pytest.approx(1.0)  # empty run: all weight unjudged
-    c = M.evaluate(run, qrels, ms, all_topics=True)
+    c = M.evaluate(run, qrels, ms, topics="all")
     assert c["value"].tolist()[:5] == pytest.approx([0.2, 0.25, 4, 5, (2 / 5 + 1) / 2])
-    # aggregate(all_topics) from the plain per-topic frame gives the same averages
-    c2 = M.aggregate(M.evaluate(run, qrels, ms, per_topic=True), qrels=qrels, all_topics=True)
+    # aggregate(topics="all") from the plain per-topic frame gives the same averages
+    c2 = M.aggregate(M.evaluate(run, qrels, ms, per_topic=True), qrels=qrels, topics="all")
     assert c2["value"].tolist() == pytest.approx(c["value"].tolist())
     with pytest.raises(ValueError, match="qrels"):
-        M.aggregate(pt, all_topics=True)
+        M.aggregate(pt, topics="all")
+    # the old spelling all_topics=True still works, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match=r'all_topics=True is deprecated: use topics="all"'):
+        old = M.evaluate(run, qrels, ms, all_topics=True)
+    assert old["value"].tolist() == pytest.approx(c["value"].tolist())
+    with pytest.warns(DeprecationWarning, match="all_topics"):
+        old = M.aggregate(M.evaluate(run, qrels, ms, per_topic=True), qrels=qrels, all_topics=True)
+    assert old["value"].tolist() == pytest.approx(c["value"].tolist())
 
 
 def test_output_schema_and_order(toy):
     run, qrels = toy
     run2 = run.assign(name="b", score=-run["score"])
     both = pd.concat([run2, run], ignore_index=True)
-    pt = M.evaluate(both, qrels, ["nDCG@2", "P@5"], per_topic=True, all_topics=True)
+    pt = M.evaluate(both, qrels, ["nDCG@2", "P@5"], per_topic=True, topics="all")
     assert list(pt.columns) == ["name", "qid", "measure", "value"]
     for c in ("name", "qid", "measure"):
         assert isinstance(pt[c].dtype, pd.CategoricalDtype)
@@ -314,7 +322,7 @@ def test_graded_gains_and_threshold_in_ndcg():
 labels = st.sampled_from([None, -1, 0, 0, 1, 2])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(labels, min_size=0, max_size=30),
     st.integers(1, 40),
@@ -341,7 +349,7 @@ def test_p_antip_unjudged_sum_to_one(labs, n, extra, rel):
     assert min(p, anti, unj) >= 0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=30),
     st.lists(st.sampled_from([0, 1, 2]), max_size=5),
@@ -431,7 +439,7 @@ def test_topic_coverage_is_reported_not_silent():
         avg = M.evaluate(runs, qrels, ["P@1"])
     assert avg["value"].tolist() == [1.0, 1.0]  # over the answered topics (trec_eval 9)
     with pytest.warns(CoverageWarning, match="not evaluated"):
-        avg = M.evaluate(runs, qrels, ["P@1"], all_topics=True)
+        avg = M.evaluate(runs, qrels, ["P@1"], topics="all")
     assert avg["value"].tolist() == [0.5, 0.5]  # -c: the missing topic scores 0
     import warnings
 

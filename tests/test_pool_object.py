@@ -4,7 +4,6 @@ command line (qrels that ``pbtools evaluate`` reads back)."""
 
 from __future__ import annotations
 
-import warnings
 from io import StringIO as io_text
 
 import numpy as np
@@ -14,7 +13,6 @@ import pytest
 from pbtools import io, measures, pooling, synth
 from pbtools.cli import main
 from pbtools.experiments.analysis import SAMPLE  # noqa: E402  (the bundled sample track)
-from pbtools.frames import TrecFormatWarning
 from pbtools.pooling import Pool
 
 
@@ -124,11 +122,10 @@ def test_simulation_reports_order_budget_and_source_labels(col):
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.shared
-def test_trec2_depth_pools_equal_the_existing_pool(trec2_dir):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrecFormatWarning)
-        c = io.read_collection(trec2_dir, lenient=True)
+def test_trec2_depth_pools_equal_the_existing_pool(trec2_tag):
+    c = trec2_tag
     info = pooling.infer_pool(c.runs, c.qrels)
     runs = c.runs[c.runs["name"].astype(str).isin(info.pooled_runs)]
     problem = pooling.strategies.Problem(c.runs, c.qrels, info.pooled_runs)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -317,7 +316,9 @@ def naive_repool(qrels, runs, depth, names):
     return {p for p in pairs(qrels) if p in pairs(top)}
 
 
-PROP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROP = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @PROP
@@ -367,16 +368,7 @@ def test_take_all_and_shallow_properties(coll):
 # --------------------------------------------------------------------------------------------
 
 
-def _read_trec2(trec2_dir, run_id):
-    io = pytest.importorskip("pbtools.io")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return io.read_collection(trec2_dir, lenient=True, run_id=run_id)
-
-
-@pytest.fixture(scope="module")
-def trec2_tag(trec2_dir):
-    return _read_trec2(trec2_dir, "tag")
+# trec2_tag, trec2_file: read once per session (conftest.py)
 
 
 @pytest.mark.shared

@@ -364,6 +364,7 @@ def test_page_scores_the_runs_outside_the_pool(result, page):
     assert '<a href="#unpooled">' in page and '<a href="#input">' in page
 
 
+@pytest.mark.slow  # a whole analysis and its HTML page
 def test_page_reports_repairs_and_runs_that_lack_topics(tmp_path):
     track = tmp_path / "DIRTY" / "Adhoc"
     shutil.copytree(SAMPLE, track, ignore=shutil.ignore_patterns("truth"))
@@ -457,6 +458,7 @@ def test_page_renders_in_headless_chromium(tmp_path, page):
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a whole analysis and its HTML page
 def test_cli_report_writes_the_page(capsys, tmp_path):
     out = tmp_path / "r.html"
     code = main(["report", "-m", "P@10", "--run-sets", "all", "--no-progress", "-o", str(out)])
@@ -501,6 +503,7 @@ def test_track_name_is_the_path_below_the_root():
     assert collection_name(None) == collection_name(SAMPLE) == "sample"  # the bundled one
 
 
+@pytest.mark.slow  # a whole analysis and its HTML page
 def test_cli_names_the_track_by_its_path_or_name(capsys, tmp_path):
     track = tmp_path / "TREC-9" / "Web"
     shutil.copytree(SAMPLE, track, ignore=shutil.ignore_patterns("truth"))
@@ -537,6 +540,7 @@ def test_header_explains_the_symbols_in_words(result):
     )  # a strategy's pool (analyze --strategy) is not a depth-d pool
 
 
+@pytest.mark.slow  # a whole analysis and its HTML page
 def test_page_when_every_run_is_pooled():
     every = [f"o{o:02d}r{r}" for o in range(1, 7) for r in (1, 2)]
     a = analyze(

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,7 +139,7 @@ def test_precision_and_indicators_hand_computed():
 docs = st.lists(st.sampled_from(list("abcdefghijkl")), min_size=1, max_size=12, unique=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     docs,
     docs,
@@ -158,7 +159,7 @@ def test_properties_merge(dp, du, alpha, tie):
     assert order(merge(p, u, weight=alpha, tie=tie, depth=n)) == order(m[m["rank"] <= n])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(docs, docs, st.lists(st.integers(0, 1), min_size=12, max_size=12))
 def test_properties_dk_nonnegative_when_judged_to_depth(dp, du, labels):
     # r_p judged to depth m ≥ n (deeper documents unjudged): δk ≥ 0 for every n ≤ m
@@ -200,7 +201,7 @@ pool = [f"d{i:02d}" for i in range(40)]
 ranking = st.lists(st.sampled_from(pool), min_size=0, max_size=40, unique=True)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.lists(ranking, min_size=8, max_size=8),
     st.sampled_from([0.0, 0.5, 1.0]),

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -254,7 +255,7 @@ values = st.lists(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(true=values, data=st.data())
 def test_sre_properties(true, data):
     n = len(true)
@@ -340,7 +341,7 @@ def _tau_b_pairs(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sum(dx * dy) / denom) if denom > 0 else float("nan")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=3, max_size=30))
 def test_kendall_tau_b_matches_scipy_and_the_pair_formula_exactly(pairs):
     x, y = (np.array(v, dtype=float) for v in zip(*pairs, strict=True))
@@ -373,7 +374,7 @@ def test_kendall_tau_b_direct_and_scipy_paths_agree(monkeypatch):
     assert np.isnan(S.kendall_tau(np.ones(5), np.arange(5.0)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=2, max_size=25, unique=True))
 def test_kendall_tau_self_is_one(x):
     assert S.kendall_tau(x, x) == pytest.approx(1.0)

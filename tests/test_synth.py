@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +44,7 @@ def test_schema_and_shape():
     assert c.depth == 10 and c.quality["quality"].min() >= 0
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 5), st.integers(1, 3), st.integers(0, 2))
 def test_pool_and_truth_properties(seed, depth, orgs, unpooled):
     c = synth.generate(

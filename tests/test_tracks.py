@@ -49,6 +49,7 @@ def test_processes_give_identical_results(tracks, serial):
     _same(analyze_tracks(tracks, jobs=2, progress=False, **OPTIONS), serial)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_identical_results(tracks, serial):
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
     with (

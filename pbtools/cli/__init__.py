@@ -47,7 +47,7 @@ CLI_WORDS = (
     ("run_id='file'", "--run-id file"),
     ("run_id='tag'", "--run-id tag"),
     ("lenient=True", "--lenient"),
-    ("all_topics=True", "--all-topics (-c)"),
+    ("topics='all'", "--all-topics (-c)"),
     ("float32=True", "--float32"),
     ("no desc.xml given", "no desc.xml given (--desc)"),
     ("input_limits(gunzip_ratio=N) or PBTOOLS_GUNZIP_RATIO=N", "--gunzip-ratio N"),

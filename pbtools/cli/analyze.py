@@ -144,6 +144,11 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
     check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     check_strategy(args)
+    if getattr(args, "protocol", None) and args.run_id != "tag":  # the preset names runs itself
+        raise UsageError(
+            f"--run-id {args.run_id} cannot apply with --protocol {args.protocol}: the preset "
+            "names runs by file and organizations by tag (PROTOCOL item 1)"
+        )
     if args.name is not None and not args.name.strip():
         raise UsageError("--name needs a non-empty name")
     if args.jobs < 0:

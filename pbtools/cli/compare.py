@@ -105,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline is not None and args.baseline not in names:
         raise UsageError(f"--baseline {args.baseline!r} is not among the runs {names}")
     measures = args.measure or list(DEFAULT_MEASURES)
-    per = m.evaluate(runs, qrels, measures, per_topic=True, all_topics=args.all_topics)
+    per = m.evaluate(
+        runs, qrels, measures, per_topic=True, topics="all" if args.all_topics else None
+    )
     tests = args.test or ["t", "wilcoxon", "randomisation"]
     cmp = compare(
         per,

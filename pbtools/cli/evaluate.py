@@ -109,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
     runs = truncate(runs, args.max_per_topic)  # -M
     lines = args.trec_lines
     names = list(dict.fromkeys(str(t.measure) for t in lines if t.measure is not None))
-    per = m.evaluate(runs, qrels, names, per_topic=True, all_topics=args.all_topics)
-    avg = m.aggregate(per, qrels=qrels, all_topics=args.all_topics)
+    mode = "all" if args.all_topics else None
+    per = m.evaluate(runs, qrels, names, per_topic=True, topics=mode)
+    avg = m.aggregate(per, qrels=qrels, topics=mode)
     if len(avg) == 0:
         raise EmptyResult(
             "no result: no run answers a topic that the qrels judge (run topics: "

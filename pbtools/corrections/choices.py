@@ -58,7 +58,6 @@ PRESETS: dict[str, dict[str, object]] = {
         "pool_policy": "paper",
         "float32": True,
         "run_id": "lipani2015",
-        "skip_malformed": True,
     },
 }
 
@@ -76,7 +75,7 @@ def resolve(protocol: str | None = None, **overrides) -> dict[str, object]:
     Traceback (most recent call last):
       ...
     TypeError: unexpected keyword argument 'estimator': not a parameter, nor a choice (decimals, \
-float32, indicator, pool_policy, replace, rp, run_id, skip_malformed, tie, topics, weight)
+float32, indicator, pool_policy, replace, rp, run_id, tie, topics, weight)
     """
     known = set(DEFAULTS).union(*PRESETS.values())
     unknown = sorted(set(overrides) - known)

@@ -88,7 +88,7 @@ def merge(
     ``rank`` (int32, the rank in r'), ``p_rank`` (ρ(d, r_p)), ``u_rank`` (ρ(d, r_u), 0 when d ∉
     r_u), sorted by (unpooled, name, qid, rank). Topics that r_u lacks are absent.
 
-    The work is done by :func:`pbtools.pooling.dense.merge_rows` on the dense per-topic layout.
+    The work is done by :func:`merge_rows` (below) on the dense per-topic layout.
     """
     if tie not in TIES:
         raise InputError(f"tie must be one of {TIES}, got {tie!r}")

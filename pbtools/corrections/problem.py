@@ -27,8 +27,8 @@ from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import parse_all
 from pbtools.measures.rounding import round_half_up
 from pbtools.measures.topics import topic_mask, topics_mode
-from pbtools.pooling.contrib import unit_map
 from pbtools.pooling.dense import DenseRuns, label_histograms
+from pbtools.pooling.who_pooled import unit_map
 
 __all__ = ["Problem", "from_frames", "condensed_measures", "precision_parts"]
 

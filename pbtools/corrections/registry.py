@@ -17,7 +17,7 @@ from pbtools.corrections.webber import WebberOnRuns
 from pbtools.corrections.webber_topics import WebberCommonTopics
 from pbtools.errors import InputError
 
-__all__ = ["ESTIMATORS", "SkippedMeasuresWarning", "get", "register", "skipped", "warn_skipped"]
+__all__ = ["ESTIMATORS", "SkippedMeasuresWarning", "get", "skipped", "warn_skipped"]
 
 #: name → class; ``webber_topics`` needs fully judged common topics (its own ``score``)
 ESTIMATORS: dict[str, type[Estimator]] = {
@@ -40,14 +40,6 @@ def get(name: str) -> type[Estimator]:
         return ESTIMATORS[str(name)]
     except KeyError:
         raise InputError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
-
-
-def register(cls: type[Estimator]) -> type[Estimator]:
-    """Register an estimator class under its ``name`` (usable as a class decorator)."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
-    ESTIMATORS[cls.name] = cls
-    return cls
 
 
 class SkippedMeasuresWarning(UserWarning):

@@ -5,8 +5,11 @@ module                     holds
 =========================  ================================================================
 ``experiments.leaveout``   :func:`leave_one_out_experiment(s)`
 ``experiments.load``       :func:`load` (how a protocol preset reads a track)
-``experiments.analysis``   :func:`analyze` and :class:`Analysis` (what ``pbtools analyze`` runs)
-``experiments.tracks``     :func:`analyze_tracks`: several collections as one grid (Dask)
+``experiments.analysis``   :func:`~pbtools.experiments.analysis.analyze` and
+                           :class:`~pbtools.experiments.analysis.Analysis` (what ``pbtools
+                           analyze`` runs)
+``experiments.tracks``     :func:`~pbtools.experiments.tracks.analyze_tracks`: several
+                           collections as one grid (Dask)
 =========================  ================================================================
 """
 

@@ -186,9 +186,12 @@ def analyze(
     ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
-    follows the preset too (run identity, float32 scores). ``dask`` (a scheduler address, a
-    ``distributed.Client`` or ``"local"`` for a ``LocalCluster`` of this machine's cores) runs
-    the configurations on a Dask cluster, with identical results (:func:`pbtools.grid.run_grid`).
+    follows the preset too (lenient, as the reference code read dirty archives; run identity;
+    float32 scores), whatever ``lenient``, ``float32`` and ``run_id`` say, and ``params``
+    records the reading done (``lenient=True``, ``float32=True``, ``run_id="lipani2015"``).
+    ``dask`` (a scheduler address, a ``distributed.Client`` or ``"local"`` for a
+    ``LocalCluster`` of this machine's cores) runs the configurations on a Dask cluster, with
+    identical results (:func:`pbtools.grid.run_grid`).
 
     ``sre_test``: SRE*'s significance test (:data:`pbtools.stats.SRE_TESTS`: ``"hsd"``,
     ``"t"``), or a directory of (or the one measure's) ``pValues.<metric>.csv`` files
@@ -216,6 +219,7 @@ def analyze(
     time of the collection (``parse``), the time of everything after it (``analysis``) and of
     its stages (``pool inference``, ``leave-outs and truth``, ``significance``), in seconds.
     """
+    from pbtools.corrections.choices import resolve
     from pbtools.grid import product
     from pbtools.pooling.inference import infer_pool
 
@@ -228,10 +232,14 @@ def analyze(
         runs, qrels, orgs, col = _read(
             source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
         )
+        if protocol is not None and not isinstance(source, tuple):
+            # the preset read the track as its reference code does (PROTOCOL items 1-2):
+            # leniently, with its float32 and run_id; the parameters record what was done
+            read = resolve(protocol)
+            lenient, float32, run_id = True, bool(read["float32"]), str(read["run_id"])
         t_parse = time.perf_counter() - t0
         t1 = time.perf_counter()
         stage("pool inference")
-        from pbtools.corrections.choices import resolve
         from pbtools.measures.topics import warn_coverage
 
         mode = str(resolve(protocol, topics=topics)["topics"])
@@ -445,19 +453,10 @@ def _config_group(group, threads=1, **shared):
         return _configs(group, **shared)
 
 
-def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration and estimator: mean MAE, total SRE and SRE*, mean τ over the cut-offs."""
-    g = errors.groupby(["leave_out", "runs", "estimator"], observed=True, sort=False)
-    return g.agg(
-        mae=("mae", "mean"), sre=("sre", "sum"), sre_star=("sre_star", "sum"), tau=("tau", "mean")
-    ).reset_index()
-
-
 __all__ = [
     "Analysis",
     "analyze",
     "plan_configs",
-    "error_summary",
     "ESTIMATORS",
     "MEASURES",
     "MIN_ROWS_PER_JOB",

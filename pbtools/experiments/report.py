@@ -4,8 +4,9 @@
 the collection's properties in words, one error table per leave-out configuration (80 columns;
 ``wide``: one table for all; MAE, SRE, SRE* and Kendall's tau each in its own columns), a legend
 of the estimators and error measures, and the summary sentences of every setup.
-:func:`html_report` is what ``pbtools report`` writes: one HTML page with no external resource
-(figures inline as SVG, no script) that shows the collection's bias at a glance.
+:func:`~pbtools.experiments.htmlreport.html_report` is what ``pbtools report`` writes: one HTML
+page with no external resource (figures inline as SVG, no script) that shows the collection's
+bias at a glance.
 
 Both take their words from one place: :data:`ESTIMATOR_HELP` and :data:`MEASURE_HELP` (one
 sentence each), :func:`properties_text` (the header) and

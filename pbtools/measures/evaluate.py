@@ -244,10 +244,10 @@ def compute(
 
     ``topics`` decides which (run, topic) are evaluated (:mod:`pbtools.measures.topics`):
     ``"judged"`` (default, trec_eval) the topics in both the ranking and the qrels (of the same
-    key values); ``"all"`` (= ``all_topics=True``, trec_eval ``-c``) adds every qrels topic a
-    run lacks as an empty ranking; ``"answered"`` evaluates every topic the run answers, one the
-    qrels lack against an empty relevance set. A qrels topic with no relevant document is
-    evaluated (AP, nDCG, … are 0).
+    key values); ``"all"`` (trec_eval ``-c``; ``all_topics=True``: deprecated) adds every qrels
+    topic a run lacks as an empty ranking; ``"answered"`` evaluates every topic the run answers,
+    one the qrels lack against an empty relevance set. A qrels topic with no relevant document
+    is evaluated (AP, nDCG, … are 0).
 
     Parameters
     ----------
@@ -302,8 +302,8 @@ def evaluate(
 
     Returns the per-topic frame when ``per_topic``, else the :func:`aggregate` averages.
     ``topics`` (:mod:`pbtools.measures.topics`): ``"judged"`` (default, trec_eval), ``"all"``
-    (= ``all_topics=True``, trec_eval ``-c``: qrels topics missing from a run score as an empty
-    ranking, 0 for every measure but NumRel, Unjudged (1) and the RBP residual) or
+    (trec_eval ``-c``, deprecated spelling ``all_topics=True``: qrels topics missing from a run
+    score as an empty ranking, 0 for every measure but NumRel, Unjudged (1) and the RBP residual) or
     ``"answered"`` (every topic the run answers; one the qrels lack scores 0). Unless
     ``warn=False``, a :class:`CoverageWarning` names runs that lack judged topics or answer
     unjudged ones (:func:`topic_coverage`), so no topic leaves an average silently.
@@ -350,13 +350,13 @@ def evaluate(
 
 
 def aggregate(
-    per_topic: pd.DataFrame, *, qrels: pd.DataFrame | None = None, all_topics: bool = False
+    per_topic: pd.DataFrame, *, qrels: pd.DataFrame | None = None, topics=None, all_topics=False
 ) -> pd.DataFrame:
     """trec_eval's ``all`` line: the mean over the topics evaluated (``meas_avg.c``).
 
     ``NumRet``, ``NumRel`` and ``NumRelRet`` (any parameters) are summed, as trec_eval does.
-    With ``all_topics=True`` and ``qrels`` (trec_eval ``-c``) every qrels topic of the key values
-    counts: topics missing from ``per_topic`` contribute the value of an empty ranking.
+    With ``topics="all"`` (``all_topics=True``: deprecated) and ``qrels`` (trec_eval ``-c``) every
+    qrels topic of the key values counts: topics missing from ``per_topic`` score empty rankings.
 
     Parameters
     ----------
@@ -383,9 +383,9 @@ def aggregate(
     if any(k.text for k in kinds.values()):  # string measures have no average (trec_eval)
         pt = pt[~pt["measure"].astype(str).map({m: k.text for m, k in kinds.items()})]
     pt = pt.drop(columns=["text"], errors="ignore")
-    if all_topics:
+    if topics_mode(topics, all_topics) == "all":
         if qrels is None:
-            raise ValueError("aggregate(all_topics=True) needs the qrels")
+            raise ValueError('aggregate(topics="all") needs the qrels')
         pt = _fill_missing(pt, qrels, keys)
     geo = pt["measure"].astype(str).map({m: k.geometric for m, k in kinds.items()})
     if geo.any():  # trec_eval's geometric mean: exp(mean(log(max(v, MIN_GEO_MEAN))))

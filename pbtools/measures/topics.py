@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from pbtools.errors import InputError
+from pbtools.errors import InputError, warn_deprecated
 from pbtools.frames import encode, unify
 
 __all__ = [
@@ -44,15 +44,16 @@ TOPIC_MODES = ("judged", "all", "answered")
 
 
 def topics_mode(topics: str | None = None, all_topics: bool = False) -> str:
-    """The averaging mode from ``topics`` (one of :data:`TOPIC_MODES`) and trec_eval's ``-c``
-    flag ``all_topics`` (= ``topics="all"``). Raises ``ValueError`` for an unknown mode or a
-    contradiction.
+    """The averaging mode from ``topics`` (one of :data:`TOPIC_MODES`). ``all_topics=True``
+    (trec_eval's ``-c``) is the deprecated spelling of ``topics="all"``: it still works, with a
+    ``DeprecationWarning``. Raises ``InputError`` for an unknown mode or a contradiction.
 
     Parameters
     ----------
     topics : {"judged", "all", "answered"}, optional
         None means ``"judged"`` (trec_eval's default).
     all_topics : bool
+        Deprecated: ``topics="all"``.
 
     Returns
     -------
@@ -61,13 +62,14 @@ def topics_mode(topics: str | None = None, all_topics: bool = False) -> str:
 
     Examples
     --------
-    >>> topics_mode(), topics_mode(all_topics=True), topics_mode("answered")
+    >>> topics_mode(), topics_mode("all"), topics_mode("answered")
     ('judged', 'all', 'answered')
     """
     mode = "judged" if topics is None else str(topics)
     if mode not in TOPIC_MODES:
         raise InputError(f"topics must be one of {TOPIC_MODES}, got {topics!r}")
     if all_topics:
+        warn_deprecated("all_topics=True", 'topics="all"')
         if topics is not None and mode != "all":
             raise InputError(f"all_topics=True contradicts topics={topics!r}")
         mode = "all"

@@ -96,7 +96,7 @@ from pbtools.papers.sakai2008_claims import (  # noqa: F401  (CLAIMS: the declar
     claims_table,
 )
 from pbtools.pooling import inference
-from pbtools.pooling.contrib import top_rows
+from pbtools.pooling.who_pooled import top_rows
 
 TITLE = 'Sakai (2008), "On the robustness of information retrieval metrics to biased assessments"'
 #: Sakai's nine metrics in the paper's column order: (label, pbtools measure name)
@@ -231,7 +231,7 @@ def evaluate_conditions(
     """
     red = reduced_qrels(kind, conditions, qrels, pool_runs, orgs, pooled, depth)
     pt = measures.evaluate(
-        runs, red, metric_names, keys=["condition"], per_topic=True, all_topics=True
+        runs, red, metric_names, keys=["condition"], per_topic=True, topics="all"
     )
     pt = pt[["condition", "name", "qid", "measure", "value"]].astype(
         {"condition": "str", "name": "str", "qid": "str", "measure": "str"}

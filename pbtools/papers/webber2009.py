@@ -86,7 +86,7 @@ from pbtools.papers.webber2009_claims import (  # noqa: F401  (CLAIMS: the decla
     NO_MANUAL,
     claims_table,
 )
-from pbtools.pooling.contrib import top_rows
+from pbtools.pooling.who_pooled import top_rows
 
 TITLE = 'Webber & Park (2009), "Score adjustment for correction of pooling bias"'
 #: what each parameter of :data:`DEFAULTS` means (``pbtools reproduce webber2009 --help``)

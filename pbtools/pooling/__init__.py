@@ -3,7 +3,7 @@
 =========================  ================================================================
 module                     holds
 =========================  ================================================================
-``pooling.contrib``        the contributions table (who pooled what) every other module reads
+``pooling.who_pooled``     the contributions table (who pooled what) every other module reads
 ``pooling.strategies``     pooling strategies (depth-d, take-N, RBP, MTF, Hedge, MaxMean, fusion,
                            sampling), their registry and :func:`~strategies.parse`
 ``pooling.pool``           :class:`Pool`: what was judged, how, and the reductions on it;
@@ -23,7 +23,6 @@ module                     holds
 """
 
 from pbtools.pooling import strategies
-from pbtools.pooling.contrib import unit_map
 from pbtools.pooling.contributions import describe, unique_contributions
 from pbtools.pooling.inference import (
     ALIASES,
@@ -51,6 +50,7 @@ from pbtools.pooling.reductions import (
 )
 from pbtools.pooling.sampled import is_sampling, sampled_qrels
 from pbtools.pooling.topruns import TIE_RULES, TopTieWarning
+from pbtools.pooling.who_pooled import unit_map
 
 __all__ = [
     "Pool",

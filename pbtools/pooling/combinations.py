@@ -3,7 +3,7 @@
 Take-k-teams and run-subset pools (:meth:`pbtools.pooling.Pool.take_teams`,
 :meth:`pbtools.pooling.Pool.subset`) choose combinations of units (runs or organisations) and keep,
 for each, the judged documents that at least one of its units contributed — read off the one
-contributions table (:func:`pbtools.pooling.contrib.contrib_table`) as bitsets.
+contributions table (:func:`pbtools.pooling.who_pooled.contrib_table`) as bitsets.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.errors import InputError
-from pbtools.pooling.contrib import Contrib, keyed, locate, unit_column
+from pbtools.pooling.who_pooled import Contrib, keyed, locate, unit_column
 
 __all__ = ["SEP", "draw_combinations", "take_rows"]
 

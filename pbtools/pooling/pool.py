@@ -11,7 +11,7 @@ A :class:`Pool` holds
   of a judged document, so that every judged document has a contributor.
 
 The reductions of the pool-bias literature are operations on it, all computed from the one table
-of who pooled what (:func:`pbtools.pooling.contrib.contrib_table`) with integer codes and numpy
+of who pooled what (:func:`pbtools.pooling.who_pooled.contrib_table`) with integer codes and numpy
 masks, for all units at once: :meth:`Pool.leave_out` (leave-one-run/organisation-out),
 :meth:`Pool.take_teams` (take-k-teams), :meth:`Pool.subset` (pools of random run subsets),
 :meth:`Pool.shallow` (shallower pools). On a simulated pool they are the same operations on its
@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pbtools.errors import warn_deprecated
 from pbtools.frames import encode, require_columns
 from pbtools.pooling.combinations import SEP, draw_combinations, take_rows
-from pbtools.pooling.contrib import (
+from pbtools.pooling.strategies import Depth, Problem, Strategy, parse, run_strategy
+from pbtools.pooling.who_pooled import (
     Contrib,
     contrib_table,
     locate,
@@ -40,7 +42,6 @@ from pbtools.pooling.contrib import (
     stack_blocks,
     top_rows,
 )
-from pbtools.pooling.strategies import Depth, Problem, Strategy, parse, run_strategy
 from pbtools.validation import validates
 
 __all__ = ["Pool"]
@@ -230,11 +231,12 @@ class Pool:
 
     def leave_out(
         self,
-        unit: str = "run",
+        leave_out: str = "run",
         orgs: pd.DataFrame | None = None,
         units: Iterable[str] | None = None,
         *,
         repool: bool = False,
+        unit: str | None = None,
     ) -> pd.DataFrame:
         """Reduced qrels for leaving each unit out of the pool, all units at once.
 
@@ -245,8 +247,9 @@ class Pool:
         (``repool=False``) or dropped (``repool=True``: for a depth-d pool the reduced qrels of u
         then equal ``repool(runs without u, qrels, d)``, PROTOCOL items 7-8).
 
-        ``unit``: ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``; runs it does not list
-        are their own organisation); ``units``: the units to leave out (default: every unit of
+        ``leave_out``: the unit, ``"run"`` or ``"org"`` (with ``orgs``: ``name``, ``org``; runs it
+        does not list are their own organisation), as everywhere in pbtools (``unit=`` is its
+        deprecated spelling here); ``units``: the units to leave out (default: every unit of
         the pooled runs; a unit without pooled runs leaves the qrels unreduced).
 
         Returns the qrels columns + ``left_out`` (id; sorted categories = the units), one block
@@ -258,7 +261,10 @@ class Pool:
         See the class example: leaving C out unjudges d6, which only C ranks in its top 2.
         """
         require_columns(self.qrels, ("qid", "docno", "label"), "qrels")
-        c = self._contrib(unit, orgs)
+        if unit is not None:
+            warn_deprecated("Pool.leave_out(unit=...)", "Pool.leave_out(leave_out=...)")
+            leave_out = unit
+        c = self._contrib(leave_out, orgs)
         owner = qrels_owner(c)
         labels = list(c.units) if units is None else list(dict.fromkeys(map(str, units)))
         ucode = c.units.get_indexer(pd.Index(labels, dtype="str")).astype(np.int64)

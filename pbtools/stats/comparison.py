@@ -178,7 +178,7 @@ def _one_measure(df, measure, baseline, labels, tests, correction, alpha, B, see
     except InputError as err:
         raise InputError(
             f"{measure}: {err}. Paired tests need every run scored on the same topics; "
-            "evaluate with all_topics=True (trec_eval -c, CLI --all-topics) to score a missing "
+            "evaluate with topics='all' (trec_eval -c, CLI --all-topics) to score a missing "
             "topic as an empty ranking"
         ) from err
     names, x, t = [str(n) for n in sm.names], sm.values, sm.t
