@@ -110,13 +110,15 @@ class SyntheticCollection:
         The track is one set, all or nothing (:func:`pbtools.io.results.write_directory`): it
         is built beside ``path`` and swapped in whole, with a ``manifest.json`` written last.
         ``path`` may not exist, be empty or hold a track written this way (replaced);
-        anything else is refused, and on any failure ``path`` is left as it was.
+        anything else is refused, and on any failure ``path`` is left as it was. Missing parent
+        directories are created (``ROOT/TREC-X/track`` in one call).
         """
         from pbtools.io.results import write_directory
 
         if sep not in (" ", "\t"):
             raise ValueError(f"sep must be ' ' or '\\t', not {sep!r}")
         params = {"writer": "pbtools.synth", "gzip": bool(gzip), "sep": sep, **asdict(self.params)}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         return write_directory(path, lambda root: self._write_files(root, gzip, sep), params=params)
 
     def _write_files(self, root: Path, gzip: bool, sep: str) -> None:

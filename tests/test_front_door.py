@@ -49,18 +49,6 @@ def test_import_pbtools_stays_lazy():
     assert out.stdout.split("\n")[:2] == ["[]", "True False"]
 
 
-def test_the_old_module_name_of_who_pooled_warns_and_re_exports():
-    import importlib
-
-    from pbtools.pooling import who_pooled
-
-    sys.modules.pop("pbtools.pooling.contrib", None)
-    with pytest.warns(DeprecationWarning, match="pbtools.pooling.contrib is now"):
-        old = importlib.import_module("pbtools.pooling.contrib")
-    assert all(getattr(old, n) is getattr(who_pooled, n) for n in old.__all__)
-    assert old.top_rows is who_pooled.top_rows
-
-
 @pytest.fixture(scope="module")
 def small():
     return synth.generate(topics=5, docs=60, runs=6, orgs=3, run_length=20, depth=10, seed=1)
