@@ -85,7 +85,7 @@ def _check(res, ref):
         assert row.value == pytest.approx(value, abs=1e-12), (row.name, row.measure)
 
 
-@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize("replace", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_unpooled_runs_match_the_literal_algorithm(replace):
     c, qrels = _collection()
     pooled = c.runs[c.runs["name"].isin(c.pooled)]
@@ -100,7 +100,14 @@ def test_unpooled_runs_match_the_literal_algorithm(replace):
     _check(res, reference(new, pooled, q, c.depth, replace, None))
 
 
-@pytest.mark.parametrize(("leave_out", "rp"), [("org", "org"), ("org", "run"), ("run", "org")])
+@pytest.mark.parametrize(
+    ("leave_out", "rp"),
+    [  # one case in the quick subset, the others in the full suite (pytest -m slow)
+        ("run", "org"),
+        pytest.param("org", "org", marks=pytest.mark.slow),
+        pytest.param("org", "run", marks=pytest.mark.slow),
+    ],
+)
 def test_leave_out_matches_the_literal_algorithm(leave_out, rp):
     c, qrels = _collection()
     pooled = c.runs[c.runs["name"].isin(c.pooled)]
