@@ -94,6 +94,21 @@ def load_tracks(
     return out
 
 
+def _can_draw() -> bool:
+    """Whether matplotlib is installed; if not, say once that the figures are left out (the
+    tables and claims are written all the same: a core install reproduces a paper's numbers)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print(
+            'figures not drawn: matplotlib is not installed (pip install "pbtools[plots]"); '
+            "the tables and claims are written",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------------------------
 # leave-one-out experiment frames: one adapter for the ``n`` → ``measure`` change
 # --------------------------------------------------------------------------------------------
@@ -251,7 +266,7 @@ def write_outputs(
             (directory / "claims.md").write_text(text)
         for file, text in (documents or {}).items():
             (directory / file).write_text(text)
-        if plot is not None:
+        if plot is not None and _can_draw():
             plot(result, directory)
 
     write_results(out, tables, params=meta, metadata={**meta, "title": name}, extra=extra)
