@@ -517,10 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     a = _common.parse_args(ap, argv)
     t0 = time.perf_counter()
     depths = DEFAULTS["depths"] if a.depths is None else tuple(a.depths)
-    result = run(
-        a.root, a.out, **_common.common_params(a), depths=depths, measures=tuple(a.measures)
-    )
-    return _common.finish(result, report, a.out, t0)
+    return _common.run_main(ap, a, run, report, t0, depths=depths, measures=tuple(a.measures))
 
 
 if __name__ == "__main__":

@@ -461,6 +461,23 @@ def check_seeds(run: Callable, a: argparse.Namespace, result: dict, **params) ->
     return len(bad)
 
 
+def run_main(
+    ap: argparse.ArgumentParser, a: argparse.Namespace, run: Callable, report, t0, **params
+):
+    """The end of every paper's ``main``: ``run`` on ``a``'s tracks with ``params``, a refusal
+    of the input as one line and exit status 2 (no traceback), else :func:`finish` and, when
+    the paper takes ``--check-seeds``, :func:`check_seeds`."""
+    try:
+        result = run(a.root, a.out, **common_params(a), **params)
+    except InputError as e:
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 2
+    status = finish(result, report, a.out, t0)
+    if getattr(a, "check_seeds", None):
+        check_seeds(run, a, result, **params)
+    return status
+
+
 def finish(result: dict[str, pd.DataFrame], report: Callable, out, t0: float) -> int:
     """Print how the tracks were read, ``report(result)`` and what was written to ``out`` since
     ``t0``; exit status 0."""

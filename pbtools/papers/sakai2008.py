@@ -87,7 +87,6 @@ import numpy as np
 import pandas as pd
 
 from pbtools import grid, measures, pooling, stats
-from pbtools.errors import InputError
 from pbtools.frames import judge
 from pbtools.papers import common as _common
 from pbtools.papers.sakai2008_claims import (  # noqa: F401  (CLAIMS: the declared catalogue)
@@ -842,14 +841,7 @@ def main(argv: list[str] | None = None) -> int:
         depth=a.depth,
         topics="answered" if a.answered_topics else "all",
     )
-    try:
-        result = run(a.root, a.out, **_common.common_params(a), **params)
-    except InputError as e:  # refused input: a message, exit status 2 (no traceback)
-        print(f"{ap.prog}: error: {e}", file=sys.stderr)
-        return 2
-    status = _common.finish(result, report, a.out, t0)
-    _common.check_seeds(run, a, result, **params)
-    return status
+    return _common.run_main(ap, a, run, report, t0, **params)
 
 
 if __name__ == "__main__":

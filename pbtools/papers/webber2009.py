@@ -665,14 +665,7 @@ def main(argv: list[str] | None = None) -> int:
         rbp_p=a.rbp_p,
         manual=tuple(x.strip() for x in a.manual.split(",") if x.strip()),
     )
-    try:
-        result = run(a.root, a.out, **_common.common_params(a), **params)
-    except InputError as e:  # refused input: a message, exit status 2 (no traceback)
-        print(f"{ap.prog}: error: {e}", file=sys.stderr)
-        return 2
-    status = _common.finish(result, report, a.out, t0)
-    _common.check_seeds(run, a, result, **params)
-    return status
+    return _common.run_main(ap, a, run, report, t0, **params)
 
 
 if __name__ == "__main__":
