@@ -50,9 +50,9 @@ from shapes import SHAPES, shape  # noqa: E402
 #: function missing from the pbtools imported is skipped: the script also times older trees)
 PROBES = (
     ("pool inference", "pbtools.pooling.inference", "infer_pool"),
-    ("encoding", "pbtools.pooling.dense", "DenseRuns.__init__"),
+    ("encoding", "pbtools.engine.dense", "DenseRuns.__init__"),
     ("truth/top75", "pbtools.experiments.leaveout", "_top_blocks"),
-    ("merges", "pbtools.corrections.merge", "merge_rows"),
+    ("merges", "pbtools.engine.merge", "merge_rows"),
     ("lipani", "pbtools.corrections.lipani", "Lipani.estimate"),
     ("webber", "pbtools.corrections.webber", "WebberOnRuns.estimate"),
     ("reduced", "pbtools.corrections.reduced", "ReducedPool.estimate"),

@@ -1,7 +1,7 @@
 """Rows with equal keys: one grouping for every layer.
 
 :func:`group_rows` groups rows of integer key columns exactly (the scoring engine's distinct
-rankings, :mod:`pbtools.corrections.rowgroups`); :func:`group_frame_rows` groups the rows of a
+rankings, :mod:`pbtools.engine.rowgroups`); :func:`group_frame_rows` groups the rows of a
 frame by key columns of any type (the statistics' groups, :mod:`pbtools.stats`) through it.
 Both number the groups in the order of their first row. :func:`dense_unique` is
 ``np.unique`` for small non-negative keys.

@@ -3,7 +3,7 @@
 pbtools runs some NumPy and Arrow work, which releases the GIL, on small thread pools: the
 parse of many files (:mod:`pbtools.io.parse`), the union and recoding of their id
 dictionaries (:mod:`pbtools.ids`), the merges of Lipani's estimator
-(:mod:`pbtools.corrections.parallel`). Each asks :func:`threads_for`. The usable cores are the
+(:mod:`pbtools.engine.parallel`). Each asks :func:`threads_for`. The usable cores are the
 process's CPU affinity (``os.sched_getaffinity``; ``os.cpu_count`` elsewhere), capped by
 
 * :func:`limit_threads` / :func:`limited_threads`, for the calling thread — the worker

@@ -1,5 +1,5 @@
 """analyze's memory linear in runs (issue 25 item 4): the runs to score estimated a chunk at a
-time (pbtools.experiments.chunks), SRE*'s join a chunk of the significance table at a time
+time (pbtools.engine.chunks), SRE*'s join a chunk of the significance table at a time
 (pbtools.stats.pairjoin) and the compact significance table give the results of the whole."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pbtools import stats, synth
-from pbtools.experiments import chunks
+from pbtools.engine import chunks
 from pbtools.experiments.leaveout import experiment_tables
 from pbtools.pooling import TopTieWarning
 from pbtools.stats import pairjoin

@@ -1,4 +1,4 @@
-"""The dense layout (pbtools.pooling.dense) and the label cells the engine scores
+"""The dense layout (pbtools.engine.dense) and the label cells the engine scores
 (Problem.cell_labels), by hand and against their slow paths."""
 
 import numpy as np
@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 
 from pbtools import synth
-from pbtools.corrections.problem import Problem
+from pbtools.engine import dense
+from pbtools.engine.dense import DenseRuns
+from pbtools.engine.problem import Problem
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures import kernels as K
 from pbtools.measures import parse_all
-from pbtools.pooling import dense
-from pbtools.pooling.dense import DenseRuns
 
 
 def run(name, docs, qid="1"):
@@ -120,7 +120,7 @@ def test_score_cells_with_a_table_of_relevance_sets_equals_per_row_sets():
 
 
 def test_variant_histograms_are_the_label_histograms_of_the_variants():
-    from pbtools.pooling.dense import label_histograms, variant_histograms
+    from pbtools.engine.dense import label_histograms, variant_histograms
 
     rng = np.random.default_rng(7)
     base = rng.choice(np.array([-1, -1, 0, 0, 1, 2], np.int8), size=(6, 40))

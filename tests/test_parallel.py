@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from pbtools import synth
-from pbtools.corrections import lipani
-from pbtools.corrections.parallel import ordered_map, resolve_threads
-from pbtools.corrections.problem import from_frames, precision_parts
+from pbtools.engine import shared_merges
+from pbtools.engine.parallel import ordered_map, resolve_threads
+from pbtools.engine.problem import from_frames, precision_parts
 from pbtools.measures.names import parse_all
 
 
@@ -42,7 +42,7 @@ def test_ordered_map_raises_the_workers_error():
 
 
 def test_default_threads_follow_the_thread_cap(monkeypatch):
-    from pbtools.corrections.parallel import default_threads
+    from pbtools.engine.parallel import default_threads
     from pbtools.threads import ENV, limited_threads
 
     with limited_threads(1):
@@ -67,12 +67,12 @@ def _problem():
 
 def test_shared_merges_identical_whatever_the_thread_count(monkeypatch):
     # tiny chunks: many chunks per pass, so that threads really interleave
-    monkeypatch.setattr(lipani, "CHUNK_ELEMENTS", 400)
+    monkeypatch.setattr(shared_merges, "CHUNK_ELEMENTS", 400)
     pa = [m for p in precision_parts(parse_all(["P@5", "P@20"])) for m in p[:2]]
     got = []
     for threads in (1, 2, 3):
         pb = _problem()
-        got.append(lipani.SharedMerges(threads=threads)(pb, pa, 20))
+        got.append(shared_merges.SharedMerges(threads=threads)(pb, pa, 20))
     for other in got[1:]:
         assert got[0].dtype == other.dtype and np.array_equal(got[0], other, equal_nan=True)
     assert np.isfinite(got[0]).any()
@@ -95,7 +95,7 @@ def test_per_topic_distinct_rankings_score_as_every_row(measures):
 
 def test_experiment_blocks_identical_whatever_the_thread_count(monkeypatch):
     # the blocks of the four configurations finished on threads: the same tables as serially
-    from pbtools.corrections import parallel
+    from pbtools.engine import parallel
     from pbtools.experiments.leaveout import experiment_tables
 
     c = synth.generate(topics=6, docs=120, runs=9, orgs=4, run_length=40, depth=10, seed=5)

@@ -252,9 +252,9 @@ def test_merge_rows_pairs_both_ways_repeated_and_self(tie, alpha):
     # merge_rows groups (u, p, t) and (p, u, t) to share their lookups: ask pairs in both
     # orientations, in one only, twice, and a run with itself, on runs of unequal lengths
     # (some topics absent) whose tops overlap, and compare every row with the reference
-    from pbtools.corrections.merge import merge_rows
+    from pbtools.engine.dense import DenseRuns
+    from pbtools.engine.merge import merge_rows
     from pbtools.frames import ranked
-    from pbtools.pooling.dense import DenseRuns
     from pbtools.synth import generate
 
     c = generate(topics=4, docs=80, runs=6, orgs=3, run_length=30, depth=10, seed=3)

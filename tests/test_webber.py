@@ -15,7 +15,7 @@ import pytest
 
 from pbtools import synth
 from pbtools.corrections import correct
-from pbtools.corrections.rowgroups import dense_unique, group_rows
+from pbtools.engine.rowgroups import dense_unique, group_rows
 from pbtools.frames import ranked
 from pbtools.measures import evaluate
 

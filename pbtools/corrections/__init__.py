@@ -1,12 +1,14 @@
 """Corrections of the scores of unpooled runs: the merge operator, indicators and estimators.
 
+The papers' algorithms, readable beside the papers; the encoded problem they work on and its
+machinery are :mod:`pbtools.engine`.
+
 =============================  ============================================================
 module                         holds
 =============================  ============================================================
 ``corrections.merge``          the merge operator r_p ∘ r_u (Lipani et al. 2015 Eq. 2)
 ``corrections.indicators``     δP, δP̄, δk, ΔP, ΔP̄, Δk, λ and when the correction fires
 ``corrections.choices``        every choice, its principled default, the presets
-``corrections.problem``        the encoded problem and its scoring (the one engine)
 ``corrections.base``           the estimator protocol (scikit-learn's)
 ``corrections.reduced``        :class:`ReducedPool`, :class:`TrueScore`, :class:`Condensed`
 ``corrections.lipani``         :class:`Lipani` (Algorithm 1; P@n)

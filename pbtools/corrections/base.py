@@ -4,7 +4,7 @@ An estimator is a class with its parameters in ``__init__`` (stored under their 
 work there), ``fit(pooled_runs, qrels, orgs)`` (remembers and encodes the pool once; fitted state
 ends in ``_``), ``score(new_runs, measures)`` (the tidy result frame), ``get_params`` /
 ``set_params`` — and the algorithm itself in ``estimate(problem, measures)``, which works on an
-encoded :class:`~pbtools.corrections.problem.Problem` (a leave-out experiment calls it directly,
+encoded :class:`~pbtools.engine.problem.Problem` (a leave-out experiment calls it directly,
 with many runs and relevance sets at once). Each class declares the measures it supports
 (:attr:`Estimator.supports`: measure bases, None for every measure).
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.choices import resolve
-from pbtools.corrections.problem import Problem, from_frames
+from pbtools.engine.problem import Problem, from_frames
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import Measure, parse_all

@@ -6,9 +6,9 @@ losses), averaged over topics and then combined — non-linearly for Lipani et a
 (λ, the indicator, the rounding of PROTOCOL item 10). :func:`topic_bootstrap` therefore
 re-estimates on every replicate: a replicate draws |T| topics with replacement (the topics the
 qrels judge) and gives each its multiplicity as a weight in every average over topics
-(:meth:`~pbtools.corrections.problem.Problem.topic_means`), so that a replicate is exactly the
+(:meth:`~pbtools.engine.problem.Problem.topic_means`), so that a replicate is exactly the
 estimator run on the resampled collection. The per-row scores do not depend on the weights and
-are computed once (:meth:`~pbtools.corrections.problem.Problem.memo`); a replicate only
+are computed once (:meth:`~pbtools.engine.problem.Problem.memo`); a replicate only
 re-averages and re-combines.
 
 The interval is the percentile interval (Efron & Tibshirani 1993, §13.3) of the replicates:
@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.problem import Problem
+from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 
 __all__ = ["topic_bootstrap", "check_bootstrap", "CI_COLUMNS", "DEFAULT_N_BOOT"]
@@ -86,7 +86,7 @@ def topic_bootstrap(
     --------
     >>> from pbtools.corrections.choices import resolve
     >>> from pbtools.corrections.correct import run_estimators
-    >>> from pbtools.corrections.problem import from_frames
+    >>> from pbtools.engine.problem import from_frames
     >>> def run(name, topic_docs):
     ...     return pd.concat([pd.DataFrame({"name": name, "qid": q, "docno": list(d),
     ...                                     "score": range(len(d), 0, -1)})

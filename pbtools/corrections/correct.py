@@ -1,6 +1,6 @@
 """Correcting the scores of new runs against one pool: :func:`correct`, :func:`estimate`.
 
-Both build one encoded :class:`~pbtools.corrections.problem.Problem` and run every requested
+Both build one encoded :class:`~pbtools.engine.problem.Problem` and run every requested
 estimator of the registry (:mod:`pbtools.corrections.registry`) on it, each on the measures it
 supports.
 """
@@ -14,8 +14,8 @@ import pandas as pd
 from pbtools.corrections.base import tidy
 from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
 from pbtools.corrections.choices import resolve
-from pbtools.corrections.problem import Problem, from_frames
 from pbtools.corrections.registry import get, warn_skipped
+from pbtools.engine.problem import Problem, from_frames
 from pbtools.errors import InputError
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all

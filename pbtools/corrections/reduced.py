@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import Estimator
-from pbtools.corrections.problem import Problem, condensed_measures, precision_parts
+from pbtools.engine.problem import Problem, condensed_measures, precision_parts
 from pbtools.measures.names import parse_all
 
 __all__ = ["ReducedPool", "TrueScore", "Condensed"]

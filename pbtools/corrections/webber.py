@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import Estimator
-from pbtools.corrections.problem import Problem
-from pbtools.corrections.webber_loss import loss_rows
+from pbtools.engine.losses import loss_rows
+from pbtools.engine.problem import Problem
 from pbtools.measures.names import parse_all
 
 __all__ = ["WebberOnRuns"]
@@ -101,7 +101,7 @@ def _losses(problem: Problem, ms, replace: bool):
     """score(p, Q_u) and score(p, Q_u,p) run means for every R_p pair (pairs × measures).
 
     score(p, Q_u,p) = score(p, Q_u) − the mean loss over p's topics: the per-topic losses
-    (:func:`~pbtools.corrections.webber_loss.loss_rows`) do not depend on the topic weights of
+    (:func:`~pbtools.engine.losses.loss_rows`) do not depend on the topic weights of
     a bootstrap replicate, so they are computed once (:meth:`Problem.memo`) and only
     re-averaged.
     """

@@ -43,8 +43,8 @@ from types import SimpleNamespace
 import pandas as pd
 
 from pbtools import stats
-from pbtools.corrections.parallel import MAX_THREADS
 from pbtools.corrections.registry import warn_skipped
+from pbtools.engine.parallel import MAX_THREADS
 from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
 from pbtools.measures.names import measure_names
@@ -374,7 +374,7 @@ def _configs(
 MIN_ROWS_PER_JOB = 100_000
 
 #: the cores one process keeps busy: its leave-out blocks and Lipani's merges run on up to this
-#: many threads (:data:`pbtools.corrections.parallel.MAX_THREADS`). Worker processes are used
+#: many threads (:data:`pbtools.engine.parallel.MAX_THREADS`). Worker processes are used
 #: only for cores beyond it — each worker redoes the encoding and the merge (1.4-1.5× the CPU
 #: of one process), and on 2 idle cores two single-threaded workers took 1.02-1.07× the wall
 #: time of one process on two threads (``benchmarks/scaling.py --jobs-compare trec2 synth127``;

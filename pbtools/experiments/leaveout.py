@@ -19,10 +19,10 @@ Steps (PROTOCOL-lipani2015 item numbers):
    S \\ unit (``rp="org"``).
 
 Implementation: the pooled runs and the qrels are encoded once into the dense layout of
-:mod:`pbtools.pooling.dense`; the truth and every unit's reduced qrels are label arrays derived
+:mod:`pbtools.engine.dense`; the truth and every unit's reduced qrels are label arrays derived
 from one table of who pooled what; r_p ∘ r_u is merged once for every pair of pooled runs and
 shared by every run set; every score comes from the one scoring engine through
-:class:`pbtools.corrections.problem.Problem`.
+:class:`pbtools.engine.problem.Problem`.
 
 With ``protocol="lipani2015"`` it reproduces the "Ad Hoc 2" rows of Lipani et al. 2015 Table 2
 exactly (tests/test_lipani2015.py).
@@ -37,17 +37,20 @@ import pandas as pd
 
 from pbtools.corrections.base import RESULT_COLUMNS
 from pbtools.corrections.choices import resolve
-from pbtools.corrections.parallel import ordered_map, resolve_threads
-from pbtools.corrections.problem import Problem
+from pbtools.corrections.correct import run_estimators
+from pbtools.corrections.lipani import Lipani
+from pbtools.engine import chunks
+from pbtools.engine.dense import DenseRuns, variant_histograms
+from pbtools.engine.parallel import ordered_map, resolve_threads
+from pbtools.engine.problem import Problem
+from pbtools.engine.shared_merges import SharedMerges
 from pbtools.errors import InputError
-from pbtools.experiments.chunks import PairSpec, estimate_in_chunks, waves
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.ids import index_in
 from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import parse_all
 from pbtools.measures.topics import topic_mask
-from pbtools.pooling.dense import DenseRuns, variant_histograms
 from pbtools.pooling.topruns import top_fraction
 
 __all__ = [
@@ -179,7 +182,7 @@ def experiment_tables(
 
     ``threads``: how many blocks (a configuration's run set, or one measure's top-75 set) are
     built and finished at once (None: the usable cores, capped —
-    :func:`~pbtools.corrections.parallel.default_threads`; 1: one after the other, the least
+    :func:`~pbtools.engine.parallel.default_threads`; 1: one after the other, the least
     memory). The results are the same whatever the count.
 
     ``top_ties``: how a tie of scores at the top-``fraction`` cut is broken
@@ -217,9 +220,9 @@ def experiment_tables(
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
     # the blocks' problems (without their pairs), then the estimators on them one chunk of runs
-    # to score at a time (:mod:`pbtools.experiments.chunks`: the pairs of runs never all in
+    # to score at a time (:mod:`pbtools.engine.chunks`: the pairs of runs never all in
     # memory; one streamed pass per chunk merges its pairs for every block of a wave, the
-    # blocks whose label arrays fit :data:`~pbtools.experiments.chunks.LABEL_BYTES`
+    # blocks whose label arrays fit :data:`~pbtools.engine.chunks.LABEL_BYTES`
     # together); built, estimated and finished on a few threads (numpy releases the GIL in the
     # big array work), in block order: the results are the same whatever the thread count
     threads = resolve_threads(threads)
@@ -230,7 +233,7 @@ def experiment_tables(
     ]
     label_bytes = [2 * (len(b) + 1) * enc.T * enc.U * base.lab0.itemsize for _lo, _m, b in specs]
     outs = []
-    for wave in waves(label_bytes):  # one wave unless the label arrays are large
+    for wave in chunks.waves(label_bytes):  # one wave unless the label arrays are large
         outs += _wave(base, org_of, [specs[i] for i in wave], estimators, threads)
     done = iter(outs)
     built = [(cfg.get("runs", "all"), blocks_of[cfg.get("runs", "all")]) for cfg in configs]
@@ -249,6 +252,52 @@ def experiment_tables(
     if bar is not None:
         bar.close()
     return results
+
+
+def estimate_in_chunks(tasks, estimators, opts: dict, threads: int = 1) -> list:
+    """Every estimator on every problem of ``tasks``, one chunk of runs to score at a time.
+
+    ``tasks``: ``(measures, problem, spec)`` per problem, the problem without pairs and
+    ``spec`` its :class:`PairSpec`; the problems share one encoding and their runs to score
+    are in slot order. The chunks cut the runs to score of all the problems at the same slots
+    (:func:`chunk_bounds`), so one streamed pass of a chunk's
+    :class:`~pbtools.engine.shared_merges.SharedMerges` merges each of its pairs of runs once for
+    every problem. ``threads`` problems of a chunk are estimated at once. Returns, per task,
+    the frame of :func:`~pbtools.corrections.correct.run_estimators` on the whole problem.
+    """
+    for _ms, problem, _spec in tasks:  # the shared tables, built before the threads read them
+        problem.padded_labels(), problem.hist
+        if np.any(np.diff(problem.new) <= 0):
+            raise ValueError("the runs to score must be in slot order")
+    width = max((len(spec.block) for *_, spec in tasks), default=1)
+    n_topics = tasks[0][1].enc.T if tasks else 1
+    bounds = chunks.chunk_bounds(
+        np.concatenate([p.new for _, p, _ in tasks] or [[]]), width, n_topics
+    )
+    parts: list[list] = [[] for _ in tasks]
+    lipani = "lipani" in estimators
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        merges = SharedMerges(float(opts["weight"]), str(opts["tie"])) if lipani else None
+        subs = []
+        for i, (ms, problem, spec) in enumerate(tasks):
+            lo, hi = (int(x) for x in np.searchsorted(problem.new, [a, b]))
+            if hi == lo:
+                continue
+            sub = chunks.sub_problem(problem, spec, lo, hi, merges)
+            if merges is not None and Lipani.supported(ms):
+                merges.request(sub, Lipani.supported(ms))
+            subs.append((i, ms, sub))
+        done = ordered_map(
+            lambda s: run_estimators(s[2], s[1], estimators, opts), subs, threads, ahead=0
+        )
+        for (i, _ms, _sub), res in zip(subs, done, strict=True):
+            parts[i].append(res)
+    out = []
+    for (ms, problem, _spec), got in zip(tasks, parts, strict=True):
+        if not got:  # no run to score: the estimators' empty frames
+            got = [run_estimators(problem, ms, estimators, opts)]
+        out.append(got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
+    return out
 
 
 def _wave(base: _Base, org_of: dict, specs, estimators, threads: int) -> list:
@@ -346,7 +395,7 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float, ties: str =
 def _build(base: _Base, org_of: dict, block, leave_out):
     """One run set S (``block``): the units' reduced qrels as a :class:`Problem` without its
     pairs and what :func:`_finish` needs besides (the run → unit map, the units, the pairs'
-    :class:`~pbtools.experiments.chunks.PairSpec`). ``org_of``: the organisation of every run
+    :class:`~pbtools.engine.chunks.PairSpec`). ``org_of``: the organisation of every run
     the orgs frame lists."""
     enc = base.enc
     names = np.asarray(enc.names)
@@ -378,12 +427,12 @@ def _build(base: _Base, org_of: dict, block, leave_out):
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
     # R_p: the runs of S of another unit (rp="org") or every other run (rp="run"), as codes
     if base.opts["rp"] == "run":
-        spec = PairSpec(u_slots, block, block)
+        spec = chunks.PairSpec(u_slots, block, block)
     else:
         un = pd.Index([unit_of[n] for n in evaluated], dtype="str")
         pn = pd.Index([unit_of.get(p, f"\0{p}") for p in bnames], dtype="str")
         keys = un.append(pn).unique()
-        spec = PairSpec(keys.get_indexer(un), keys.get_indexer(pn), block)
+        spec = chunks.PairSpec(keys.get_indexer(un), keys.get_indexer(pn), block)
     nothing = np.zeros(0, np.int64)
     problem = base.problem(
         block, lab, u_slots, u_var.astype(np.int64), nothing, nothing, len(eval_units)
@@ -394,7 +443,7 @@ def _build(base: _Base, org_of: dict, block, leave_out):
 
 def _finish(base: _Base, ms, built, res):
     """The truth on one block's problem (:func:`_build`) and the rows of its estimators
-    (``res``: :func:`~pbtools.experiments.chunks.estimate_in_chunks`) with it."""
+    (``res``: :func:`estimate_in_chunks`) with it."""
     enc, (problem, (unit_of, eval_units, _spec)) = base.enc, built
     names = np.asarray(enc.names)
     u_slots = problem.new

@@ -16,7 +16,6 @@ module                     holds
                            :func:`top_fraction` (from ``pooling.topruns``, with its tie
                            rules :data:`TIE_RULES` and :class:`TopTieWarning`)
 ``pooling.contributions``  :func:`unique_contributions`, :func:`describe`
-``pooling.dense``          runs encoded as dense per-topic arrays for the experiments
 ``pooling.sampled``        :func:`sampled_qrels`: a sampled pool's universe, strata, labels
                            and inclusion probabilities (read by ``measures.sampled``)
 =========================  ================================================================

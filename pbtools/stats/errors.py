@@ -28,10 +28,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.engine.dense import expand_ranges
 from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.groups import group_frame_rows
-from pbtools.pooling.dense import expand_ranges
 from pbtools.stats.pairjoin import crossed_rejects
 
 _VALUE_COLUMNS = ("name", "true", "estimate", "qid")

@@ -15,8 +15,8 @@ import pandas as pd
 from scipy import optimize, special, stats
 from scipy.interpolate import CubicSpline
 
+from pbtools.engine.dense import CHUNK
 from pbtools.errors import InputError
-from pbtools.pooling.dense import CHUNK
 from pbtools.stats.matrix import by_groups, pair_indices, pair_names, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet

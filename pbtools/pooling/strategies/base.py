@@ -10,7 +10,7 @@ and still costs one judgment.
 =====================  ========================================================================
 object                 role
 =====================  ========================================================================
-:class:`Problem`       the pooled runs encoded once (:class:`pbtools.pooling.dense.DenseRuns`:
+:class:`Problem`       the pooled runs encoded once (:class:`pbtools.engine.dense.DenseRuns`:
                        per-topic local document ids, ``D[r, t, i]``), the flat table of every
                        ranked document, best ranks, and the source labels (hidden)
 :class:`Assessor`      reveals a label only for a document that is judged, counts the cost
@@ -43,9 +43,9 @@ import numpy as np
 import pandas as pd
 
 from pbtools import frames
+from pbtools.engine.dense import DenseRuns
 from pbtools.errors import InputError
 from pbtools.frames import as_run, encode, require_columns
-from pbtools.pooling.dense import DenseRuns
 from pbtools.pooling.strategies.kernels import Selection, ranked
 
 __all__ = [
@@ -106,7 +106,7 @@ class Problem:
         The R runs (slot ``r`` is ``names[r]``).
     D, length : ndarray
         ``D[r, t, i]``: local id of run r's (i+1)-th document on topic t (-1 padding);
-        ``length[r, t]``: its ranking length (:class:`pbtools.pooling.dense.DenseRuns`).
+        ``length[r, t]``: its ranking length (:class:`pbtools.engine.dense.DenseRuns`).
     n_docs : ndarray
         Documents the runs retrieve per topic (local ids ``0 .. n_docs[t]-1``).
     rows : dict of ndarray

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.engine.dense import row_chunks
 from pbtools.groups import dense_unique, group_rows
-from pbtools.pooling.dense import row_chunks
 
 #: ``group_rows`` and ``dense_unique`` (:mod:`pbtools.groups`) are re-exported here
 __all__ = ["same_rankings", "group_rows", "dense_unique", "same_labels"]
@@ -25,7 +25,7 @@ def same_rankings(D, lab, ref: int, slots, var, t, width: int, extra=()):
     Parameters
     ----------
     D : ndarray
-        runs × topics × L local documents by rank (:class:`~pbtools.pooling.dense.DenseRuns`).
+        runs × topics × L local documents by rank (:class:`~pbtools.engine.dense.DenseRuns`).
     lab : ndarray
         variants × topics × U labels (−1 unjudged).
     ref : int

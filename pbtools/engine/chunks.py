@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbtools.corrections.problem import Problem
+from pbtools.engine.problem import Problem
 
 __all__ = [
     "LABEL_BYTES",
     "PAIR_ROWS",
     "PairSpec",
     "chunk_bounds",
-    "estimate_in_chunks",
     "sub_problem",
     "waves",
 ]
@@ -105,12 +104,12 @@ def sub_problem(problem: Problem, spec: PairSpec, lo: int, hi: int, merges=None)
     """``problem`` restricted to its runs to score ``lo:hi``, with their pairs (``spec``).
 
     The encoding, the variants and their cached tables (label histograms, padded labels) are
-    shared; ``merges`` is the chunk's :class:`~pbtools.corrections.lipani.SharedMerges`.
+    shared; ``merges`` is the chunk's :class:`~pbtools.engine.shared_merges.SharedMerges`.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> from pbtools.corrections.problem import from_frames
+    >>> from pbtools.engine.problem import from_frames
     >>> def run(name, docs):
     ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
     ...                          "score": range(len(docs), 0, -1)})
@@ -124,53 +123,3 @@ def sub_problem(problem: Problem, spec: PairSpec, lo: int, hi: int, merges=None)
     """
     pu, pp = spec.pairs(lo, hi)
     return problem.chunk(lo, hi, pu, pp, merges)
-
-
-def estimate_in_chunks(tasks, estimators, opts: dict, threads: int = 1) -> list:
-    """Every estimator on every problem of ``tasks``, one chunk of runs to score at a time.
-
-    ``tasks``: ``(measures, problem, spec)`` per problem, the problem without pairs and
-    ``spec`` its :class:`PairSpec`; the problems share one encoding and their runs to score
-    are in slot order. The chunks cut the runs to score of all the problems at the same slots
-    (:func:`chunk_bounds`), so one streamed pass of a chunk's
-    :class:`~pbtools.corrections.lipani.SharedMerges` merges each of its pairs of runs once for
-    every problem. ``threads`` problems of a chunk are estimated at once. Returns, per task,
-    the frame of :func:`~pbtools.corrections.correct.run_estimators` on the whole problem.
-    """
-    import pandas as pd
-
-    from pbtools.corrections.correct import run_estimators
-    from pbtools.corrections.lipani import Lipani, SharedMerges
-    from pbtools.corrections.parallel import ordered_map
-
-    for _ms, problem, _spec in tasks:  # the shared tables, built before the threads read them
-        problem.padded_labels(), problem.hist
-        if np.any(np.diff(problem.new) <= 0):
-            raise ValueError("the runs to score must be in slot order")
-    width = max((len(spec.block) for *_, spec in tasks), default=1)
-    n_topics = tasks[0][1].enc.T if tasks else 1
-    bounds = chunk_bounds(np.concatenate([p.new for _, p, _ in tasks] or [[]]), width, n_topics)
-    parts: list[list] = [[] for _ in tasks]
-    lipani = "lipani" in estimators
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        merges = SharedMerges(float(opts["weight"]), str(opts["tie"])) if lipani else None
-        subs = []
-        for i, (ms, problem, spec) in enumerate(tasks):
-            lo, hi = (int(x) for x in np.searchsorted(problem.new, [a, b]))
-            if hi == lo:
-                continue
-            sub = sub_problem(problem, spec, lo, hi, merges)
-            if merges is not None and Lipani.supported(ms):
-                merges.request(sub, Lipani.supported(ms))
-            subs.append((i, ms, sub))
-        done = ordered_map(
-            lambda s: run_estimators(s[2], s[1], estimators, opts), subs, threads, ahead=0
-        )
-        for (i, _ms, _sub), res in zip(subs, done, strict=True):
-            parts[i].append(res)
-    out = []
-    for (ms, problem, _spec), got in zip(tasks, parts, strict=True):
-        if not got:  # no run to score: the estimators' empty frames
-            got = [run_estimators(problem, ms, estimators, opts)]
-        out.append(got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
-    return out

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbtools.corrections.problem import Problem
-from pbtools.corrections.rowgroups import dense_unique, same_rankings
+from pbtools.engine.dense import CHUNK, expand_ranges, row_chunks
+from pbtools.engine.problem import Problem
+from pbtools.engine.rowgroups import dense_unique, same_rankings
 from pbtools.measures import kernels as K
-from pbtools.pooling.dense import CHUNK, expand_ranges, row_chunks
 
 __all__ = [
     "loss_rows",
@@ -57,7 +57,7 @@ def loss_rows(problem: Problem, ms, replace: bool, before):
     Examples
     --------
     >>> import pandas as pd
-    >>> from pbtools.corrections.problem import from_frames
+    >>> from pbtools.engine.problem import from_frames
     >>> from pbtools.measures.names import parse_all
     >>> def run(name, docs):
     ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
@@ -148,7 +148,7 @@ def lost_entries(problem: Problem, width: int, replace: bool):
 
     Examples
     --------
-    >>> from pbtools.corrections.problem import from_frames
+    >>> from pbtools.engine.problem import from_frames
     >>> import pandas as pd
     >>> pooled = pd.DataFrame({"name": ["p1"] * 3 + ["p2"] * 3, "qid": "1",
     ...                        "docno": list("abzcdw"), "score": [3, 2, 1] * 2})
@@ -278,7 +278,7 @@ def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int
     of its top ``width`` agree (the same variant, or both agree with the reference variant
     there), they lose the same ranks and their relevance sets have the same histogram (when
     ``hist`` is given). Exact:
-    the rows are compared on those keys (:func:`~pbtools.corrections.rowgroups.same_rankings`).
+    the rows are compared on those keys (:func:`~pbtools.engine.rowgroups.same_rankings`).
 
     Parameters
     ----------
@@ -302,7 +302,7 @@ def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int
 
     Examples
     --------
-    >>> from pbtools.corrections.problem import from_frames
+    >>> from pbtools.engine.problem import from_frames
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 0]})
     >>> p1 = pd.DataFrame({"name": "p1", "qid": "1", "docno": list("ab"), "score": [2, 1]})

@@ -1,4 +1,4 @@
-"""The scoring half of :class:`pbtools.corrections.problem.Problem`: rankings of local documents
+"""The scoring half of :class:`pbtools.engine.problem.Problem`: rankings of local documents
 scored under the problem's relevance-set variants (one engine), and the averages over topics.
 
 :class:`Scoring` is the base class of ``Problem``; it reads ``enc``, ``lab``, ``present``,
@@ -12,10 +12,10 @@ from dataclasses import replace as _replace
 
 import numpy as np
 
-from pbtools.corrections.rowgroups import dense_unique, group_rows, same_rankings
+from pbtools.engine.dense import row_chunks
+from pbtools.engine.rowgroups import dense_unique, group_rows, same_rankings
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure, parse_all
-from pbtools.pooling.dense import row_chunks
 
 __all__ = ["Scoring", "condensed_measures", "precision_parts"]
 
@@ -161,7 +161,7 @@ class Scoring:
         When the rows repeat runs and topics (a pooled run under many variants), each distinct
         labelled ranking — the same run, topic, labels of its top ``width`` and, for measures
         that read it (:func:`~pbtools.measures.kernels.reads_relevance_set`), relevance set —
-        is scored once (:func:`~pbtools.corrections.rowgroups.same_rankings`; exact)."""
+        is scored once (:func:`~pbtools.engine.rowgroups.same_rankings`; exact)."""
         enc = self.enc
         w = enc.L if width is None else max(1, min(int(width), enc.L))
         slots, var, t = (np.asarray(a, np.int64) for a in (slots, var, t))

@@ -4,12 +4,12 @@ An estimation problem is: runs to score (``new``), each against one relevance se
 *variant*: the reduced qrels of its left-out unit, or the qrels as given), the pooled runs R_p
 each of them is compared with (``pair_u``/``pair_p``), the runs whose top d built the pool
 (``pooled``) and the pool depth d. :class:`Problem` holds it on the dense layout of
-:mod:`pbtools.pooling.dense` so that an experiment encodes runs and qrels once and every
+:mod:`pbtools.engine.dense` so that an experiment encodes runs and qrels once and every
 estimator reads the same arrays.
 
 Every score is computed by :func:`pbtools.measures.kernels.score` — the engine behind
 :func:`pbtools.measures.evaluate` — through :meth:`Problem.score_cells`
-(:mod:`pbtools.corrections.scoring`); which topics a run is averaged over is
+(:mod:`pbtools.engine.scoring`); which topics a run is averaged over is
 :func:`pbtools.measures.topics.topic_mask` (``topics``). A leave-out experiment builds problems
 with :meth:`Problem` directly from label arrays; :func:`from_frames` builds one from run and
 qrels frames (``correct``, the estimator classes).
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.scoring import Scoring, condensed_measures, precision_parts
+from pbtools.engine.dense import DenseRuns, label_histograms
+from pbtools.engine.scoring import Scoring, condensed_measures, precision_parts
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import parse_all
 from pbtools.measures.rounding import round_half_up
 from pbtools.measures.topics import topic_mask, topics_mode
-from pbtools.pooling.dense import DenseRuns, label_histograms
 from pbtools.pooling.who_pooled import unit_map
 
 __all__ = ["Problem", "from_frames", "condensed_measures", "precision_parts"]
@@ -62,7 +62,7 @@ class Problem(Scoring):
         Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
     merges : callable or None
         ``merges(problem, pa, depth) → values``: r_p ∘ r_u scored per R_p pair, averaged
-        over its topics (:class:`pbtools.corrections.lipani.SharedMerges`; an experiment
+        over its topics (:class:`pbtools.engine.shared_merges.SharedMerges`; an experiment
         merges every pair of pooled runs once, streamed, for all its problems).
     weights : ndarray or None
         Per-topic weights (T,) of every average over topics (:meth:`topic_means`): a topic
@@ -106,8 +106,8 @@ class Problem(Scoring):
 
     def set_hist(self, hist: np.ndarray) -> None:
         """Give :attr:`hist` when the caller derived it (an experiment's variants from their
-        truth, :func:`~pbtools.pooling.dense.variant_histograms`): it must equal
-        :func:`~pbtools.pooling.dense.label_histograms` of :attr:`lab`; kept until
+        truth, :func:`~pbtools.engine.dense.variant_histograms`): it must equal
+        :func:`~pbtools.engine.dense.label_histograms` of :attr:`lab`; kept until
         :meth:`forget`."""
         hist = np.asarray(hist, dtype=np.int64)
         if hist.shape[:2] != self.lab.shape[:2]:

@@ -16,7 +16,7 @@ any encoded run retrieved, or the qrels judged, for that topic):
                   topic t (:func:`pbtools.measures.topics.topic_mask` needs it).
 
 Who pooled what is :meth:`DenseRuns.top_counts` (how many runs of a set have x in their top d).
-Scores are never computed here: :mod:`pbtools.corrections.problem` feeds these arrays to the one
+Scores are never computed here: :mod:`pbtools.engine.problem` feeds these arrays to the one
 scoring engine, :func:`pbtools.measures.kernels.score`.
 """
 

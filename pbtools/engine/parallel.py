@@ -1,6 +1,6 @@
 """A small, ordered, memory-bounded thread map for the pairwise chunk loops.
 
-The merges of :class:`~pbtools.corrections.lipani.SharedMerges` (independent chunks of run
+The merges of :class:`~pbtools.engine.shared_merges.SharedMerges` (independent chunks of run
 pairs) and the blocks of a leave-out experiment
 (:func:`~pbtools.experiments.leaveout.experiment_tables`) do their work in numpy calls that
 release the GIL (take, sort, cumsum, ufuncs), so a few threads overlap them.
