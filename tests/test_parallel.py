@@ -8,8 +8,9 @@ import pytest
 
 from pbtools import synth
 from pbtools.engine import shared_merges
+from pbtools.engine.build import from_frames
 from pbtools.engine.parallel import ordered_map, resolve_threads
-from pbtools.engine.problem import from_frames, precision_parts
+from pbtools.engine.problem import precision_parts
 from pbtools.measures.names import parse_all
 
 

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.choices import resolve
-from pbtools.engine.problem import Problem, from_frames
+from pbtools.engine.build import from_frames
+from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import Measure, parse_all

@@ -86,7 +86,7 @@ def topic_bootstrap(
     --------
     >>> from pbtools.corrections.choices import resolve
     >>> from pbtools.corrections.correct import run_estimators
-    >>> from pbtools.engine.problem import from_frames
+    >>> from pbtools.engine.build import from_frames
     >>> def run(name, topic_docs):
     ...     return pd.concat([pd.DataFrame({"name": name, "qid": q, "docno": list(d),
     ...                                     "score": range(len(d), 0, -1)})

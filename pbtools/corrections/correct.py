@@ -15,7 +15,8 @@ from pbtools.corrections.base import tidy
 from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.registry import get, warn_skipped
-from pbtools.engine.problem import Problem, from_frames
+from pbtools.engine.build import from_frames
+from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.engine.build import PairSpec
 from pbtools.engine.problem import Problem
 
 __all__ = [
     "LABEL_BYTES",
     "PAIR_ROWS",
-    "PairSpec",
     "chunk_bounds",
     "sub_problem",
     "waves",
@@ -33,30 +33,6 @@ PAIR_ROWS = 1 << 18
 #: the most bytes of label arrays (each block's variants and their padded copy) of the blocks
 #: estimated together (:func:`waves`)
 LABEL_BYTES = 1 << 30
-
-
-class PairSpec:
-    """R_p of each run to score: the pooled runs of the block whose key differs from its own.
-
-    ``u_key`` (one per run to score) and ``p_key`` (one per run of ``block``) are integer
-    codes: a run to score is paired with every run of the block of another key (its own slot
-    under ``rp="run"``, its unit under ``rp="org"``), in block order.
-
-    Examples
-    --------
-    >>> spec = PairSpec(np.array([0, 1]), np.array([0, 1, 1]), np.array([10, 11, 12]))
-    >>> [a.tolist() for a in spec.pairs(0, 2)]
-    [[0, 0, 1], [11, 12, 10]]
-    """
-
-    def __init__(self, u_key: np.ndarray, p_key: np.ndarray, block: np.ndarray):
-        self.u_key, self.p_key, self.block = u_key, p_key, block
-
-    def pairs(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        """``pair_u`` (index into the runs to score) and ``pair_p`` (slot) of runs ``lo:hi``,
-        in (run, block) order."""
-        pu, pi = np.nonzero(self.u_key[lo:hi, None] != self.p_key[None, :])
-        return pu.astype(np.int64) + lo, self.block[pi]
 
 
 def chunk_bounds(new: np.ndarray, width: int, topics: int, rows: int | None = None) -> np.ndarray:
@@ -109,7 +85,7 @@ def sub_problem(problem: Problem, spec: PairSpec, lo: int, hi: int, merges=None)
     Examples
     --------
     >>> import pandas as pd
-    >>> from pbtools.engine.problem import from_frames
+    >>> from pbtools.engine.build import from_frames
     >>> def run(name, docs):
     ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
     ...                          "score": range(len(docs), 0, -1)})

@@ -57,7 +57,7 @@ def loss_rows(problem: Problem, ms, replace: bool, before):
     Examples
     --------
     >>> import pandas as pd
-    >>> from pbtools.engine.problem import from_frames
+    >>> from pbtools.engine.build import from_frames
     >>> from pbtools.measures.names import parse_all
     >>> def run(name, docs):
     ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
@@ -148,7 +148,7 @@ def lost_entries(problem: Problem, width: int, replace: bool):
 
     Examples
     --------
-    >>> from pbtools.engine.problem import from_frames
+    >>> from pbtools.engine.build import from_frames
     >>> import pandas as pd
     >>> pooled = pd.DataFrame({"name": ["p1"] * 3 + ["p2"] * 3, "qid": "1",
     ...                        "docno": list("abzcdw"), "score": [3, 2, 1] * 2})
@@ -302,7 +302,7 @@ def distinct_rows(problem: Problem, p, t, var, hist, lost_at, lost_j, width: int
 
     Examples
     --------
-    >>> from pbtools.engine.problem import from_frames
+    >>> from pbtools.engine.build import from_frames
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 0]})
     >>> p1 = pd.DataFrame({"name": "p1", "qid": "1", "docno": list("ab"), "score": [2, 1]})

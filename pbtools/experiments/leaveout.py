@@ -40,9 +40,9 @@ from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import run_estimators
 from pbtools.corrections.lipani import Lipani
 from pbtools.engine import chunks
-from pbtools.engine.dense import DenseRuns, variant_histograms
+from pbtools.engine.build import EncodedPool, PairSpec, leave_out_labels
+from pbtools.engine.dense import DenseRuns
 from pbtools.engine.parallel import ordered_map, resolve_threads
-from pbtools.engine.problem import Problem
 from pbtools.engine.shared_merges import SharedMerges
 from pbtools.errors import InputError
 from pbtools.experiments.load import load
@@ -211,7 +211,7 @@ def experiment_tables(
     enc = DenseRuns([S], [Q])
     slots = enc.slots(0)
     lab, present, _ = enc.labels(Q)
-    base = _Base(enc, lab[0], present[0], d, opts)
+    base = EncodedPool(enc, lab[0], present[0], d, str(opts["topics"]), opts["decimals"])
     blocks_of = {"all": [(ms, slots)]}
     tied: list[dict] = []  # the ties at the top-fraction cut (top_fraction's records)
     if any(cfg.get("runs", "all") == "top75" for cfg in configs):
@@ -234,7 +234,7 @@ def experiment_tables(
     label_bytes = [2 * (len(b) + 1) * enc.T * enc.U * base.lab0.itemsize for _lo, _m, b in specs]
     outs = []
     for wave in chunks.waves(label_bytes):  # one wave unless the label arrays are large
-        outs += _wave(base, org_of, [specs[i] for i in wave], estimators, threads)
+        outs += _wave(base, opts, org_of, [specs[i] for i in wave], estimators, threads)
     done = iter(outs)
     built = [(cfg.get("runs", "all"), blocks_of[cfg.get("runs", "all")]) for cfg in configs]
     results = []
@@ -255,15 +255,16 @@ def experiment_tables(
 
 
 def estimate_in_chunks(tasks, estimators, opts: dict, threads: int = 1) -> list:
-    """Every estimator on every problem of ``tasks``, one chunk of runs to score at a time.
+    """Every estimator on every problem of ``tasks``, one chunk of runs to score at a time
+    (:mod:`pbtools.engine.chunks`).
 
     ``tasks``: ``(measures, problem, spec)`` per problem, the problem without pairs and
-    ``spec`` its :class:`PairSpec`; the problems share one encoding and their runs to score
-    are in slot order. The chunks cut the runs to score of all the problems at the same slots
-    (:func:`chunk_bounds`), so one streamed pass of a chunk's
-    :class:`~pbtools.engine.shared_merges.SharedMerges` merges each of its pairs of runs once for
-    every problem. ``threads`` problems of a chunk are estimated at once. Returns, per task,
-    the frame of :func:`~pbtools.corrections.correct.run_estimators` on the whole problem.
+    ``spec`` its :class:`~pbtools.engine.build.PairSpec`; the problems share one encoding and
+    their runs to score are in slot order. The chunks cut the runs to score of all the problems
+    at the same slots (:func:`~pbtools.engine.chunks.chunk_bounds`), so one streamed pass of a
+    chunk's :class:`~pbtools.engine.shared_merges.SharedMerges` merges each of its pairs of runs
+    once for every problem. ``threads`` problems of a chunk are estimated at once. Returns, per
+    task, the frame of :func:`~pbtools.corrections.correct.run_estimators` on the whole problem.
     """
     for _ms, problem, _spec in tasks:  # the shared tables, built before the threads read them
         problem.padded_labels(), problem.hist
@@ -300,13 +301,14 @@ def estimate_in_chunks(tasks, estimators, opts: dict, threads: int = 1) -> list:
     return out
 
 
-def _wave(base: _Base, org_of: dict, specs, estimators, threads: int) -> list:
+def _wave(base: EncodedPool, opts: dict, org_of: dict, specs, estimators, threads: int) -> list:
     """The blocks of ``specs`` built (:func:`_build`), estimated together a chunk of runs to
     score at a time, and finished (:func:`_finish`): their ``(scores, truth)``, in order."""
-    made = list(ordered_map(lambda s: _build(base, org_of, s[2], s[0]), specs, threads))
+    rp = str(opts["rp"])
+    made = list(ordered_map(lambda s: _build(base, org_of, s[2], s[0], rp), specs, threads))
     tasks = [(s[1], pc) for s, pc in zip(specs, made, strict=True)]
     estimated = estimate_in_chunks(
-        [(bms, problem, ctx[2]) for bms, (problem, ctx) in tasks], estimators, base.opts, threads
+        [(bms, problem, ctx[2]) for bms, (problem, ctx) in tasks], estimators, opts, threads
     )
     finish = ordered_map(
         lambda i: _finish(base, *tasks[i], estimated[i]), range(len(tasks)), threads, ahead=0
@@ -326,54 +328,11 @@ def _pool_info(runs, qrels, pooled, depth, policy):
     )
 
 
-class _Base:
-    """The encoded pooled runs and original qrels shared by every block of an experiment."""
-
-    def __init__(self, enc: DenseRuns, lab0, present0, depth: int, opts: dict):
-        if lab0.size and int(lab0.max()) < 127:  # labels as int8: every block's variants
-            lab0 = lab0.astype(np.int8)  # are built before the shared merge pass
-        self.enc, self.lab0, self.present0, self.depth, self.opts = enc, lab0, present0, depth, opts
-
-    def problem(self, block, lab, new, new_var, pair_u, pair_p, truth_var, topics=None, cache=None):
-        """A :class:`Problem` over the block S with the label variants ``lab``."""
-        return Problem(
-            enc=self.enc,
-            pooled=block,
-            depth=self.depth,
-            lab=lab,
-            present=np.repeat(self.present0[None], len(lab), axis=0),
-            variants=pd.Index([str(i) for i in range(len(lab))], dtype="str"),
-            new=new,
-            new_var=new_var,
-            pair_u=pair_u,
-            pair_p=pair_p,
-            truth_var=truth_var,
-            topics=str(self.opts["topics"]) if topics is None else topics,
-            decimals=self.opts["decimals"],
-            merges=cache,
-        )
-
-    def truth(self, block) -> np.ndarray:
-        """The re-pool of the block at depth d (PROTOCOL item 7): labels T × U."""
-        pooled = self.enc.top_counts(block, self.depth) > 0
-        return np.where(pooled, self.lab0, -1).astype(self.lab0.dtype)
-
-
-def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float, ties: str = "order"):
+def _top_blocks(base: EncodedPool, slots: np.ndarray, ms, fraction: float, ties: str = "order"):
     """Per measure, the best ``fraction`` of the pooled runs on the full re-pooled qrels, and
     the ties at the cut (:func:`~pbtools.pooling.top_fraction`, ``ties`` its rule)."""
     truth = base.truth(slots)[None]
-    nothing = np.zeros(0, np.int64)
-    p = base.problem(
-        slots,
-        truth,
-        slots,
-        np.zeros(len(slots), np.int64),
-        nothing,
-        nothing,
-        0,
-        topics=str(base.opts["topics"]),
-    )
+    p = base.problem(slots, truth, slots, np.zeros(len(slots), np.int64), 0)
     p.decimals = None
     values = p.run_scores(slots, np.zeros(len(slots), np.int64), ms)
     names = np.asarray(base.enc.names)[slots]  # slots are in name order
@@ -392,10 +351,10 @@ def _top_blocks(base: _Base, slots: np.ndarray, ms, fraction: float, ties: str =
     return blocks, kept.attrs["ties"]
 
 
-def _build(base: _Base, org_of: dict, block, leave_out):
+def _build(base: EncodedPool, org_of: dict, block, leave_out, rp: str):
     """One run set S (``block``): the units' reduced qrels as a :class:`Problem` without its
     pairs and what :func:`_finish` needs besides (the run → unit map, the units, the pairs'
-    :class:`~pbtools.engine.chunks.PairSpec`). ``org_of``: the organisation of every run
+    :class:`~pbtools.engine.build.PairSpec`). ``org_of``: the organisation of every run
     the orgs frame lists."""
     enc = base.enc
     names = np.asarray(enc.names)
@@ -404,44 +363,36 @@ def _build(base: _Base, org_of: dict, block, leave_out):
     unit_of = {n: (org_of[n] if leave_out == "org" else n) for n in bnames if n in org_of}
     evaluated = sorted(unit_of)
     # units of every run of S (runs orgs does not list are their own organisation)
-    unit_all = [org_of.get(n, n) if leave_out == "org" else n for n in bnames]
+    unit_all = pd.Index(
+        [org_of.get(n, n) if leave_out == "org" else n for n in bnames], dtype="str"
+    )
     ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
-    ucode = ulabels.get_indexer(pd.Index(unit_all, dtype="str"))
-    # who pooled what in S: per document the number of units and the only one, if one
-    n_units, owner = enc.top_owners(block, base.depth, ucode, len(ulabels))
-    pooled = n_units > 0
-    truth = np.where(pooled, base.lab0, -1).astype(base.lab0.dtype)
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
-    ev_code = ulabels.get_indexer(eval_units)
-    # unit v's reduced qrels: the truth without the documents only v pooled (set sparsely)
-    # the variants: every unit's reduced qrels, then the truth (one array, filled in place)
-    lab = np.empty((len(eval_units) + 1, *truth.shape), dtype=truth.dtype)
-    lab[:] = truth
-    ev_of = np.full(len(ulabels) + 1, -1, dtype=np.int64)
-    ev_of[ev_code] = np.arange(len(ev_code))
-    only = ev_of[owner.ravel()]  # owner −1 (none or several units) reads the spare −1
-    cells = np.flatnonzero(only >= 0)
-    lab.reshape(len(lab), -1)[only[cells], cells] = -1
-    hist = variant_histograms(truth, only[cells], cells, len(lab))  # no pass over every variant
+    # the variants: every evaluated unit's reduced qrels, then the truth
+    lab, hist = leave_out_labels(
+        enc,
+        block,
+        base.depth,
+        base.lab0,
+        ulabels.get_indexer(unit_all),
+        len(ulabels),
+        ulabels.get_indexer(eval_units),
+    )
     u_slots = block[np.searchsorted(bnames, evaluated)]
     u_var = eval_units.get_indexer(pd.Index([unit_of[n] for n in evaluated], dtype="str"))
-    # R_p: the runs of S of another unit (rp="org") or every other run (rp="run"), as codes
-    if base.opts["rp"] == "run":
-        spec = chunks.PairSpec(u_slots, block, block)
+    # R_p: the runs of S of another unit (rp="org") or every other run (rp="run")
+    if rp == "run":
+        spec = PairSpec(u_slots, block, block)
     else:
-        un = pd.Index([unit_of[n] for n in evaluated], dtype="str")
-        pn = pd.Index([unit_of.get(p, f"\0{p}") for p in bnames], dtype="str")
-        keys = un.append(pn).unique()
-        spec = chunks.PairSpec(keys.get_indexer(un), keys.get_indexer(pn), block)
-    nothing = np.zeros(0, np.int64)
-    problem = base.problem(
-        block, lab, u_slots, u_var.astype(np.int64), nothing, nothing, len(eval_units)
-    )
+        spec = PairSpec.from_labels(
+            [unit_of[n] for n in evaluated], [unit_of.get(p, f"\0{p}") for p in bnames], block
+        )
+    problem = base.problem(block, lab, u_slots, u_var.astype(np.int64), len(eval_units))
     problem.set_hist(hist)
     return problem, (unit_of, eval_units, spec)
 
 
-def _finish(base: _Base, ms, built, res):
+def _finish(base: EncodedPool, ms, built, res):
     """The truth on one block's problem (:func:`_build`) and the rows of its estimators
     (``res``: :func:`estimate_in_chunks`) with it."""
     enc, (problem, (unit_of, eval_units, _spec)) = base.enc, built

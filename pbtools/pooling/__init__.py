@@ -21,6 +21,7 @@ module                     holds
 =========================  ================================================================
 """
 
+from pbtools.engine.build import unit_map
 from pbtools.pooling import strategies
 from pbtools.pooling.contributions import describe, unique_contributions
 from pbtools.pooling.inference import (
@@ -49,7 +50,6 @@ from pbtools.pooling.reductions import (
 )
 from pbtools.pooling.sampled import is_sampling, sampled_qrels
 from pbtools.pooling.topruns import TIE_RULES, TopTieWarning
-from pbtools.pooling.who_pooled import unit_map
 
 __all__ = [
     "Pool",

@@ -17,9 +17,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.engine.build import unit_map
 from pbtools.frames import encode, require_columns, used_codes
 from pbtools.pooling.inference import DEFAULT_POLICY, infer_pool
-from pbtools.pooling.who_pooled import contrib_table, qrels_owner, stack_blocks, top_rows, unit_map
+from pbtools.pooling.who_pooled import contrib_table, qrels_owner, stack_blocks, top_rows
 from pbtools.validation import validates
 
 __all__ = ["unique_contributions", "describe"]

@@ -38,12 +38,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.engine.build import unit_map
 from pbtools.frames import require_columns, trec_order
 from pbtools.pooling.combinations import SEP
 from pbtools.pooling.inference import PoolInfo, infer_pool
 from pbtools.pooling.pool import Pool
 from pbtools.pooling.topruns import top_fraction
-from pbtools.pooling.who_pooled import contrib_table, locate, top_rows, unit_map
+from pbtools.pooling.who_pooled import contrib_table, locate, top_rows
 from pbtools.validation import validates
 
 __all__ = [

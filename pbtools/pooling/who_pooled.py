@@ -15,20 +15,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pbtools.engine.build import unit_map
 from pbtools.errors import InputError
 from pbtools.frames import (
     encode,
     id_dtype,
     mapped_codes,
     ranked,
-    require_columns,
     used_codes,
 )
-from pbtools.validation import validates
 
 __all__ = [
     "top_rows",
-    "unit_map",
     "Contrib",
     "contrib_table",
     "locate",
@@ -55,34 +53,6 @@ def top_rows(runs: pd.DataFrame, depth: int, pooled: Iterable[str] | None = None
         chosen = name.cat.categories.isin(pd.Index(list(map(str, pooled)), dtype="str"))
         mask &= chosen[name.cat.codes.to_numpy()]
     return runs.loc[mask]
-
-
-@validates(orgs="orgs")
-def unit_map(
-    names: Iterable[str],
-    unit: str = "run",
-    orgs: pd.DataFrame | None = None,
-) -> pd.Series:
-    """The unit of each run name: the name itself (``unit="run"``) or its organisation.
-
-    ``orgs`` (columns ``name``, ``org``) is required for ``unit="org"``; a run it does not list is
-    an organisation of its own, named after the run. Returns a ``str`` Series indexed by name.
-    """
-    names = pd.Index(pd.unique(np.asarray(list(map(str, names)), dtype=object)), dtype="str")
-    if unit == "run":
-        return pd.Series(names, index=names, dtype="str")
-    if unit != "org":
-        raise InputError(f"unit must be 'run' or 'org', got {unit!r}")
-    if orgs is None:
-        raise InputError("unit='org' needs an orgs frame (columns name, org)")
-    require_columns(orgs, ("name", "org"), "orgs")
-    m = pd.Series(
-        orgs["org"].astype("str").to_numpy(),
-        index=pd.Index(orgs["name"].astype("str").to_numpy(), dtype="str"),
-    )
-    m = m[~m.index.duplicated(keep="first")]
-    out = pd.Series(m.reindex(names).to_numpy(), index=names, dtype="str")
-    return out.fillna(pd.Series(names, index=names, dtype="str"))
 
 
 @dataclass
