@@ -175,6 +175,68 @@ def test_xinfap_infndcg_match_sample_eval_all_runs():
     _check_golden(*_sample_eval())
 
 
+def test_interpolated_precisions_match_sample_eval(sample_eval):
+    """sample_eval.pl prints its 11 interpolated precisions as averages only: INQ001 and
+    rutfmed's, to its 4 decimals."""
+    q, runs, gold = sample_eval
+    g = gold[gold["measure"].str.startswith("iprec@rec")]
+    g = g.assign(measure=[f"infIPrec@{float(m[9:]):g}" for m in g["measure"]])
+    avg = evaluate_sampled(runs, q, sorted(set(g["measure"]))).astype({"name": str})
+    both = g.merge(avg.astype({"measure": str}), on=["name", "measure"], validate="1:1")
+    assert len(both) == 22 and (both["value"] - both["gold"]).abs().max() < 5.001e-5
+
+
+def _iprec_walk(c, k, R):
+    """sample_eval.pl's interpolation loop, transcribed: one ranking's 11 values."""
+    cut = [x * R for x in (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1)]
+    out, cur, best = [0.0] * 11, 10, 0.0
+    while cur >= 0 and cut[cur] > c[-1]:
+        cur -= 1
+    for ci, ki in zip(c[::-1], k[::-1], strict=True):
+        best = max(best, ci / ki)
+        if cur >= 0 and cut[cur] > ci:
+            out[cur] += best
+            cur -= 1
+    while cur >= 0:
+        out[cur] += best
+        cur -= 1
+    return out
+
+
+def test_interpolation_walks_the_ranks_as_sample_eval_does():
+    """Random rankings with a non-monotone Ĉ (and ties of levels within one rank): the
+    vectorised walk equals the transcribed loop exactly, ranking by ranking."""
+    from pbtools.measures.sampled_iprec import interpolated_precision
+
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(1, 30, 40)
+    c = np.concatenate([np.cumsum(rng.normal(0.3, 0.6, n)).clip(0) for n in lengths])
+    k = np.concatenate([np.arange(1.0, n + 1) for n in lengths])
+    g = np.repeat(np.arange(len(lengths)), lengths)
+    first = np.r_[0, np.cumsum(lengths)[:-1]]
+    R = rng.uniform(0, 12, len(lengths))
+    got = interpolated_precision(c, k, g, first, R)
+    want = [
+        _iprec_walk(c[a : a + n], k[a : a + n], r)
+        for a, n, r in zip(first, lengths, R, strict=True)
+    ]
+    np.testing.assert_array_equal(got, np.array(want))
+    assert (np.diff(c)[np.diff(g) == 0] < 0).any()  # Ĉ does fall somewhere
+    with pytest.raises(InputError, match="0, 0.1"):
+        evaluate_sampled(pd.DataFrame(columns=["qid", "docno", "score"]), _tiny(), "infIPrec@0.25")
+
+
+def _tiny():
+    return pd.DataFrame(
+        {
+            "qid": "1",
+            "docno": list("abcdef"),
+            "label": [1, 0, 1, 0, -1, -1],
+            "stratum": [1, 1, 2, 2, 2, 2],
+        }
+    )
+
+
 def test_statap_estimates_the_same_number_relevant(sample_eval):
     """statAP's R̂ is the Horvitz-Thompson count of the strata (infNumRel); on the fully judged
     top stratum alone it is the count of relevant documents there."""
