@@ -28,6 +28,9 @@ measure            per-topic value (k: 1-based rank in trec order, ranks ≤ ``m
                    (R̂_g the estimate of R̂ restricted to grade g; ideal ranks stop at
                    ``max_rank``, as sample_eval.pl's loop does)
 ``infP@n``         Ĉ(n) / n (Ĉ at the last rank when the ranking is shorter)
+``infIPrec@x``     the interpolated precision at recall x = 0, 0.1, …, 1 of the estimated curve
+                   Ĉ(k) / k against x · R̂, walked as sample_eval.pl walks it
+                   (:mod:`~.sampled_iprec`)
 ``infNumRelRet``   Ĉ at the last rank; ``infNumRel`` R̂ (both summed over topics)
 ``statAP``         Aslam, Pavlu & Yilmaz 2006, the Horvitz-Thompson ratio estimator:
                    (1/R̂) Σ_{sampled rel d at k} (1/k) [1/π_d + Σ_{sampled rel d' above d} 1/π_dd'],
