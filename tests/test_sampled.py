@@ -175,6 +175,68 @@ def test_xinfap_infndcg_match_sample_eval_all_runs():
     _check_golden(*_sample_eval())
 
 
+def test_interpolated_precisions_match_sample_eval(sample_eval):
+    """sample_eval.pl prints its 11 interpolated precisions as averages only: INQ001 and
+    rutfmed's, to its 4 decimals."""
+    q, runs, gold = sample_eval
+    g = gold[gold["measure"].str.startswith("iprec@rec")]
+    g = g.assign(measure=[f"infIPrec@{float(m[9:]):g}" for m in g["measure"]])
+    avg = evaluate_sampled(runs, q, sorted(set(g["measure"]))).astype({"name": str})
+    both = g.merge(avg.astype({"measure": str}), on=["name", "measure"], validate="1:1")
+    assert len(both) == 22 and (both["value"] - both["gold"]).abs().max() < 5.001e-5
+
+
+def _iprec_walk(c, k, R):
+    """sample_eval.pl's interpolation loop, transcribed: one ranking's 11 values."""
+    cut = [x * R for x in (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1)]
+    out, cur, best = [0.0] * 11, 10, 0.0
+    while cur >= 0 and cut[cur] > c[-1]:
+        cur -= 1
+    for ci, ki in zip(c[::-1], k[::-1], strict=True):
+        best = max(best, ci / ki)
+        if cur >= 0 and cut[cur] > ci:
+            out[cur] += best
+            cur -= 1
+    while cur >= 0:
+        out[cur] += best
+        cur -= 1
+    return out
+
+
+def test_interpolation_walks_the_ranks_as_sample_eval_does():
+    """Random rankings with a non-monotone Ĉ (and ties of levels within one rank): the
+    vectorised walk equals the transcribed loop exactly, ranking by ranking."""
+    from pbtools.measures.sampled_iprec import interpolated_precision
+
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(1, 30, 40)
+    c = np.concatenate([np.cumsum(rng.normal(0.3, 0.6, n)).clip(0) for n in lengths])
+    k = np.concatenate([np.arange(1.0, n + 1) for n in lengths])
+    g = np.repeat(np.arange(len(lengths)), lengths)
+    first = np.r_[0, np.cumsum(lengths)[:-1]]
+    R = rng.uniform(0, 12, len(lengths))
+    got = interpolated_precision(c, k, g, first, R)
+    want = [
+        _iprec_walk(c[a : a + n], k[a : a + n], r)
+        for a, n, r in zip(first, lengths, R, strict=True)
+    ]
+    np.testing.assert_array_equal(got, np.array(want))
+    assert (np.diff(c)[np.diff(g) == 0] < 0).any()  # Ĉ does fall somewhere
+    with pytest.raises(InputError, match="0, 0.1"):
+        evaluate_sampled(pd.DataFrame(columns=["qid", "docno", "score"]), _tiny(), "infIPrec@0.25")
+
+
+def _tiny():
+    return pd.DataFrame(
+        {
+            "qid": "1",
+            "docno": list("abcdef"),
+            "label": [1, 0, 1, 0, -1, -1],
+            "stratum": [1, 1, 2, 2, 2, 2],
+        }
+    )
+
+
 def test_statap_estimates_the_same_number_relevant(sample_eval):
     """statAP's R̂ is the Horvitz-Thompson count of the strata (infNumRel); on the fully judged
     top stratum alone it is the count of relevant documents there."""
@@ -301,6 +363,25 @@ def test_cli_pool_writes_sampled_qrels(capsys, tmp_path, col):
 # --------------------------------------------------------------------------------------------
 
 
+def _numerators(pt: pd.DataFrame, sq: pd.DataFrame, R: pd.Series) -> pd.DataFrame:
+    """Per run, the mean over topics of infAP's and xinfAP's numerators over the expectation of
+    their denominators (infAP · r_s / (R n/N), xinfAP · R̂ / R): the estimators without the
+    ratio (docs/measures.md, "Sampled pools")."""
+    w = pt.astype({"qid": str, "name": str, "measure": str})
+    w = w.pivot_table(index=["name", "qid"], columns="measure", values="value")
+    q = w.index.get_level_values("qid")
+    r_true = R.reindex(q).to_numpy(dtype=float)
+    c = sq.assign(r=sq["label"] >= 1, n=sq["label"] >= 0).astype({"qid": str})
+    c = c.groupby("qid")[["r", "n"]].sum().assign(N=c.groupby("qid").size())
+    out = {}
+    if "infAP" in w:
+        share = (c["n"] / c["N"]).reindex(q).to_numpy()
+        out["infAP/numerator"] = w["infAP"] * c["r"].reindex(q).to_numpy() / (r_true * share)
+    out["xinfAP/numerator"] = w["xinfAP"] * w["infNumRel"] / r_true
+    f = pd.DataFrame(out).groupby(level="name").mean()
+    return f.reset_index().melt(id_vars="name", var_name="measure", value_name="value")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "spec, estimators",
@@ -313,8 +394,10 @@ def test_estimators_are_unbiased_where_the_plain_measures_are_not(col, spec, est
     """50 seeded samples of 40 documents per topic (~45% of the universe): the mean estimate of
     each run's MAP / mean nDCG / total R lies within 3 standard errors of the value on the fully
     judged universe for statAP, infNDCG and R̂ (ratio estimators: unbiased up to O(1/n)); infAP
-    and xinfAP, whose smoothing and precision ratios carry a known small-sample bias, within 5
-    SE and 3% — while the plain AP and nDCG on the same sampled qrels miss by more than 10 SE."""
+    and xinfAP, whose ratio to a random count carries a small-sample bias, within 5 SE and 3%,
+    their numerators over the expected denominators within 3 SE (what is left is the ratio's:
+    docs/measures.md) — while the plain AP and nDCG on the same sampled qrels miss by more than
+    10 SE."""
     pooled = sorted(col.pooled)
     pb = strategies.Problem(col.runs, col.qrels, pooled)
     n = 50
@@ -322,14 +405,19 @@ def test_estimators_are_unbiased_where_the_plain_measures_are_not(col, spec, est
     for seed in range(n):
         pool = Pool.simulate(col.runs, col.qrels, spec, 40, seed=seed, pooled=pooled, problem=pb)
         sq = pooling.sampled_qrels(pool, pb)
-        est.append(evaluate_sampled(col.runs, sq, [*estimators, "AP", "nDCG"]).assign(seed=seed))
-    est = pd.concat(est)
-    full = (
-        sq[["qid", "docno"]]
-        .astype(str)
-        .merge(col.qrels.astype({"qid": str, "docno": str}), how="left")
-    )
-    truth = measures.evaluate(col.runs, full.fillna({"label": 0}), ["AP", "nDCG", "NumRel"])
+        if seed == 0:  # the universe is every sample's: its relevant documents per topic
+            full = (
+                sq[["qid", "docno"]]
+                .astype(str)
+                .merge(col.qrels.astype({"qid": str, "docno": str}), how="left")
+                .fillna({"label": 0})
+            )
+            R = full[full["label"] >= 1].groupby("qid").size()
+        pt = evaluate_sampled(col.runs, sq, [*estimators, "AP", "nDCG"], per_topic=True)
+        est.append(measures.aggregate(pt).assign(seed=seed))
+        est.append(_numerators(pt, sq, R).assign(seed=seed))
+    est = pd.concat(est).astype({"name": str, "measure": str})
+    truth = measures.evaluate(col.runs, full, ["AP", "nDCG", "NumRel"])
     truth = truth.astype({"name": str, "measure": str}).set_index(["name", "measure"])["value"]
     g = est.groupby(["name", "measure"])["value"].agg(["mean", "std"])
     target = {"infNDCG": "nDCG", "nDCG": "nDCG", "infNumRel": "NumRel"}
@@ -342,6 +430,7 @@ def test_estimators_are_unbiased_where_the_plain_measures_are_not(col, spec, est
         assert z[m] <= 3, (m, z[m])
     for m in {"infAP", "xinfAP"} & set(estimators):
         assert z[m] <= 5 and rel[m] <= 0.03, (m, z[m], rel[m])
+        assert z[f"{m}/numerator"] <= 3, (m, z[f"{m}/numerator"])
     assert z["AP"] > 10 and z["nDCG"] > 10  # the plain measures fail the same test
 
 

@@ -61,6 +61,12 @@ def register(sub) -> None:
         help="print like trec_eval (its lines and order; one block per run)",
     )
     add_trec_options(ev)
+    ev.add_argument(
+        "--plain",
+        action="store_true",
+        help="on a sampled qrels (five columns, sample_eval.pl's), also score plain measures "
+        "(AP, P@10, ...), which count the unsampled documents as unjudged: biased",
+    )
     ev.add_argument("--format", choices=FORMATS, default="table")
     ev.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(ev)
@@ -103,7 +109,14 @@ def run(args: argparse.Namespace) -> int:
     """``pbtools evaluate``: per-topic measures and trec_eval averages of runs."""
     from pbtools import io
     from pbtools import measures as m
+    from pbtools.cli import sampled
 
+    if sampled.is_sampled_qrels(args.qrels):  # sample_eval.pl's five columns: the estimators
+        return output(args, *sampled.score(args))
+    if args.plain:
+        raise UsageError(
+            f"--plain applies to sampled qrels (five columns); {args.qrels} has trec_eval's four"
+        )
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
     runs = truncate(runs, args.max_per_topic)  # -M
@@ -112,6 +125,13 @@ def run(args: argparse.Namespace) -> int:
     mode = "all" if args.all_topics else None
     per = m.evaluate(runs, qrels, names, per_topic=True, topics=mode)
     avg = m.aggregate(per, qrels=qrels, topics=mode)
+    return output(args, runs, qrels, per, avg, lines, args.trec_strict)
+
+
+def output(args, runs, qrels, per, avg, lines, strict: bool) -> int:
+    """Print or write the per-topic values ``per`` and averages ``avg`` as ``args`` ask: pbtools'
+    table/tsv/parquet, or trec_eval's layout (``--trec``) of ``lines``."""
+    names = list(dict.fromkeys(str(t.measure) for t in lines if t.measure is not None))
     if len(avg) == 0:
         raise EmptyResult(
             "no result: no run answers a topic that the qrels judge (run topics: "
@@ -125,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             lines,
             per_topic=args.per_topic,
             summary=not args.no_summary,
-            strict=args.trec_strict,
+            strict=strict,
         )
         if args.output:
             from pbtools.io.atomic import write_text

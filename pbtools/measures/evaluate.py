@@ -285,6 +285,12 @@ def compute(
     return _frame(setup, keys, ms, values, resid, texts)
 
 
+#: scorers of qrels that carry more than labels, by the column that marks them: a sampled pool's
+#: ``stratum`` (:mod:`pbtools.measures.sampled` installs its scorer here, as the kernels are
+#: installed in :data:`~.kernels.KERNELS`); :func:`evaluate` hands such qrels to it
+QRELS_SCORERS: dict = {}
+
+
 @validates(keys="keys", runs="run", qrels="qrels")
 def evaluate(
     runs: pd.DataFrame,
@@ -306,7 +312,9 @@ def evaluate(
     score as an empty ranking, 0 for every measure but NumRel, Unjudged (1) and the RBP residual) or
     ``"answered"`` (every topic the run answers; one the qrels lack scores 0). Unless
     ``warn=False``, a :class:`CoverageWarning` names runs that lack judged topics or answer
-    unjudged ones (:func:`topic_coverage`), so no topic leaves an average silently.
+    unjudged ones (:func:`topic_coverage`), so no topic leaves an average silently. Qrels with
+    a ``stratum`` column are a sampled pool's: scored by its estimators (``xinfAP``, ``infAP``,
+    ``statAP``, …: :mod:`pbtools.measures.sampled`), plain measures refused.
 
     Parameters
     ----------
@@ -339,6 +347,9 @@ def evaluate(
     keys = list(keys)
     mode = topics_mode(topics, all_topics)
     ms = parse_all(measures)  # unknown measures fail before any work
+    for column, scorer in QRELS_SCORERS.items():  # a sampled pool's qrels: its estimators
+        if column in qrels.columns:
+            return scorer(runs, qrels, ms, keys=keys, per_topic=per_topic, topics=mode)
     if "name" not in runs.columns:  # a PyTerrier result frame: one run
         runs = runs.assign(name="run")
     if warn and not keys:

@@ -112,7 +112,8 @@ _ALIASES = {
     "bing": "BinG",
 }
 _GRAMMAR = re.compile(r"^\s*([A-Za-z]+)\s*(')?\s*(?:\((.*)\))?\s*(?:@\s*([\d.]+))?\s*$")
-_AT_PARAM = {"IPrec": "recall"}  # bases whose ``@x`` is a parameter, not a cut-off
+# bases whose ``@x`` is a parameter, not a cut-off
+_AT_PARAM = {"IPrec": "recall", "infIPrec": "recall"}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,9 @@ measure            per-topic value (k: 1-based rank in trec order, ranks ≤ ``m
                    (R̂_g the estimate of R̂ restricted to grade g; ideal ranks stop at
                    ``max_rank``, as sample_eval.pl's loop does)
 ``infP@n``         Ĉ(n) / n (Ĉ at the last rank when the ranking is shorter)
+``infIPrec@x``     the interpolated precision at recall x = 0, 0.1, …, 1 of the estimated curve
+                   Ĉ(k) / k against x · R̂, walked as sample_eval.pl walks it
+                   (:mod:`~.sampled_iprec`)
 ``infNumRelRet``   Ĉ at the last rank; ``infNumRel`` R̂ (both summed over topics)
 ``statAP``         Aslam, Pavlu & Yilmaz 2006, the Horvitz-Thompson ratio estimator:
                    (1/R̂) Σ_{sampled rel d at k} (1/k) [1/π_d + Σ_{sampled rel d' above d} 1/π_dd'],
@@ -59,17 +62,29 @@ from pbtools.errors import InputError
 from pbtools.frames import group_starts, judge, ranked, require_columns
 from pbtools.ids import codes, encode
 from pbtools.measures import kernels as K
-from pbtools.measures.evaluate import aggregate, evaluate
+from pbtools.measures.evaluate import QRELS_SCORERS, aggregate, evaluate
 from pbtools.measures.formulas import safe_div
 from pbtools.measures.names import parse_all
 from pbtools.measures.registry import register_measure
+from pbtools.measures.sampled_iprec import interpolated_precision, level_index
+from pbtools.measures.topics import topics_mode
 
-__all__ = ["SAMPLED", "evaluate_sampled", "stratum_counts", "INFAP_EPSILON"]
+__all__ = [
+    "SAMPLED",
+    "SAFE",
+    "evaluate_sampled",
+    "stratum_counts",
+    "plain_measures",
+    "INFAP_EPSILON",
+]
 
 INFAP_EPSILON = 1e-5  # trec_eval.h
 _EPS_REL, _EPS_SAMPLED = 1e-5, 3e-5  # sample_eval.pl's smoothing of c_s / m_s
 #: the measures that need a sampled qrels (with strata); infAP is an ordinary engine measure
-SAMPLED = ("xinfAP", "infNDCG", "infP", "infNumRelRet", "infNumRel", "statAP")
+SAMPLED = ("xinfAP", "infNDCG", "infP", "infIPrec", "infNumRelRet", "infNumRel", "statAP")
+#: the other measures that read a sampled qrels as meant: trec_eval's infAP (label −1: pooled,
+#: not sampled) and the documents retrieved
+SAFE = ("infAP", "NumRet")
 
 
 # --------------------------------------------------------------------------------------------
@@ -107,11 +122,13 @@ for _base, _cut, _summed in (
     ("xinfAP", "none", False),
     ("infNDCG", "none", False),
     ("infP", "required", False),
+    ("infIPrec", "none", False),
     ("infNumRelRet", "none", True),
     ("infNumRel", "none", True),
     ("statAP", "none", False),
 ):
-    register_measure(_base, _needs_strata, cutoff=_cut, params=("rel",), summed=_summed)
+    _params = ("rel", "recall") if _base == "infIPrec" else ("rel",)
+    register_measure(_base, _needs_strata, cutoff=_cut, params=_params, summed=_summed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,10 +230,12 @@ def _rows(runs: pd.DataFrame, qrels: pd.DataFrame, st: _Strata, max_rank: int):
     return runs, label, s, t, np.cumsum(start) - 1, np.flatnonzero(start)
 
 
-def _estimate(runs, qrels, ms, max_rank: int) -> pd.DataFrame:
-    """Per-topic values of the sampled measures ``ms`` (all with one ``rel``)."""
+def _estimate(runs, qrels, ms, max_rank: int, all_topics: bool) -> pd.DataFrame:
+    """Per-topic values of the sampled measures ``ms`` (all with one ``rel``); with
+    ``all_topics`` (trec_eval ``-c``) every qrels topic a run lacks too: 0, R̂ for infNumRel."""
     rel = ms[0].rel
     st = _Strata(qrels, rel)
+    names = pd.unique(runs["name"].astype(str)) if "name" in runs.columns else np.array(["run"])
     runs, lab, s, t, g, first = _rows(runs, qrels, st, max_rank)
     G, S = len(first), st.S
     k = runs["rank"].to_numpy().astype(np.float64)
@@ -239,7 +258,7 @@ def _estimate(runs, qrels, ms, max_rank: int) -> pd.DataFrame:
     gt = t[first] if G else t
     inv = st.inv_pi[t[relv], s[relv]]  # 1 / π of each sampled relevant row
     kr = k[relv]
-    out = {}
+    out, curve = {}, None
     for m in ms:
         if m.base == "xinfAP":
             prec = (1.0 + chat(Dc - D, Mc - M, Cc - C)[relv]) / kr
@@ -259,9 +278,13 @@ def _estimate(runs, qrels, ms, max_rank: int) -> pd.DataFrame:
             gs = np.bincount(g[relv] * S + s[relv], gain, minlength=G * S).reshape(G, S)
             dcg = (safe_div(Dc[last], Mc[last]) * gs).sum(axis=1)
             val = safe_div(dcg, st.ideal_dcg(max_rank)[gt])
-        elif m.base in ("infP", "infNumRelRet"):
+        elif m.base in ("infP", "infNumRelRet", "infIPrec"):
             c_in = chat(Dc, Mc, Cc)
-            if m.base == "infNumRelRet":
+            if m.base == "infIPrec":
+                if curve is None:
+                    curve = interpolated_precision(c_in, k, g, first, st.R[gt])
+                val = curve[:, level_index(m.get("recall"), str(m))]
+            elif m.base == "infNumRelRet":
                 val = c_in[last]
             else:
                 at = np.where(length >= m.cutoff, first + m.cutoff - 1, last)
@@ -273,7 +296,17 @@ def _estimate(runs, qrels, ms, max_rank: int) -> pd.DataFrame:
         {"name": runs["name"].to_numpy()[first], "qid": st.qids.to_numpy()[gt], **out}
     )
     long = frame.melt(id_vars=["name", "qid"], var_name="measure", value_name="value")
-    return long
+    if not all_topics:
+        return long
+    full = pd.MultiIndex.from_product(
+        [names, st.qids.astype(str), list(out)], names=["name", "qid", "measure"]
+    ).to_frame(index=False)
+    full = full.merge(long, how="left", on=["name", "qid", "measure"])
+    lacking = full["value"].isna().to_numpy()
+    r_hat = st.R[st.qids.get_indexer(full["qid"])]
+    is_r = full["measure"].map({str(m): m.base == "infNumRel" for m in ms}).to_numpy(dtype=bool)
+    full.loc[lacking, "value"] = np.where(is_r, r_hat, 0.0)[lacking]
+    return full
 
 
 def evaluate_sampled(
@@ -283,8 +316,13 @@ def evaluate_sampled(
     *,
     per_topic: bool = False,
     max_rank: int = 1000,
+    topics: str | None = None,
 ) -> pd.DataFrame:
     """Score ``runs`` on a sampled pool's qrels with the estimators (module docstring).
+
+    :func:`pbtools.evaluate` hands qrels with a ``stratum`` column here when every measure is
+    an estimator (or ``infAP``, ``NumRet``) and refuses the plain ones; asking for a plain
+    measure here is the explicit way to score it on a sample (biased: beside the estimates).
 
     Parameters
     ----------
@@ -303,6 +341,10 @@ def evaluate_sampled(
         Per-topic values, else the averages (:func:`pbtools.measures.aggregate`).
     max_rank : int
         Documents read per ranking (sample_eval.pl: 1000).
+    topics : {"judged", "all"}, optional
+        The topics of the averages (:mod:`pbtools.measures.topics`): those each run answers
+        that the qrels hold (default, sample_eval.pl's and trec_eval's), or every qrels topic
+        (trec_eval ``-c``: a topic a run lacks estimates 0, its R̂ for ``infNumRel``).
 
     Returns
     -------
@@ -338,11 +380,19 @@ def evaluate_sampled(
     plain = [m for m in ms if m.base not in SAMPLED]
     if int(max_rank) < 1:
         raise InputError(f"max_rank must be a positive integer, got {max_rank!r}")
+    mode = topics_mode(topics)
+    if mode == "answered":
+        raise InputError(
+            "topics='answered' has no sampled counterpart (a topic the qrels lack has no "
+            "sample); use 'judged' or 'all'"
+        )
     parts = []
     for rel in sorted({m.rel for m in sampled}):
-        parts.append(_estimate(runs, qrels, [m for m in sampled if m.rel == rel], int(max_rank)))
+        same = [m for m in sampled if m.rel == rel]
+        parts.append(_estimate(runs, qrels, same, int(max_rank), mode == "all"))
     if plain:
-        pt = evaluate(runs, qrels[["qid", "docno", "label"]], plain, per_topic=True, warn=False)
+        base = qrels[["qid", "docno", "label"]]
+        pt = evaluate(runs, base, plain, per_topic=True, warn=False, topics=mode)
         parts.append(pt[["name", "qid", "measure", "value"]].astype({"measure": str}))
     pt = pd.concat(parts, ignore_index=True).astype({"name": str, "qid": str, "measure": str})
     order = {str(m): i for i, m in enumerate(ms)}
@@ -353,3 +403,35 @@ def evaluate_sampled(
         return pt
     out = aggregate(pt)
     return out.astype({"name": str, "measure": str})
+
+
+def plain_measures(measures) -> list:
+    """The measures among ``measures`` that are neither estimators (:data:`SAMPLED`) nor read a
+    sampled qrels as meant (:data:`SAFE`): on a sample they count the unsampled documents as
+    unjudged — mostly as non-relevant.
+
+    >>> [str(m) for m in plain_measures(["xinfAP", "infAP", "AP", "P@10", "NumRet"])]
+    ['AP', 'P@10']
+    """
+    return [m for m in parse_all(measures) if m.base not in SAMPLED and m.base not in SAFE]
+
+
+def _route(runs, qrels, ms, *, keys, per_topic, topics):
+    """:func:`pbtools.evaluate` on a sampled pool's qrels: the estimators, or a refusal."""
+    if keys:
+        raise InputError(f"sampled qrels (a stratum column) take no keys, got keys={keys!r}")
+    plain = plain_measures(ms)
+    if plain:
+        names = ", ".join(str(m) for m in plain)
+        raise InputError(
+            f"the qrels are a sampled pool's (a stratum column; label -1: not sampled): {names} "
+            "would count every unsampled document as unjudged, mostly as non-relevant, and "
+            "underestimate the runs. Ask for the estimators (xinfAP, infNDCG, statAP, infP@n, "
+            "infIPrec@x, infNumRel, infAP), or score plain measures knowingly with "
+            "pbtools.measures.sampled.evaluate_sampled (beside the estimates) or on "
+            "qrels.drop(columns='stratum')"
+        )
+    return evaluate_sampled(runs, qrels, ms, per_topic=per_topic, topics=topics)
+
+
+QRELS_SCORERS["stratum"] = _route
