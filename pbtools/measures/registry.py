@@ -321,8 +321,8 @@ def describe(names=None) -> str:
     parameters' defaults and trec_eval's names; the list ``pbtools evaluate --help`` prints.
 
     >>> print(describe(["P", "RBP"]))
-    P@n          rel=1 judged_only=False relative=False; trec_eval: P_n, relative_P_n
-    RBP[@n]      p=0.8 rel=1 judged_only=False graded=False; trec_eval: rbp
+    P@n              rel=1 judged_only=False relative=False; trec_eval: P_n, relative_P_n
+    RBP[@n]          p=0.8 rel=1 judged_only=False graded=False; trec_eval: rbp
     """
     fams = [family_of(n) for n in names] if names is not None else list(FAMILIES.values())
     lines = []
@@ -330,7 +330,7 @@ def describe(names=None) -> str:
         defaults = " ".join(f"{p}={show_param(f.default(p))}" for p in f.params if p != f.at)
         names = [_FIELD.sub(_spelled, t) for t, _ in f.templates()]
         trec = f"; trec_eval: {', '.join(names)}" if names else ""
-        lines.append(f"{f.usage():<12s} {defaults}{trec}".rstrip())
+        lines.append(f"{f.usage():<16s} {defaults}{trec}".rstrip())
     return "\n".join(lines)
 
 
