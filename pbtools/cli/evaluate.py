@@ -24,6 +24,19 @@ from pbtools.cli.trec import (
 
 #: measures of ``pbtools evaluate`` without ``-m``
 DEFAULT_MEASURES = ("P@10", "AP", "nDCG", "Bpref")
+_MEASURE_LIST = "(the measures)"  # the help's epilog: the measure families, when it is shown
+
+
+class _HelpWithMeasures(argparse.RawDescriptionHelpFormatter):
+    """``--help`` ending with every measure family's declaration (read only when shown)."""
+
+    def add_text(self, text):
+        if text is _MEASURE_LIST:
+            from pbtools.measures import describe
+
+            lines = describe().replace("\n", "\n  ")
+            text = f"measures (-m; parameters with their defaults; trec_eval's names):\n  {lines}"
+        super().add_text(text)
 
 
 def register(sub) -> None:
@@ -32,6 +45,8 @@ def register(sub) -> None:
         "evaluate",
         help="trec_eval-exact measures of runs",
         description="Evaluate runs against qrels; averages like trec_eval.",
+        epilog=_MEASURE_LIST,
+        formatter_class=_HelpWithMeasures,
     )
     ev.add_argument("qrels", help="qrels file (qid iter docno label)")
     ev.add_argument("runs", nargs="+", help="run files, directories of runs, or globs")
@@ -121,9 +136,9 @@ def run(args: argparse.Namespace) -> int:
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
     runs = truncate(runs, args.max_per_topic)  # -M
     lines = args.trec_lines
-    names = list(dict.fromkeys(str(t.measure) for t in lines if t.measure is not None))
+    ms = list(dict.fromkeys(t.measure for t in lines if t.measure is not None))  # parsed once
     mode = "all" if args.all_topics else None
-    per = m.evaluate(runs, qrels, names, per_topic=True, topics=mode)
+    per = m.evaluate(runs, qrels, ms, per_topic=True, topics=mode)
     avg = m.aggregate(per, qrels=qrels, topics=mode)
     return output(args, runs, qrels, per, avg, lines, args.trec_strict)
 

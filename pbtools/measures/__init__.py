@@ -7,7 +7,8 @@ module                 holds
 ``measures.kernels``   the scoring engine: rankings (View), relevance sets (Topics), score()
 ``measures.formulas``  one kernel per measure (the formulas)
 ``measures.formulas_trec``  the kernels of the rest of trec_eval's all_trec
-``measures.registry``  :func:`register_measure`: a new measure in one file
+``measures.registry``  :func:`family`: a measure family's one declaration (name, parameters,
+                       defaults, formula, citation, depth, trec_eval names, kernel)
 ``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
 ``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
@@ -29,7 +30,15 @@ from pbtools.measures.evaluate import (
     warn_coverage,
 )
 from pbtools.measures.names import MEASURES, Measure, measure_names, parse, parse_all
-from pbtools.measures.registry import register_measure
+from pbtools.measures.registry import (
+    FAMILIES,
+    MeasureFamily,
+    describe,
+    family,
+    family_of,
+    register_measure,
+    unregister,
+)
 from pbtools.measures.rounding import round_half_up
 from pbtools.measures.topics import TOPIC_MODES, topic_mask, topics_mode
 
@@ -50,4 +59,10 @@ __all__ = [
     "topics_mode",
     "round_half_up",
     "register_measure",
+    "family",
+    "family_of",
+    "unregister",
+    "MeasureFamily",
+    "FAMILIES",
+    "describe",
 ]

@@ -195,8 +195,15 @@ class _Setup:
 
     def scores(self, measures: list[Measure], texts: dict | None = None):
         """Value (and residual) matrix, one row per group, one column per measure (the strings
-        of string measures into ``texts``)."""
-        view = K.View(*self.rows, len(self.groups["name"]))
+        of string measures into ``texts``). The rankings are cut to the ranks the measures'
+        families declare they read (:func:`~pbtools.measures.kernels.depth_needed`), as the
+        estimators cut them: one depth, from the declaration, in both."""
+        g, rank, label = self.rows
+        depth = K.depth_needed(measures)
+        if depth is not None and len(rank) and rank.max() > depth:
+            keep = rank <= depth
+            g, rank, label = g[keep], rank[keep], label[keep]
+        view = K.View(g, rank, label, len(self.groups["name"]))
         return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
 
 

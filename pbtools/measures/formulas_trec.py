@@ -8,7 +8,8 @@ retrieved, ``len`` the ranking's length, ``g_r`` a row's gain (its label, or the
 ranking (the positive gains of the qrels, descending) and ``P`` the number of positive ideal
 gains. The formulas are in ``docs/measures.md``; the geometric means of ``GMAP`` and ``GMBpref``
 and the string of ``Relstring`` are taken in :func:`pbtools.measures.aggregate` and the
-``text`` column.
+``text`` column. Each kernel's docstring is its formula; the
+:func:`~pbtools.measures.registry.family` call after it declares the family.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.measures.formulas import row_gain, safe_div
-from pbtools.measures.kernels import KERNELS, PAD, POOLED, UNJUDGED, Topics, View
+from pbtools.measures.kernels import PAD, POOLED, UNJUDGED, Topics, View
+from pbtools.measures.params import ELEVEN
+from pbtools.measures.registry import COMMON, family, family_of
 
 __all__ = ["interpolated_precision", "ideal_gains", "ideal_dcg_at"]
 
@@ -70,10 +73,23 @@ def interpolated_precision(v: View, topics: Topics, gt, m, points) -> np.ndarray
 
 
 def _iprec(v: View, topics: Topics, gt, m):
+    """IPrec@x: the interpolated precision at recall level x (:func:`interpolated_precision`)."""
     return interpolated_precision(v, topics, gt, m, [m.get("recall")])[:, 0], None
 
 
+family(
+    "IPrec",
+    _iprec,
+    cutoff="none",
+    params=("recall", *COMMON),
+    at="recall",
+    trec=("iprec_at_recall_{recall:.2f}",),
+    citation="trec_eval m_iprec_at_recall.c",
+)
+
+
 def _iap(v: View, topics: Topics, gt, m):
+    """IAP = the mean of IPrec at the recall levels (default 0, 0.1, …, 1)."""
     points = m.get("recall")
     ip = interpolated_precision(v, topics, gt, m, points)
     total = np.zeros(v.G)
@@ -82,48 +98,115 @@ def _iap(v: View, topics: Topics, gt, m):
     return total / len(points), None
 
 
+family(
+    "IAP",
+    _iap,
+    cutoff="none",
+    params=("recall", *COMMON),
+    defaults={"recall": ELEVEN},
+    trec=("11pt_avg",),
+    citation="trec_eval m_11pt_avg.c",
+)
+
+
 def _set_counts(v: View, topics: Topics, gt, m):
     """(num_ret, nrr, R) of every group, as floats."""
     return v.count(None), v.upto(v.rel(m.rel), None), topics.num_rel(m.rel)[gt]
 
 
 def _set_p(v: View, topics: Topics, gt, m):
+    """SetP = nrr / len; ``relative``: nrr / min(len, R)."""
     ret, nrr, R = _set_counts(v, topics, gt, m)
     return safe_div(nrr, np.minimum(ret, R) if m.get("relative") else ret), None
 
 
+family(
+    "SetP",
+    _set_p,
+    cutoff="none",
+    params=(*COMMON, "relative"),
+    aliases=("setrelp",),
+    trec=("set_P", ("set_relative_P", {"relative": True})),
+    citation="trec_eval m_set_P.c, m_set_rel_P.c",
+)
+
+
 def _set_r(v: View, topics: Topics, gt, m):
+    """SetR = nrr / R."""
     ret, nrr, R = _set_counts(v, topics, gt, m)
     return safe_div(nrr, R), None
 
 
+family("SetR", _set_r, cutoff="none", trec=("set_recall",), citation="trec_eval m_set_recall.c")
+
+
 def _set_ap(v: View, topics: Topics, gt, m):
+    """SetAP = SetP · SetR."""
     ret, nrr, R = _set_counts(v, topics, gt, m)
     return safe_div(nrr, ret) * safe_div(nrr, R), None
 
 
+family("SetAP", _set_ap, cutoff="none", trec=("set_map",), citation="trec_eval m_set_map.c")
+
+
 def _set_f(v: View, topics: Topics, gt, m):
+    """SetF = (β + 1) · SetP · SetR / (β · SetP + SetR)."""
     ret, nrr, R = _set_counts(v, topics, gt, m)
     p, r, x = safe_div(nrr, ret), safe_div(nrr, R), m.beta
     return safe_div((x + 1.0) * p * r, x * p + r), None
 
 
+family(
+    "SetF",
+    _set_f,
+    cutoff="none",
+    params=("beta", *COMMON),
+    trec=("set_F",),
+    citation="trec_eval m_set_F.c",
+)
+
+
 def _utility(v: View, topics: Topics, gt, m):
+    """Utility = a·nrr + b·(len − nrr) + c·(R − nrr) + d·(docs + nrr − len − R)."""
     ret, nrr, R = _set_counts(v, topics, gt, m)
     a, b, c, d = (m.get(k) for k in "abcd")
     return a * nrr + b * (ret - nrr) + c * (R - nrr) + d * (m.get("docs") + nrr - ret - R), None
 
 
+family(
+    "Utility",
+    _utility,
+    cutoff="none",
+    params=("a", "b", "c", "d", "docs", *COMMON),
+    trec=("utility",),
+    citation="trec_eval m_utility.c",
+)
+
+
 def _num_nonrel_ret(v: View, topics: Topics, gt, m):
+    """Judged non-relevant documents retrieved (within the cut-off), summed over topics."""
     return v.upto(v.nonrel(m.rel), m.cutoff), None
 
 
+family(
+    "NumNonRelRet",
+    _num_nonrel_ret,
+    aggregate="sum",
+    trec=("num_nonrel_judged_ret",),
+    citation="trec_eval m_num_nonrel_judged_ret.c",
+)
+
+
 def _bin_g(v: View, topics: Topics, gt, m):
+    """BinG = Σ_{rel_r} 1 / log2(2 + r − Σ_{i≤r} rel_i) / R."""
     rel = v.rel(m.rel)
     k = v.r[rel] + 2 - v.rel_so_far(m.rel)[rel]  # 3 + i - rel_so_far, i the 0-based rank
     w = v.zeros()
     w[rel] = 1.0 / np.log2(k.astype(np.float64))
     return safe_div(v.upto(w, None), topics.num_rel(m.rel)[gt]), None
+
+
+family("BinG", _bin_g, cutoff="none", trec=("binG",), citation="trec_eval m_binG.c")
 
 
 def ideal_gains(topics: Topics, m, width: int) -> np.ndarray:
@@ -169,6 +252,7 @@ def _positives(topics: Topics, m) -> np.ndarray:
 
 
 def _g(v: View, topics: Topics, gt, m):
+    """G = Σ_{g_r≠0} g_r / log2(2 + Σ_{k≤r} max(g*_k, 1) − Σ_{k≤r} g_k) ÷ Σ g*."""
     gains, above, count = topics.ideal(m.rel, m.get("gains"))
     g = row_gain(v, topics, m).astype(np.float64)
     width = int(np.max(v.r)) if np.size(v.r) else 0
@@ -180,6 +264,17 @@ def _g(v: View, topics: Topics, gt, m):
     return safe_div(v.upto(w, None), ideal[gt]), None
 
 
+family(
+    "G",
+    _g,
+    cutoff="none",
+    params=("gains", "judged_only"),
+    trec=("G",),
+    trec_level=False,
+    citation="trec_eval m_G.c",
+)
+
+
 def _dcg_terms(v: View, topics: Topics, m) -> tuple[np.ndarray, np.ndarray]:
     g = row_gain(v, topics, m).astype(np.float64)
     w = v.memo(("DCG terms", m.rel, m.get("gains")), lambda: g / np.log2(v.r + 1.0))
@@ -187,6 +282,7 @@ def _dcg_terms(v: View, topics: Topics, m) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ndcg_rel(v: View, topics: Topics, gt, m):
+    """nDCGRel = (Σ_{g_r>0} DCG(r)/IDCG(min(r, P)) + (P − retrieved gains)·DCG(len)/IDCG(P)) / P."""
     g, w = _dcg_terms(v, topics, m)
     P = _positives(topics, m)[gt]
     pos = g > 0
@@ -199,7 +295,21 @@ def _ndcg_rel(v: View, topics: Topics, gt, m):
     return np.where(total > 0, safe_div(total, P), 0.0), None
 
 
+family(
+    "nDCGRel",
+    _ndcg_rel,
+    cutoff="none",
+    params=("gains", "judged_only"),
+    aliases=("ndcg_rel",),
+    trec=("ndcg_rel",),
+    trec_level=False,
+    citation="trec_eval m_ndcg_rel.c",
+)
+
+
 def _rndcg(v: View, topics: Topics, gt, m):
+    """RnDCG = the mean of DCG(E)/IDCG(E) at the end E of each ideal gain block (and
+    DCG(len)/IDCG(P) when len ≥ P + 2)."""
     gains, above, count = topics.ideal(m.rel, m.get("gains"))
     g, w = _dcg_terms(v, topics, m)
     P = _positives(topics, m)[gt]
@@ -217,15 +327,40 @@ def _rndcg(v: View, topics: Topics, gt, m):
     return np.where(topics.num_rel(m.rel)[gt] > 0, safe_div(total, num), 0.0), None
 
 
+family(
+    "RnDCG",
+    _rndcg,
+    cutoff="none",
+    params=("gains", *COMMON),
+    trec=("Rndcg",),
+    trec_level=False,
+    citation="trec_eval m_Rndcg.c",
+)
+
+
 def _rbp_resid(v: View, topics: Topics, gt, m):
-    value, resid = KERNELS["RBP"](v, topics, gt, m)
+    """RBPResid = p^len + (1 − p) Σ_{unjudged r} p^{r−1}; 0 without unjudged documents."""
+    value, resid = family_of("RBP").kernel(v, topics, gt, m)
     return np.where(v.upto(v.unjudged(), None) > 0, resid, 0.0), None
+
+
+family(
+    "RBPResid",
+    _rbp_resid,
+    cutoff="none",
+    params=("p", "judged_only"),
+    trec=(("rbp_resid", {"p": 0.9}),),
+    trec_level=False,
+    citation="trec_eval m_rbp_resid.c",
+)
 
 
 _CHARS = np.frombuffer(b"0123456789", dtype=np.uint8)
 
 
 def _relstring(v: View, topics: Topics, gt, m):
+    """A string: the label of each of the first n documents (``-`` not in the qrels, ``.``
+    in them with a negative label, ``>`` above 9); no average."""
     n = m.cutoff
     sel = (v.r <= n) & (v.label != PAD)
     lab = np.asarray(v.label[sel]).astype(np.int64)
@@ -241,23 +376,33 @@ def _relstring(v: View, topics: Topics, gt, m):
     return np.full(v.G, np.nan), text
 
 
-KERNELS.update(
-    {
-        "GMAP": KERNELS["AP"],
-        "GMBpref": KERNELS["Bpref"],
-        "IPrec": _iprec,
-        "IAP": _iap,
-        "SetP": _set_p,
-        "SetR": _set_r,
-        "SetF": _set_f,
-        "SetAP": _set_ap,
-        "Utility": _utility,
-        "NumNonRelRet": _num_nonrel_ret,
-        "BinG": _bin_g,
-        "G": _g,
-        "nDCGRel": _ndcg_rel,
-        "RnDCG": _rndcg,
-        "RBPResid": _rbp_resid,
-        "Relstring": _relstring,
-    }
+family(
+    "Relstring",
+    _relstring,
+    params=("judged_only",),
+    aggregate="text",
+    default_cutoff=10,
+    trec=(("relstring", {"cutoff": 10}), "relstring_{cutoff}"),
+    trec_level=False,
+    citation="trec_eval m_relstring.c",
+)
+
+
+family(
+    "GMAP",
+    family_of("AP").kernel,
+    cutoff="none",
+    aggregate="geometric",
+    trec=("gm_map",),
+    formula="AP per topic; averaged as exp(mean(log(max(AP, 10⁻⁵)))).",
+    citation="trec_eval m_gm_map.c",
+)
+family(
+    "GMBpref",
+    family_of("Bpref").kernel,
+    cutoff="none",
+    aggregate="geometric",
+    trec=("gm_bpref",),
+    formula="Bpref per topic; averaged as exp(mean(log(max(Bpref, 10⁻⁵)))).",
+    citation="trec_eval m_gm_bpref.c",
 )

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.measures.registry import family_of
+
 UNJUDGED = -1  # label code of unjudged rows (not in the qrels: trec_eval's RELVALUE_NONPOOL)
 PAD = -2  # label code of the cells past the end of a ranking (View.from_matrix)
 POOLED = -3  # label code of rows in the qrels with a negative label (RELVALUE_UNJUDGED)
@@ -186,7 +188,7 @@ class View:
 class MatrixView(View):
     """The rankings of :class:`View` stored as a dense matrix: rows = groups, columns = ranks.
 
-    The experiments' dense layout (:mod:`pbtools.pooling.dense`) produces rankings as label
+    The experiments' dense layout (:mod:`pbtools.engine.dense`) produces rankings as label
     matrices; scoring them in place avoids flattening. Every kernel formula is the one of
     :func:`kernel`: only the storage-specific operations (running sums, sums up to a rank, the
     first relevant rank, the condensed list) are implemented along the rows' axis here.
@@ -390,11 +392,7 @@ def score(
     gt = np.asarray(gt, dtype=np.int64)
     for j, m in enumerate(measures):  # a handful of measures
         v = view.condensed() if m.judged_only else view
-        try:
-            fn = KERNELS[m.base]
-        except KeyError:
-            raise ValueError(f"no kernel for measure {m.base!r}") from None
-        val, res = fn(v, topics, gt, m)
+        val, res = family_of(m.base).kernel(v, topics, gt, m)
         values[:, j] = val
         if res is not None and res.dtype.kind in "US" and texts is not None:
             texts[j] = res
@@ -403,48 +401,43 @@ def score(
     return values, resid
 
 
-#: measure base name → kernel ``f(view, topics, gt, measure) -> (values, residuals or None)``;
-#: filled by :mod:`pbtools.measures.formulas` and :func:`pbtools.measures.register_measure`
-KERNELS: dict = {}
-
-
-#: measure bases whose built-in kernel reads the rankings' labels only, never the relevance set
-#: (:class:`Topics`): their score of a ranking is the same against any relevance set
-RANKING_ONLY = frozenset(
-    {"NumRet", "P", "NumRelRet", "AntiP", "Unjudged", "Judged", "RR", "Success", "RBP"}
-)
-
-
 def reads_relevance_set(measures) -> bool:
     """Whether a kernel of ``measures`` reads the relevance set (:class:`Topics`) at all.
 
-    False when every measure is one of :data:`RANKING_ONLY` scored by pbtools' own kernel (a
-    kernel registered by a user is assumed to read it): rankings with equal labels then score
-    the same whatever their relevance sets, so groupings of equal rankings need not compare
-    the sets.
+    False when every measure's family is declared ``ranking_only`` (for that measure):
+    rankings with equal labels then score the same whatever their relevance sets, so
+    groupings of equal rankings need not compare the sets.
 
     Examples
     --------
     >>> from pbtools.measures.names import parse_all
     >>> reads_relevance_set(parse_all(["P@5", "AntiP@10"])), reads_relevance_set(parse_all(["AP"]))
     (False, True)
+    >>> reads_relevance_set(parse_all(["P(relative=True)@5"]))  # ÷ min(n, R)
+    True
     """
-    for m in measures:
-        fn = KERNELS.get(m.base)
-        if m.base not in RANKING_ONLY or getattr(fn, "__module__", "") != _BUILTIN:
-            return True
-    return False
-
-
-_BUILTIN = "pbtools.measures.formulas"  # the module of pbtools' own kernels
+    return any(family_of(m.base).reads_relevance_set(m) for m in measures)
 
 
 def depth_needed(measures) -> int | None:
-    """The ranks the measures read: the largest cut-off, or None (whole ranking) when a measure
-    has no cut-off or reads past it (Rprec, Bpref; condensed lists may skip unjudged ranks)."""
+    """The ranks the measures read: the largest depth their families declare (a measure's
+    cut-off unless its family says otherwise), or None (the whole ranking) when one reads it
+    all (no cut-off; a condensed list, which may skip unjudged ranks).
+
+    The estimators score rankings cut to this depth, and so does
+    :func:`pbtools.measures.evaluate`: a family declared to read past its cut-off gets the
+    same ranks in both.
+
+    Examples
+    --------
+    >>> from pbtools.measures.names import parse_all
+    >>> depth_needed(parse_all(["P@5", "nDCG@20"])), depth_needed(parse_all(["P@5", "AP"]))
+    (20, None)
+    """
     cut = []
     for m in measures:
-        if m.cutoff is None or m.judged_only or m.base in ("Rprec", "Bpref"):
+        depth = None if m.judged_only else family_of(m.base).depth_of(m)
+        if depth is None:
             return None
-        cut.append(m.cutoff)
+        cut.append(depth)
     return max(cut) if cut else None

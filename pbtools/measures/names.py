@@ -29,15 +29,18 @@ from pbtools.errors import InputError
 from pbtools.measures.params import (
     EXTRA_PARAMS,
     MIN_GEO_MEAN,
-    TREC_EVAL_NAMES,
-    TREC_GROUP,
-    TREC_NAMES,
-    default_param,
     parse_param,
     show_param,
     split_params,
     to_bool,
     to_number,
+)
+from pbtools.measures.registry import (
+    FAMILIES,
+    MeasureFamily,
+    find,
+    trec_input,
+    trec_spellings,
 )
 
 __all__ = [
@@ -47,73 +50,12 @@ __all__ = [
     "MEASURES",
     "MIN_GEO_MEAN",
     "measure_names",
-    "register",
 ]
 
-# base name -> (cut-off: "required" | "optional" | "none", allowed parameters)
-_COMMON = ("rel", "judged_only")
-MEASURES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "P": ("required", (*_COMMON, "relative")),
-    "R": ("required", _COMMON),
-    "AP": ("optional", _COMMON),
-    "nDCG": ("optional", (*_COMMON, "gains")),
-    "RR": ("optional", _COMMON),
-    "Success": ("required", _COMMON),
-    "Rprec": ("none", (*_COMMON, "mult")),
-    "Bpref": ("none", _COMMON),
-    "NumRet": ("optional", ("judged_only",)),
-    "NumRel": ("none", ("rel",)),
-    "NumRelRet": ("optional", _COMMON),
-    "AntiP": ("required", _COMMON),
-    "Unjudged": ("required", ("padded",)),
-    "Judged": ("required", ()),
-    "RBP": ("optional", ("p", *_COMMON, "graded")),
-    "Q": ("optional", ("beta", *_COMMON)),
-    # the rest of trec_eval's all_trec (kernels: pbtools.measures.formulas_trec)
-    "GMAP": ("none", _COMMON),
-    "GMBpref": ("none", _COMMON),
-    "IPrec": ("none", ("recall", *_COMMON)),
-    "IAP": ("none", ("recall", *_COMMON)),
-    "SetP": ("none", (*_COMMON, "relative")),
-    "SetR": ("none", _COMMON),
-    "SetF": ("none", ("beta", *_COMMON)),
-    "SetAP": ("none", _COMMON),
-    "Utility": ("none", ("a", "b", "c", "d", "docs", *_COMMON)),
-    "BinG": ("none", _COMMON),
-    "G": ("none", ("gains", "judged_only")),
-    "nDCGRel": ("none", ("gains", "judged_only")),
-    "RnDCG": ("none", ("gains", *_COMMON)),
-    "NumNonRelRet": ("optional", _COMMON),
-    "RBPResid": ("none", ("p", "judged_only")),
-    "Relstring": ("optional", ("judged_only",)),
-}
-_SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumNonRelRet"}  # trec_eval sums these in `all`
-_GEOMETRIC = {"GMAP", "GMBpref"}  # averaged by a geometric mean (floor MIN_GEO_MEAN)
-_TEXT = {"Relstring"}  # a string per topic (the ``text`` column), no average
-_ALIASES = {
-    **{b.lower(): b for b in MEASURES},
-    "map": "AP",
-    "mrr": "RR",
-    "ndcg": "nDCG",
-    "recall": "R",
-    "prec": "P",
-    "success": "Success",
-    "rprec": "Rprec",
-    "antiprec": "AntiP",
-    "antip": "AntiP",
-    "unj": "Unjudged",
-    "numrelret": "NumRelRet",
-    "numret": "NumRet",
-    "numrel": "NumRel",
-    "judged": "Judged",
-    "setrelp": "SetP",
-    "ndcg_rel": "nDCGRel",
-    "rndcg": "RnDCG",
-    "bing": "BinG",
-}
+#: every measure family by name (:data:`pbtools.measures.registry.FAMILIES`): the grammar reads
+#: each family's cut-off rule, parameters, aliases and trec_eval names there
+MEASURES = FAMILIES
 _GRAMMAR = re.compile(r"^\s*([A-Za-z]+)\s*(')?\s*(?:\((.*)\))?\s*(?:@\s*([\d.]+))?\s*$")
-# bases whose ``@x`` is a parameter, not a cut-off
-_AT_PARAM = {"IPrec": "recall", "infIPrec": "recall"}
 
 
 @dataclass(frozen=True)
@@ -169,19 +111,29 @@ class Measure:
         for k, v in self.extra:
             if k == key:
                 return v
-        return default_param(self.base, key)
+        f = find(self.base)
+        return f.default(key) if f is not None else EXTRA_PARAMS[key][1]
+
+    @property
+    def family(self) -> MeasureFamily:
+        """The declaration of this measure's family (:func:`pbtools.measures.family`)."""
+        f = find(self.base)
+        if f is None:
+            raise InputError(f"unknown measure {self.base!r}; valid measures: {_valid_names()}")
+        return f
 
     def __str__(self) -> str:
         params = []
-        if self.base in ("RBP", "RBPResid"):
+        if self.p is not None:
             params.append(f"p={self.p:g}")
-        if self.base in ("Q", "SetF") and self.beta != 1.0:
+        if self.beta is not None and self.beta != 1.0:
             params.append(f"beta={self.beta:g}")
         if self.rel != 1:
             params.append(f"rel={self.rel}")
         if self.judged_only:
             params.append("judged_only=True")
-        at = _AT_PARAM.get(self.base)
+        f = find(self.base)
+        at = f.at if f is not None else None
         params += [f"{k}={show_param(v)}" for k, v in self.extra if k != at]
         s = self.base + (f"({','.join(params)})" if params else "")
         if at is not None:
@@ -201,56 +153,28 @@ class Measure:
         >>> parse("nDCG(rel=2)@10").trec_name, parse("P(rel=2)@10").trec_name
         ('nDCG(rel=2)@10', 'P_10')
         """
-        if self.judged_only or self.base not in TREC_NAMES:
-            return str(self)
-        if self.base == "nDCG" and self.rel != 1:
-            return str(self)
-        ex = dict(self.extra)
-        if self.base == "IPrec":
-            return f"iprec_at_recall_{ex['recall']:.2f}"
-        if self.base == "Rprec" and "mult" in ex:
-            return f"Rprec_mult_{ex['mult']:.2f}"
-        if ex.get("relative"):
-            return "set_relative_P" if self.base == "SetP" else f"relative_P_{self.cutoff}"
-        if self.base == "Unjudged":
-            return f"unj_{self.cutoff}" if ex.get("padded") is False else str(self)
-        if self.base == "Relstring":
-            return "relstring" if self.cutoff == 10 else f"relstring_{self.cutoff}"
-        if ex or (self.base == "SetF" and self.beta != 1.0):
-            return str(self)  # gains, utility weights, recall points: no trec_eval name
-        if self.base == "RBPResid":
-            return "rbp_resid" if self.p == 0.9 else str(self)
-        plain, cut = TREC_NAMES[self.base]
-        if self.base == "RBP":
-            return "rbp" if self.p == 0.9 and self.cutoff is None else str(self)
-        if self.cutoff is None:
-            return plain if plain else str(self)
-        return f"{cut}_{self.cutoff}" if cut else str(self)
+        f = find(self.base)
+        name = f.trec_name(self) if f is not None else None
+        return str(self) if name is None else name
 
     @property
     def summed(self) -> bool:
         """True for the counts that trec_eval sums rather than averages over topics."""
-        return self.base in _SUMMED
+        return self.family.aggregate == "sum"
 
     @property
     def geometric(self) -> bool:
         """True for the measures averaged by a geometric mean (``GMAP``, ``GMBpref``)."""
-        return self.base in _GEOMETRIC
+        return self.family.aggregate == "geometric"
 
     @property
     def text(self) -> bool:
         """True for the string measures (``Relstring``): a ``text`` per topic, no average."""
-        return self.base in _TEXT
+        return self.family.aggregate == "text"
 
 
 def _valid_names() -> str:
-    return (
-        ", ".join(MEASURES) + " (trec_eval: P_n, recall_n, map, map_cut_n, ndcg, "
-        "ndcg_cut_n, bpref, Rprec, recip_rank, success_n, num_ret, num_rel, num_rel_ret, rbp, "
-        "gm_map, gm_bpref, iprec_at_recall_x, Rprec_mult_x, relative_P_n, set_P, "
-        "set_relative_P, set_recall, set_map, set_F, utility, 11pt_avg, binG, G, ndcg_rel, "
-        "Rndcg, num_nonrel_judged_ret, unj_n, rbp_resid, relstring[_n])"
-    )
+    return ", ".join(FAMILIES) + f" (trec_eval: {', '.join(trec_spellings())})"
 
 
 def parse(name: str | Measure) -> Measure:
@@ -291,19 +215,14 @@ def parse(name: str | Measure) -> Measure:
     if isinstance(name, Measure):
         return name
     text = str(name)
-    for pattern, base, fixed in TREC_EVAL_NAMES:
-        m = re.fullmatch(pattern, text.strip())
-        if m:
-            params = dict(fixed)
-            cut = params.pop("cutoff", None)
-            if m.groups() and base in TREC_GROUP:
-                params[TREC_GROUP[base]] = m.group(1)
-            elif m.groups():
-                cut = int(m.group(1))
-            return _build(text, base, cut, params, False)
+    found = trec_input(text.strip())
+    if found is not None:
+        f, params = found
+        cut = params.pop("cutoff", None)
+        return _build(text, f, None if cut is None else int(cut), params, False)
     m = _GRAMMAR.match(text)
-    base = _ALIASES.get(m.group(1).lower()) if m else None
-    if base is None:
+    f = find(m.group(1)) if m else None
+    if f is None:
         raise InputError(f"unknown measure {text!r}; valid measures: {_valid_names()}")
     params: dict[str, object] = {}
     for part in filter(None, (s.strip() for s in split_params(m.group(3) or ""))):
@@ -312,17 +231,17 @@ def parse(name: str | Measure) -> Measure:
             raise InputError(f"measure {text!r}: parameter {part!r} is not key=value")
         params[key] = value
     at = m.group(4)
-    if at and base in _AT_PARAM:
-        params[_AT_PARAM[base]] = at
+    if at and f.at:
+        params[f.at] = at
         at = None
     cut = to_number(int, at, "cutoff", text) if at else None
     if "cutoff" in params:
         cut = to_number(int, params.pop("cutoff"), "cutoff", text)
-    return _build(text, base, cut, params, bool(m.group(2)))
+    return _build(text, f, cut, params, bool(m.group(2)))
 
 
-def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> Measure:
-    cut_rule, allowed = MEASURES[base]
+def _build(text: str, f: MeasureFamily, cut: int | None, params: dict, prime: bool) -> Measure:
+    base, cut_rule, allowed = f.name, f.cutoff, f.params
     if "condensed" in params:
         params["judged_only"] = params.pop("condensed")
     if prime:
@@ -344,22 +263,24 @@ def _build(text: str, base: str, cut: int | None, params: dict, prime: bool) -> 
         raise InputError(f"measure {text!r}: rel must be ≥ 1 (labels ≥ rel are relevant)")
     jo = params.get("judged_only", False)
     jo = to_bool(jo, text) if isinstance(jo, str) else bool(jo)
-    p = to_number(float, params.get("p", 0.8), "p", text) if base in ("RBP", "RBPResid") else None
+    p = to_number(float, params.get("p", f.default("p")), "p", text) if "p" in allowed else None
     if p is not None and not 0 < p < 1:
-        raise InputError(f"measure {text!r}: RBP needs 0 < p < 1")
-    has_beta = base in ("Q", "SetF")
-    beta = to_number(float, params.get("beta", 1.0), "beta", text) if has_beta else None
+        raise InputError(f"measure {text!r}: {base} needs 0 < p < 1")
+    has_beta = "beta" in allowed
+    beta = (
+        to_number(float, params.get("beta", f.default("beta")), "beta", text) if has_beta else None
+    )
     if beta is not None and beta < 0:
         raise InputError(f"measure {text!r}: {base} needs beta ≥ 0")
     extra = []
     for key in sorted(set(params) & set(EXTRA_PARAMS)):
         value = parse_param(EXTRA_PARAMS[key][0], params[key], key, text)
-        if value != default_param(base, key):
+        if value != f.default(key):
             extra.append((key, value))
-    if base == "IPrec" and "recall" not in params:
-        raise InputError(f"measure {text!r}: IPrec needs a recall level, e.g. IPrec@0.1")
-    if cut_rule == "optional" and base == "Relstring" and cut is None:
-        cut = 10  # trec_eval's relstring: the first 10 documents
+    if f.at and f.at not in params:
+        raise InputError(f"measure {text!r}: {base} needs a {f.at} level, e.g. {base}@0.1")
+    if cut is None and f.default_cutoff is not None:
+        cut = f.default_cutoff  # trec_eval's relstring: the first 10 documents
     return Measure(base, cut, rel, jo, p, beta, tuple(extra))
 
 
@@ -409,27 +330,3 @@ def measure_names(measures: Iterable) -> list[str]:
     ['P@10', 'nDCG@10', 'RBP(p=0.9)']
     """
     return [str(m) for m in parse_all(measures)]
-
-
-def register(
-    base: str,
-    cutoff: str = "optional",
-    params: tuple[str, ...] = ("rel", "judged_only"),
-    *,
-    summed: bool = False,
-    aliases: tuple[str, ...] = (),
-) -> None:
-    """Add a measure name to the grammar: ``base`` with its cut-off rule (``"required"``,
-    ``"optional"`` or ``"none"``) and parameters; ``summed`` counts are summed, not averaged,
-    over topics (as trec_eval's ``num_*``); ``aliases`` are other spellings. The kernel is
-    registered by :func:`pbtools.measures.register_measure`, which calls this."""
-    if cutoff not in ("required", "optional", "none"):
-        raise InputError(f"cutoff must be 'required', 'optional' or 'none', got {cutoff!r}")
-    bad = sorted(set(params) - {"rel", "judged_only", "p", "beta", *EXTRA_PARAMS})
-    if bad:
-        raise InputError(f"unknown measure parameter(s) {bad}")
-    MEASURES[base] = (cutoff, tuple(params))
-    for name in (base, *aliases):
-        _ALIASES[name.lower()] = base
-    if summed:
-        _SUMMED.add(base)

@@ -1,10 +1,11 @@
-"""Measure parameters beyond ``rel``/``judged_only``/``p``/``beta``, and trec_eval's names.
+"""Measure parameters beyond ``rel``/``judged_only``/``p``/``beta``: their kinds and defaults.
 
 :data:`EXTRA_PARAMS` lists the parameters of the measures of ``trec_eval -m all_trec``
 (``Rprec(mult=0.2)``, ``IPrec@0.1``, ``IAP(recall=[0.25,0.5])``, ``P(relative=True)@10``,
 ``nDCG(gains={1:3,2:9})``, ``Utility(a=2,b=-1)``, ``Unjudged(padded=False)@5``,
-``RBP(graded=True)``) with their defaults; :data:`TREC_EVAL_NAMES` maps trec_eval's measure
-names to pbtools' and :data:`TREC_NAMES` back. The grammar itself: :mod:`pbtools.measures.names`.
+``RBP(graded=True)``) with their defaults, and how their values are read and written. Which
+family takes which, and trec_eval's names: each family's declaration
+(:mod:`pbtools.measures.registry`). The grammar itself: :mod:`pbtools.measures.names`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,6 @@ __all__ = [
     "MIN_GEO_MEAN",
     "ELEVEN",
     "EXTRA_PARAMS",
-    "TREC_EVAL_NAMES",
-    "TREC_GROUP",
-    "TREC_NAMES",
-    "default_param",
     "show_param",
     "split_params",
     "parse_param",
@@ -43,77 +40,6 @@ EXTRA_PARAMS = {
     "d": ("float", 0.0),
     "docs": ("int", 0),
 }
-
-TREC_EVAL_NAMES = [  # trec_eval name patterns -> (base, params); the group is the cut-off
-    (r"P_(\d+)", "P", {}),
-    (r"relative_P_(\d+)", "P", {"relative": "True"}),
-    (r"gm_map", "GMAP", {}),
-    (r"gm_bpref", "GMBpref", {}),
-    (r"iprec_at_recall_([\d.]+)", "IPrec", {}),
-    (r"Rprec_mult_([\d.]+)", "Rprec", {}),
-    (r"set_P", "SetP", {}),
-    (r"set_relative_P", "SetP", {"relative": "True"}),
-    (r"set_recall", "SetR", {}),
-    (r"set_map", "SetAP", {}),
-    (r"set_F", "SetF", {}),
-    (r"utility", "Utility", {}),
-    (r"11pt_avg", "IAP", {}),
-    (r"binG", "BinG", {}),
-    (r"G", "G", {}),
-    (r"ndcg_rel", "nDCGRel", {}),
-    (r"Rndcg", "RnDCG", {}),
-    (r"num_nonrel_judged_ret", "NumNonRelRet", {}),
-    (r"unj_(\d+)", "Unjudged", {"padded": "False"}),
-    (r"rbp_resid", "RBPResid", {"p": 0.9}),
-    (r"relstring", "Relstring", {"cutoff": 10}),
-    (r"relstring_(\d+)", "Relstring", {}),
-    (r"recall_(\d+)", "R", {}),
-    (r"map", "AP", {}),
-    (r"map_cut_(\d+)", "AP", {}),
-    (r"ndcg", "nDCG", {}),
-    (r"ndcg_cut_(\d+)", "nDCG", {}),
-    (r"bpref", "Bpref", {}),
-    (r"Rprec", "Rprec", {}),
-    (r"recip_rank", "RR", {}),
-    (r"success_(\d+)", "Success", {}),
-    (r"num_ret", "NumRet", {}),
-    (r"num_rel", "NumRel", {}),
-    (r"num_rel_ret", "NumRelRet", {}),
-    (r"rbp", "RBP", {"p": 0.9}),
-]
-
-TREC_GROUP = {"IPrec": "recall", "Rprec": "mult"}  # trec_eval names whose number is a parameter
-
-
-#: base → (trec_eval name without cut-off, trec_eval name prefix with a cut-off)
-TREC_NAMES = {
-    "P": (None, "P"),
-    "R": (None, "recall"),
-    "AP": ("map", "map_cut"),
-    "nDCG": ("ndcg", "ndcg_cut"),
-    "Bpref": ("bpref", None),
-    "Rprec": ("Rprec", None),
-    "RR": ("recip_rank", None),
-    "Success": (None, "success"),
-    "NumRet": ("num_ret", None),
-    "NumRel": ("num_rel", None),
-    "NumRelRet": ("num_rel_ret", None),
-    "RBP": ("rbp", None),
-    **{b: (t, None) for b, t in (("GMAP", "gm_map"), ("GMBpref", "gm_bpref"), ("SetP", "set_P"))},
-    **{b: (t, None) for b, t in (("SetR", "set_recall"), ("SetF", "set_F"), ("SetAP", "set_map"))},
-    **{b: (t, None) for b, t in (("Utility", "utility"), ("IAP", "11pt_avg"), ("BinG", "binG"))},
-    **{b: (t, None) for b, t in (("G", "G"), ("nDCGRel", "ndcg_rel"), ("RnDCG", "Rndcg"))},
-    **{b: (t, None) for b, t in (("NumNonRelRet", "num_nonrel_judged_ret"), ("RBPResid", None))},
-    "IPrec": (None, None),
-    "Unjudged": (None, None),
-    "Relstring": (None, None),
-}
-
-
-def default_param(base: str, key: str):
-    if key == "recall" and base == "IAP":
-        return ELEVEN
-    return EXTRA_PARAMS[key][1]
 
 
 def show_param(v) -> str:

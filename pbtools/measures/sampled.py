@@ -65,7 +65,7 @@ from pbtools.measures import kernels as K
 from pbtools.measures.evaluate import QRELS_SCORERS, aggregate, evaluate
 from pbtools.measures.formulas import safe_div
 from pbtools.measures.names import parse_all
-from pbtools.measures.registry import register_measure
+from pbtools.measures.registry import family
 from pbtools.measures.sampled_iprec import interpolated_precision, level_index
 from pbtools.measures.topics import topics_mode
 
@@ -117,18 +117,44 @@ def _needs_strata(v, topics, gt, m):
     )
 
 
-register_measure("infAP", _infap, cutoff="none", params=("rel",))
-for _base, _cut, _summed in (
-    ("xinfAP", "none", False),
-    ("infNDCG", "none", False),
-    ("infP", "required", False),
-    ("infIPrec", "none", False),
-    ("infNumRelRet", "none", True),
-    ("infNumRel", "none", True),
-    ("statAP", "none", False),
+family(
+    "infAP",
+    _infap,
+    cutoff="none",
+    params=("rel",),
+    trec=("infAP",),
+    citation="Yilmaz & Aslam, CIKM 2006; trec_eval m_infap.c",
+)
+
+# the stratified estimators are computed by evaluate_sampled (they need the strata); their
+# families declare the names, parameters, averaging and formulas (module docstring)
+_YKA = "Yilmaz, Kanoulas & Aslam, SIGIR 2008; NIST sample_eval.pl"
+for _base, _cut, _agg, _at, _formula, _cite in (
+    ("xinfAP", "none", "mean", None, "(1/R̂) Σ_{sampled rel d at k} (N_s/n_s)(1 + Ĉ(k−1))/k", _YKA),
+    ("infNDCG", "none", "mean", None, "Σ_s (D_s/m_s) Σ_{rel d} g_d/log2(k+1) / ideal", _YKA),
+    ("infP", "required", "mean", None, "Ĉ(n)/n, Ĉ(n) the estimated relevant in the top n", _YKA),
+    ("infIPrec", "none", "mean", "recall", "interpolated Ĉ(k)/k at recall x·R̂", _YKA),
+    ("infNumRelRet", "none", "sum", None, "Ĉ at the last rank", _YKA),
+    ("infNumRel", "none", "sum", None, "R̂, the estimated number of relevant documents", _YKA),
+    (
+        "statAP",
+        "none",
+        "mean",
+        None,
+        "(1/R̂) Σ_{sampled rel d at k} (1/k)[1/π_d + Σ_{sampled rel d' above d} 1/π_dd']",
+        "Aslam, Pavlu & Yilmaz, SIGIR 2006",
+    ),
 ):
-    _params = ("rel", "recall") if _base == "infIPrec" else ("rel",)
-    register_measure(_base, _needs_strata, cutoff=_cut, params=_params, summed=_summed)
+    family(
+        _base,
+        _needs_strata,
+        cutoff=_cut,
+        params=("rel", "recall") if _at else ("rel",),
+        aggregate=_agg,
+        at=_at,
+        formula=_formula,
+        citation=_cite,
+    )
 
 
 # --------------------------------------------------------------------------------------------

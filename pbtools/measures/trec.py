@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 from pbtools.errors import InputError
-from pbtools.measures.names import MEASURES, Measure, parse
+from pbtools.measures.names import Measure, parse
 
 __all__ = ["TrecLine", "trec_measures", "apply_flags", "NICKNAMES", "ORDER"]
 
@@ -75,7 +75,6 @@ NICKNAMES = {
     "all_trec": list(ORDER),
     "set": _SET,
 }
-_GAINS = {"nDCG", "G", "nDCGRel", "RnDCG", "RBP", "RBPResid", "Relstring"}  # ignore -l
 _PLAIN = {  # trec_eval names whose measure is not the one parse() gives
     "rbp": "RBP(p=0.9,graded=True)",
 }
@@ -186,10 +185,10 @@ def apply_flags(m: Measure, *, rel_level: int = 1, judged_only: bool = False, nu
     >>> str(apply_flags(parse("P@10"), rel_level=2)), str(apply_flags(parse("nDCG"), rel_level=2))
     ('P(rel=2)@10', 'nDCG')
     """
-    allowed = MEASURES[m.base][1]
+    allowed = m.family.params
     if m.base == "Utility" and num_docs and m.get("docs") == 0:
         m = replace(m, extra=tuple(sorted((*m.extra, ("docs", int(num_docs))))))
-    if rel_level != 1 and m.rel == 1 and "rel" in allowed and m.base not in _GAINS:
+    if rel_level != 1 and m.rel == 1 and "rel" in allowed and m.family.trec_level:
         m = replace(m, rel=int(rel_level))
     if judged_only and "judged_only" in allowed:
         m = replace(m, judged_only=True)
