@@ -214,7 +214,7 @@ def run_track(track: _common.Track, p: dict, jobs: int = 1, dask=None, progress=
         qrels=qrels,
         orgs=track.orgs,
         pooled=track.pooled,
-        problem=strategies.Problem(runs, qrels, track.pooled),
+        problem=strategies.PoolingTask(runs, qrels, track.pooled),
         truth=truth,
         measures_=tuple(p["measures"]),
         cutoffs=tuple(p["cutoffs"]),

@@ -205,7 +205,7 @@ def monte_carlo(samples: int = 50):
         seed=3,
     )
     pooled = sorted(col.pooled)
-    pb = strategies.Problem(col.runs, col.qrels, pooled)
+    pb = strategies.PoolingTask(col.runs, col.qrels, pooled)
     out = []
     for spec, m in (
         ("uniform:40", "infAP"),

@@ -128,7 +128,7 @@ def test_trec2_depth_pools_equal_the_existing_pool(trec2_tag):
     c = trec2_tag
     info = pooling.infer_pool(c.runs, c.qrels)
     runs = c.runs[c.runs["name"].astype(str).isin(info.pooled_runs)]
-    problem = pooling.strategies.Problem(c.runs, c.qrels, info.pooled_runs)
+    problem = pooling.strategies.PoolingTask(c.runs, c.qrels, info.pooled_runs)
     for d in (10, 100):
         sim = Pool.simulate(c.runs, c.qrels, f"depth:{d}", pooled=info.pooled_runs, problem=problem)
         pd.testing.assert_frame_equal(_sorted(sim.documents()), _sorted(pooling.pool(runs, d)))

@@ -399,7 +399,7 @@ def test_estimators_are_unbiased_where_the_plain_measures_are_not(col, spec, est
     docs/measures.md) — while the plain AP and nDCG on the same sampled qrels miss by more than
     10 SE."""
     pooled = sorted(col.pooled)
-    pb = strategies.Problem(col.runs, col.qrels, pooled)
+    pb = strategies.PoolingTask(col.runs, col.qrels, pooled)
     n = 50
     est = []
     for seed in range(n):

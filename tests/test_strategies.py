@@ -390,7 +390,7 @@ def test_uniform_and_stratified_samples(col):
 
 
 def test_assessor_refuses_unpaid_labels():
-    pb = S.Problem(RUNS, QRELS)
+    pb = S.PoolingTask(RUNS, QRELS)
     a = S.Assessor(pb)
     a.judge(np.array([0]), np.array([0]))
     with pytest.raises(RuntimeError, match="not judged"):
@@ -530,3 +530,9 @@ def test_pooling_strategies_benchmark_small_scale_on_trec2(trec2_dir, tmp_path):
     assert row["holds"] == (rbp <= set(bench.RBP_BASED))
     assert ("HOLDS" if row["holds"] else "DOES NOT HOLD") in row["statement"]
     assert row["statement"] in (tmp_path / "pooling_strategies.md").read_text()
+
+
+def test_the_old_name_problem_still_works_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="PoolingTask"):
+        cls = S.Problem
+    assert cls is S.PoolingTask

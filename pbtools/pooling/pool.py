@@ -33,7 +33,7 @@ import pandas as pd
 from pbtools.errors import warn_deprecated
 from pbtools.frames import encode, require_columns
 from pbtools.pooling.combinations import SEP, draw_combinations, take_rows
-from pbtools.pooling.strategies import Depth, Problem, Strategy, parse, run_strategy
+from pbtools.pooling.strategies import Depth, PoolingTask, Strategy, parse, run_strategy
 from pbtools.pooling.who_pooled import (
     Contrib,
     contrib_table,
@@ -137,7 +137,7 @@ class Pool:
         total: int | None = None,
         seed: int = 0,
         pooled: Iterable[str] | None = None,
-        problem: Problem | None = None,
+        problem: PoolingTask | None = None,
     ) -> Pool:
         """Replay ``strategy`` over ``runs`` with ``qrels`` as the assessor (Lipani et al.'s
         ``generatePool``).
@@ -158,8 +158,8 @@ class Pool:
             Seed of the random choices (sampling strategies, tie-breaking of MTF and MaxMean).
         pooled : list of str, optional
             The runs the pool is built from (default: all of ``runs``).
-        problem : Problem, optional
-            ``Problem(runs, qrels, pooled)`` built once and reused for several simulations.
+        problem : PoolingTask, optional
+            ``PoolingTask(runs, qrels, pooled)`` built once and reused for several simulations.
 
         Returns
         -------
@@ -185,7 +185,7 @@ class Pool:
         """
         strategy = parse(strategy)
         names = None if pooled is None else list(map(str, pooled))
-        pb = problem if problem is not None else Problem(runs, qrels, names)
+        pb = problem if problem is not None else PoolingTask(runs, qrels, names)
         sel, label, budgets = run_strategy(pb, strategy, budget, total=total, seed=seed)
         qid, docno = pb.ids(sel.t, sel.x)
         step = np.arange(len(sel.t)) - np.searchsorted(sel.t, sel.t) + 1

@@ -15,7 +15,7 @@ import pandas as pd
 from pbtools.errors import InputError
 from pbtools.frames import LABEL_DTYPE, encode
 from pbtools.pooling.pool import Pool
-from pbtools.pooling.strategies import Problem
+from pbtools.pooling.strategies import PoolingTask
 
 __all__ = ["sampled_qrels", "is_sampling"]
 
@@ -32,15 +32,15 @@ def is_sampling(strategy) -> bool:
     return callable(getattr(strategy, "strata", None))
 
 
-def sampled_qrels(pool: Pool, problem: Problem | None = None) -> pd.DataFrame:
+def sampled_qrels(pool: Pool, problem: PoolingTask | None = None) -> pd.DataFrame:
     """Every document of a sampled pool's universe with its stratum, label and ``prob``.
 
     Parameters
     ----------
     pool : Pool
         A pool from :meth:`Pool.simulate` with a sampling strategy.
-    problem : Problem, optional
-        The encoded runs (``Problem(runs, qrels, pooled)``) the pool was simulated over,
+    problem : PoolingTask, optional
+        The encoded runs (``PoolingTask(runs, qrels, pooled)``) the pool was simulated over,
         reused when given.
 
     Returns
@@ -72,7 +72,7 @@ def sampled_qrels(pool: Pool, problem: Problem | None = None) -> pd.DataFrame:
             f"pool strategy {pool.strategy.spec!r} does not sample: sampled qrels need a "
             "sampling strategy (uniform, stratified)"
         )
-    pb = problem if problem is not None else Problem(pool.runs, pool.qrels, pool.pooled)
+    pb = problem if problem is not None else PoolingTask(pool.runs, pool.qrels, pool.pooled)
     strata = pool.strategy.strata(pb.best)
     t, x = np.nonzero(strata >= 0)
     s = strata[t, x]

@@ -34,7 +34,7 @@ from pbtools.errors import InputError
 from pbtools.pooling.strategies.bandits import MaxMean
 from pbtools.pooling.strategies.base import (
     Assessor,
-    Problem,
+    PoolingTask,
     Strategy,
     allocate,
     from_rankings,
@@ -43,7 +43,7 @@ from pbtools.pooling.strategies.base import (
 from pbtools.pooling.strategies.depth import Depth, TakeN
 from pbtools.pooling.strategies.fusion import RRF, Borda, CombSUM
 from pbtools.pooling.strategies.hedge import Hedge
-from pbtools.pooling.strategies.kernels import Selection, ranked, sequential
+from pbtools.pooling.strategies.selection import Selection, ranked, sequential
 from pbtools.pooling.strategies.mtf import MoveToFront
 from pbtools.pooling.strategies.rbp import RBPA, RBPB, RBPC
 from pbtools.pooling.strategies.sampling import Stratified, UniformSample
@@ -139,7 +139,7 @@ __all__ = [
     "REGISTRY",
     "parse",
     "Strategy",
-    "Problem",
+    "PoolingTask",
     "Assessor",
     "Selection",
     "allocate",
@@ -161,3 +161,18 @@ __all__ = [
     "UniformSample",
     "Stratified",
 ]
+
+
+def __getattr__(name: str):
+    """``Problem``, the earlier name of :class:`PoolingTask` (deprecated: it was easily taken
+    for the estimators' :class:`pbtools.engine.problem.Problem`)."""
+    if name == "Problem":
+        import warnings
+
+        warnings.warn(
+            "pbtools.pooling.strategies.Problem is now PoolingTask",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return PoolingTask
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

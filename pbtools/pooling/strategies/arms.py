@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbtools.pooling.strategies.base import Problem
+from pbtools.pooling.strategies.base import PoolingTask
 
 __all__ = ["Cursors", "pick"]
 
@@ -20,15 +20,15 @@ class Cursors:
     --------
     >>> import pandas as pd
     >>> from pbtools.frames import as_qrels
-    >>> from pbtools.pooling.strategies import Problem, from_rankings
+    >>> from pbtools.pooling.strategies import PoolingTask, from_rankings
     >>> runs = from_rankings({("A", "1"): ["d1", "d2"], ("B", "1"): ["d2"]})
     >>> qrels = as_qrels(pd.DataFrame({"qid": ["1"], "docno": ["d2"], "label": [1]}))
-    >>> c = Cursors(Problem(runs, qrels))
+    >>> c = Cursors(PoolingTask(runs, qrels))
     >>> c.pop(np.array([0]), np.array([1])).tolist(), c.alive(np.array([0])).tolist()
     ([1], [[True, False]])
     """
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: PoolingTask) -> None:
         self.D = problem.D
         self.length = problem.length.T.astype(np.int64)  # (T, R)
         self.pos = np.zeros_like(self.length)

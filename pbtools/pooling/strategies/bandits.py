@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.pooling.strategies.arms import Cursors, pick
-from pbtools.pooling.strategies.base import Problem, Strategy
-from pbtools.pooling.strategies.kernels import Selection, sequential
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
+from pbtools.pooling.strategies.selection import Selection, sequential
 
 __all__ = ["MaxMean"]
 
@@ -14,7 +14,7 @@ __all__ = ["MaxMean"]
 class _MaxMeanPolicy:
     """Per (topic, run): documents read ``n`` and relevant among them ``hits``."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator) -> None:
+    def __init__(self, problem: PoolingTask, rng: np.random.Generator) -> None:
         self.cur = Cursors(problem)
         self.names = problem.names
         self.n = np.zeros(self.cur.length.shape)

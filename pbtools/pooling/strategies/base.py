@@ -10,13 +10,13 @@ and still costs one judgment.
 =====================  ========================================================================
 object                 role
 =====================  ========================================================================
-:class:`Problem`       the pooled runs encoded once (:class:`pbtools.engine.dense.DenseRuns`:
+:class:`PoolingTask`   the pooled runs encoded once (:class:`pbtools.engine.dense.DenseRuns`:
                        per-topic local document ids, ``D[r, t, i]``), the flat table of every
                        ranked document, best ranks, and the source labels (hidden)
 :class:`Assessor`      reveals a label only for a document that is judged, counts the cost
 :class:`Strategy`      parameters in ``__init__`` (scikit-learn style), :meth:`Strategy.select`
 :func:`allocate`       per-topic budgets from a per-topic or a total budget
-:mod:`.kernels`      :func:`ranked` (non-adaptive) and :func:`sequential`, **the one loop
+:mod:`.selection`      :func:`ranked` (non-adaptive) and :func:`sequential`, **the one loop
                        over judgments** of the adaptive strategies
 :func:`run_strategy`   budgets → selection → labels: what :meth:`pbtools.pooling.Pool.simulate`
                        calls
@@ -46,10 +46,10 @@ from pbtools import frames
 from pbtools.engine.dense import DenseRuns
 from pbtools.errors import InputError
 from pbtools.frames import as_run, encode, require_columns
-from pbtools.pooling.strategies.kernels import Selection, ranked
+from pbtools.pooling.strategies.selection import Selection, ranked
 
 __all__ = [
-    "Problem",
+    "PoolingTask",
     "Assessor",
     "Strategy",
     "allocate",
@@ -85,7 +85,7 @@ def from_rankings(rankings: dict) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-class Problem:
+class PoolingTask:
     """The pooled runs encoded once for every strategy, with the source qrels to judge from.
 
     Parameters
@@ -120,7 +120,7 @@ class Problem:
     >>> from pbtools.frames import as_qrels
     >>> runs = from_rankings({("A", "1"): ["d1", "d2"], ("B", "1"): ["d2", "d3"]})
     >>> qrels = as_qrels(pd.DataFrame({"qid": ["1"], "docno": ["d2"], "label": [1]}))
-    >>> p = Problem(runs, qrels)
+    >>> p = PoolingTask(runs, qrels)
     >>> p.T, p.R, p.n_docs.tolist(), p.best[0].tolist(), p.count[0].tolist()
     (1, 2, [3], [1, 1, 2], [1, 2, 1])
     """
@@ -236,14 +236,14 @@ class Assessor:
     >>> from pbtools.frames import as_qrels
     >>> runs = from_rankings({("A", "1"): ["d1", "d2"]})
     >>> qrels = as_qrels(pd.DataFrame({"qid": ["1"], "docno": ["d2"], "label": [2]}))
-    >>> a = Assessor(Problem(runs, qrels))
+    >>> a = Assessor(PoolingTask(runs, qrels))
     >>> a.judge(np.array([0, 0]), np.array([1, 0])).tolist(), a.cost.tolist()
     ([True, False], [2])
     >>> a.known(np.array([0]), np.array([0])).tolist()  # d1: never judged in the source
     [-1]
     """
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: PoolingTask) -> None:
         self._label = problem._label
         self.asked = np.zeros((problem.T, problem.U), dtype=bool)
         self.cost = np.zeros(problem.T, dtype=np.int64)
@@ -275,8 +275,8 @@ class Strategy:
     A subclass sets :attr:`name` (its registry name), declares its parameters as keyword
     arguments of ``__init__`` (stored unchanged as attributes) and implements either
     :meth:`keys` (non-adaptive: one vectorised scoring of every document, sorted by
-    :func:`~pbtools.pooling.strategies.kernels.ranked`) or :meth:`select` (adaptive: through
-    :func:`~pbtools.pooling.strategies.kernels.sequential`). :meth:`check` validates the
+    :func:`~pbtools.pooling.strategies.selection.ranked`) or :meth:`select` (adaptive: through
+    :func:`~pbtools.pooling.strategies.selection.sequential`). :meth:`check` validates the
     parameters; :meth:`capacity` bounds what it can choose per topic.
     """
 
@@ -324,19 +324,19 @@ class Strategy:
     def check(self) -> None:
         """Validate the parameters; raise ``ValueError`` naming the bad one."""
 
-    def capacity(self, problem: Problem) -> np.ndarray:
+    def capacity(self, problem: PoolingTask) -> np.ndarray:
         """How many documents the strategy can choose per topic (default: all retrieved)."""
         return problem.n_docs.copy()
 
     def keys(
-        self, problem: Problem, rng: np.random.Generator
+        self, problem: PoolingTask, rng: np.random.Generator
     ) -> tuple[list[np.ndarray], np.ndarray]:
         """Non-adaptive strategies: ``(T, U)`` sort keys, most significant first (larger is
         judged earlier), and the mask of the candidate documents."""
         raise NotImplementedError(f"{type(self).__name__} implements neither keys nor select")
 
     def select(
-        self, problem: Problem, assessor: Assessor, budget: np.ndarray, rng: np.random.Generator
+        self, problem: PoolingTask, assessor: Assessor, budget: np.ndarray, rng: np.random.Generator
     ) -> Selection:
         """The documents to judge per topic, in order, at most ``budget[t]`` on topic t."""
         keys, valid = self.keys(problem, rng)
@@ -387,7 +387,7 @@ def allocate(
 
 
 def run_strategy(
-    problem: Problem,
+    problem: PoolingTask,
     strategy: Strategy,
     budget: int | None = None,
     *,

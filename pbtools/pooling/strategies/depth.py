@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.errors import InputError
-from pbtools.pooling.strategies.base import Problem, Strategy
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
 
 __all__ = ["Depth", "TakeN"]
 
@@ -46,7 +46,7 @@ class TakeN(Strategy):
     def __init__(self) -> None:
         pass
 
-    def keys(self, problem: Problem, rng: np.random.Generator):
+    def keys(self, problem: PoolingTask, rng: np.random.Generator):
         best = problem.best
         return [-best, problem.count], best > 0
 
@@ -89,10 +89,10 @@ class Depth(TakeN):
     def check(self) -> None:
         _positive_int(self.name, self.depth, "depth")
 
-    def capacity(self, problem: Problem) -> np.ndarray:
+    def capacity(self, problem: PoolingTask) -> np.ndarray:
         b = problem.best
         return ((b > 0) & (b <= int(self.depth))).sum(axis=1)
 
-    def keys(self, problem: Problem, rng: np.random.Generator):
+    def keys(self, problem: PoolingTask, rng: np.random.Generator):
         keys, valid = super().keys(problem, rng)
         return keys, valid & (problem.best <= int(self.depth))

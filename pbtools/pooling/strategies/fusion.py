@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.errors import InputError
-from pbtools.pooling.strategies.base import Problem, Strategy
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
 
 __all__ = ["RRF", "Borda", "CombSUM"]
 
@@ -56,7 +56,7 @@ class RRF(Strategy):
         if isinstance(self.k, bool) or not isinstance(self.k, int | float) or self.k < 0:
             raise InputError(f"{self.name}: k must be a non-negative number, got {self.k!r}")
 
-    def keys(self, problem: Problem, rng: np.random.Generator):
+    def keys(self, problem: PoolingTask, rng: np.random.Generator):
         w = 1.0 / (float(self.k) + problem.rows["rank"])
         return [problem.sum_rows(w)], problem.best > 0
 
@@ -94,7 +94,7 @@ class Borda(Strategy):
     def __init__(self) -> None:
         pass
 
-    def keys(self, problem: Problem, rng: np.random.Generator):
+    def keys(self, problem: PoolingTask, rng: np.random.Generator):
         rows = problem.rows
         n = problem.n_docs.astype(float)  # |D| per topic
         length = problem.length.T.astype(float)  # (T, R)
@@ -136,7 +136,7 @@ class CombSUM(Strategy):
     def __init__(self) -> None:
         pass
 
-    def keys(self, problem: Problem, rng: np.random.Generator):
+    def keys(self, problem: PoolingTask, rng: np.random.Generator):
         S, rows = problem.score_grid, problem.rows
         hi = S[:, :, 0]  # rankings are in trec order: the first score is the largest
         n = problem.length.astype(np.int64)

@@ -6,8 +6,8 @@ import numpy as np
 from scipy.special import gammaln
 
 from pbtools.errors import InputError
-from pbtools.pooling.strategies.base import Problem, Strategy
-from pbtools.pooling.strategies.kernels import Selection, sequential
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
+from pbtools.pooling.strategies.selection import Selection, sequential
 
 __all__ = ["Hedge"]
 
@@ -15,7 +15,7 @@ __all__ = ["Hedge"]
 class _HedgePolicy:
     """Run weights per topic; the loss table l(r, d) is fixed, the weights learn."""
 
-    def __init__(self, problem: Problem, beta: float) -> None:
+    def __init__(self, problem: PoolingTask, beta: float) -> None:
         self.pb, self.beta = problem, beta
         rows = problem.rows
         nd = problem.n_docs.astype(float)  # |D_t|

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.pooling.strategies.arms import Cursors, pick
-from pbtools.pooling.strategies.base import Problem, Strategy
-from pbtools.pooling.strategies.kernels import Selection, sequential
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
+from pbtools.pooling.strategies.selection import Selection, sequential
 
 __all__ = ["MoveToFront"]
 
@@ -14,7 +14,7 @@ __all__ = ["MoveToFront"]
 class _MTFPolicy:
     """Priorities per (topic, run); the current run is read while it gives relevant documents."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator) -> None:
+    def __init__(self, problem: PoolingTask, rng: np.random.Generator) -> None:
         self.cur = Cursors(problem)
         self.names = problem.names
         self.prio = np.zeros(self.cur.length.shape)

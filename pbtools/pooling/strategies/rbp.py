@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.errors import InputError
-from pbtools.pooling.strategies.base import Problem, Strategy
-from pbtools.pooling.strategies.kernels import Selection, sequential
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
+from pbtools.pooling.strategies.selection import Selection, sequential
 
 __all__ = ["RBPA", "RBPB", "RBPC"]
 
@@ -70,7 +70,7 @@ class RBPA(Strategy):
         if isinstance(self.p, bool) or not isinstance(self.p, int | float) or not 0 < self.p <= 1:
             raise InputError(f"{self.name}: p must lie in (0, 1], got {self.p!r}")
 
-    def keys(self, problem: Problem, rng: np.random.Generator):
+    def keys(self, problem: PoolingTask, rng: np.random.Generator):
         w = _weights(float(self.p), problem.rows["rank"])
         return [problem.sum_rows(w)], problem.best > 0
 
@@ -78,7 +78,7 @@ class RBPA(Strategy):
 class _Residual:
     """Policy of methods B and C: the argmax of Σ_r w_r(d) · coef_r over unjudged documents."""
 
-    def __init__(self, problem: Problem, p: float, cubic: bool) -> None:
+    def __init__(self, problem: PoolingTask, p: float, cubic: bool) -> None:
         self.pb, self.p, self.cubic = problem, p, cubic
         self.w = _weights(p, problem.rows["rank"])
         self.res = np.where(problem.length.T > 0, 1.0, 0.0)  # (T, R)

@@ -12,9 +12,9 @@ import numpy as np
 
 from pbtools.errors import InputError
 from pbtools.frames import group_starts, ranks_from_starts
-from pbtools.pooling.strategies.base import Problem, Strategy
+from pbtools.pooling.strategies.base import PoolingTask, Strategy
 from pbtools.pooling.strategies.depth import _positive_int
-from pbtools.pooling.strategies.kernels import Selection
+from pbtools.pooling.strategies.selection import Selection
 
 __all__ = ["UniformSample", "Stratified", "stratum_sizes"]
 
@@ -54,7 +54,7 @@ def stratum_sizes(n: np.ndarray, weights: np.ndarray, budget: np.ndarray) -> np.
     return np.minimum(size + bump, n)
 
 
-def _sample(problem: Problem, stratum: np.ndarray, weights, budget, rng) -> Selection:
+def _sample(problem: PoolingTask, stratum: np.ndarray, weights, budget, rng) -> Selection:
     """Sample per (topic, stratum) as :func:`stratum_sizes` says; stratum −1 is never chosen."""
     S = len(weights)
     t, x = np.nonzero(stratum >= 0)
@@ -104,7 +104,7 @@ class UniformSample(Strategy):
     def check(self) -> None:
         _positive_int(self.name, self.depth, "depth")
 
-    def capacity(self, problem: Problem) -> np.ndarray:
+    def capacity(self, problem: PoolingTask) -> np.ndarray:
         b = problem.best
         return ((b > 0) & (b <= int(self.depth))).sum(axis=1)
 
@@ -173,7 +173,7 @@ class Stratified(Strategy):
         if any(not isinstance(v, int | float) or not v > 0 for v in w):
             raise InputError(f"{self.name}: stratum weights must be positive, got {w!r}")
 
-    def capacity(self, problem: Problem) -> np.ndarray:
+    def capacity(self, problem: PoolingTask) -> np.ndarray:
         b = problem.best
         return ((b > 0) & (b <= int(self.bounds[-1]))).sum(axis=1)
 
