@@ -43,10 +43,10 @@ from pbtools.pooling.strategies.base import (
 from pbtools.pooling.strategies.depth import Depth, TakeN
 from pbtools.pooling.strategies.fusion import RRF, Borda, CombSUM
 from pbtools.pooling.strategies.hedge import Hedge
-from pbtools.pooling.strategies.selection import Selection, ranked, sequential
 from pbtools.pooling.strategies.mtf import MoveToFront
 from pbtools.pooling.strategies.rbp import RBPA, RBPB, RBPC
 from pbtools.pooling.strategies.sampling import Stratified, UniformSample
+from pbtools.pooling.strategies.selection import Selection, ranked, sequential
 
 #: registry name → strategy class (a new strategy: one line here)
 REGISTRY: dict[str, type[Strategy]] = {
