@@ -929,7 +929,7 @@ REFUSED_ARGUMENTS = [
     (
         "correct --estimators reduced,foo",
         (*CORRECT, "--estimators", "reduced,foo"),
-        "--estimators: 'foo' is not one of true, reduced, condensed, lipani, webber",
+        "--estimators: 'foo' is not one of true, reduced, webber, lipani, condensed",
     ),
     (
         "correct -m P@0",

@@ -258,8 +258,9 @@ def _legend(ests: list[str], alpha: float) -> str:
     ]
     items.insert(
         0,
-        f'<dt><span class="sw" style="background:{figures.ESTIMATOR_COLOURS["true"]}"></span>'
-        "true score</dt><dd>the run's score on the whole pool (its own documents judged).</dd>",
+        f'<dt><span class="sw" style="background:{figures.estimator_colour("true")}"></span>'
+        f"{_esc(figures.estimator_label('true'))}</dt>"
+        f"<dd>{_esc(ESTIMATOR_HELP.get('true', ''))}</dd>",
     )
     measures = [
         f"<dt>{_esc('Kendall’s τ-b' if m == 'tau' else m)}</dt>"
