@@ -189,6 +189,12 @@ class Estimator:
         (:func:`pbtools.pooling.infer_pool`) unless given; :meth:`predict` reuses all of it.
         Returns ``self``; fitted state: ``qrels_``, ``runs_`` (trec order), ``orgs_``,
         ``depth_``.
+
+        Not kept yet: the dense layout of the pool (:class:`~pbtools.corrections.problem.Problem`
+        encodes the pooled runs together with the runs to score, and cannot add runs to an
+        encoded pool), so each :meth:`predict` call encodes the pool again — on TREC-2 most of
+        a call (``benchmarks/predict_speed.py``). Predict many runs in one call: the pool is
+        encoded once for all of them, with identical estimates.
         """
         self.qrels_ = as_qrels(qrels)
         self.runs_ = ranked(pooled_runs)
