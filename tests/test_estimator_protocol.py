@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import io
 import warnings
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -119,7 +120,10 @@ def test_the_old_forms_warn_and_give_the_same_frame(col):
             )
         with pytest.warns(DeprecationWarning, match=r"estimate\(.*deprecated.*correct"):
             est = corrections.estimate(pooled, new, col.qrels, measures=ms, depth=10)
-    for got in (pos, kw):
+        # an io Collection (runs, qrels, orgs) whose runs all built the pool
+        pool = SimpleNamespace(runs=pooled, qrels=col.qrels, orgs=col.orgs)
+        obj = corrections.correct(new, pool, ms, depth=10)
+    for got in (pos, kw, obj):
         assert_frame_equal(got, want, check_exact=True)
     assert_frame_equal(
         est.sort_values(["estimator", "measure"]).reset_index(drop=True),

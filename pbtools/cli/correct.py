@@ -22,12 +22,14 @@ from pbtools.cli.common import (
 ESTIMATOR_LIST = "%(estimator_list)s"
 
 
-def usable_estimators() -> tuple[str, ...]:
+def usable_estimators(context: str = "cli") -> tuple[str, ...]:
     """The registered estimators a command can run: those that work on a pool alone
-    (:attr:`~pbtools.corrections.base.Estimator.on_problem`), in registry order."""
+    (:attr:`~pbtools.corrections.base.Estimator.on_problem`), in registry order; for
+    ``analyze``, which always computes the true score, not ``true``."""
     from pbtools.corrections.registry import ESTIMATORS
 
-    return tuple(n for n, cls in ESTIMATORS.items() if cls.on_problem)
+    drop = {"true"} if context == "analyze" else set()
+    return tuple(n for n, cls in ESTIMATORS.items() if cls.on_problem and n not in drop)
 
 
 def estimator_list(context: str) -> str:
@@ -37,7 +39,7 @@ def estimator_list(context: str) -> str:
     from pbtools.corrections.registry import defaults, describe
 
     return f"default: {','.join(defaults(context))}. " + " ".join(
-        f"[{describe(n)}]" for n in usable_estimators()
+        f"[{describe(n)}]" for n in usable_estimators(context)
     )
 
 
@@ -78,7 +80,7 @@ def estimators_of(args: argparse.Namespace, context: str) -> list[str]:
 
     if args.estimators is None:
         return list(defaults(context))
-    return check_choices(args.estimators, usable_estimators(), flag="--estimators")
+    return check_choices(args.estimators, usable_estimators(context), flag="--estimators")
 
 
 def register(sub) -> None:
