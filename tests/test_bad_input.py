@@ -927,9 +927,14 @@ REFUSED_ARGUMENTS = [
         "--run-sets needs at least one of all, top75",
     ),
     (
+        "analyze --estimators true,reduced",
+        ("analyze", "{d}/T", "--estimators", "true,reduced"),
+        "--estimators: 'true' is not one of reduced, webber, lipani, condensed",
+    ),
+    (
         "correct --estimators reduced,foo",
         (*CORRECT, "--estimators", "reduced,foo"),
-        "--estimators: 'foo' is not one of true, reduced, condensed, lipani, webber",
+        "--estimators: 'foo' is not one of true, reduced, webber, lipani, condensed",
     ),
     (
         "correct -m P@0",

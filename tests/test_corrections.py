@@ -17,7 +17,6 @@ from pbtools.corrections import (
     WebberCommonTopics,
     WebberOnRuns,
     correct,
-    estimate,
     resolve,
 )
 from pbtools.corrections.webber_topics import webber_common_topics
@@ -45,9 +44,7 @@ def one(df, est, col="value"):
 
 
 def test_reduced_and_lipani_by_hand():
-    res = correct(
-        NEW, POOLED, QRELS, measures=["P@2", "P@4"], depth=2, estimators=("reduced", "lipani")
-    )
+    res = correct(NEW, (POOLED, QRELS), ["P@2", "P@4"], depth=2, estimators=("reduced", "lipani"))
     r2 = res[res["measure"] == "P@2"]
     # u top2 = x a → P .5, P̄ 0, k̄ .5
     assert one(r2, "reduced") == 0.5
@@ -68,13 +65,9 @@ def test_webber_by_hand_with_and_without_replacement():
     new = run("u", "cqrs")
     # depth 2: p1 contributes a b, p2 contributes c d. Leaving p1 out: a, b unjudged (P@2 1 → 0);
     # leaving p2 out: c unjudged unless u replaces p2 (u has c in its top 2).
-    no = correct(
-        new, pooled, qrels, measures=["P@2"], depth=2, estimators=("webber",), replace=False
-    )
+    no = correct(new, (pooled, qrels), ["P@2"], depth=2, estimators=("webber",), replace=False)
     assert one(no, "webber", "adjustment") == pytest.approx((1.0 + 0.5) / 2)
-    yes = correct(
-        new, pooled, qrels, measures=["P@2"], depth=2, estimators=("webber",), replace=True
-    )
+    yes = correct(new, (pooled, qrels), ["P@2"], depth=2, estimators=("webber",), replace=True)
     assert one(yes, "webber", "adjustment") == pytest.approx((1.0 + 0.0) / 2)
     assert one(yes, "webber") == pytest.approx(0.5 + 0.5)
 
@@ -84,9 +77,8 @@ def test_webber_rbp():
     pooled = pd.concat([run("p1", "ab"), run("p2", "zz"[:1] + "y")])
     res = correct(
         run("u", "ab"),
-        pooled,
-        qrels,
-        measures=["RBP(p=0.5)@2"],
+        (pooled, qrels),
+        ["RBP(p=0.5)@2"],
         depth=2,
         estimators=("reduced", "webber"),
         replace=False,
@@ -99,10 +91,8 @@ def test_leave_out_reports_true_and_objects():
     orgs = pd.DataFrame({"name": ["p1", "p2"], "org": ["A", "B"]})
     res = correct(
         POOLED[POOLED["name"] == "p1"],
-        POOLED,
-        QRELS,
-        orgs=orgs,
-        measures=["P@2"],
+        (POOLED, QRELS, orgs),
+        ["P@2"],
         leave_out="org",
         depth=2,
         estimators=("true", "reduced", "lipani", "webber"),
@@ -113,11 +103,11 @@ def test_leave_out_reports_true_and_objects():
         est = cls(measures=["P@2"], depth=2)
         assert "measures" in est.get_params()
         with pytest.raises(RuntimeError):
-            est.score(NEW)
-        out = est.fit(POOLED, QRELS).score(NEW)
+            est.predict(NEW)
+        out = est.fit(POOLED, QRELS).predict(NEW)
         assert {"name", "measure", "estimator", "value"} <= set(out.columns)
     assert (
-        float(Condensed(measures=["P@2"], depth=2).fit(POOLED, QRELS).score(NEW)["value"].iloc[0])
+        float(Condensed(measures=["P@2"], depth=2).fit(POOLED, QRELS).predict(NEW)["value"].iloc[0])
         == 0.5
     )  # condensed u = a b
 
@@ -143,7 +133,11 @@ def test_webber_common_topics():
     assert again["ci_low"] == out["ci_low"]
     qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "label": [1]})
     full = pd.DataFrame({"qid": "1", "docno": ["a", "x"], "label": [1, 1]})
-    w = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(None, qrels).score(run("u", "xa"), full)
+    w = (
+        WebberCommonTopics(measures=["P@2"], n_boot=50)
+        .fit(None, qrels)
+        .predict(run("u", "xa"), full)
+    )
     assert w["value"].iloc[0] == pytest.approx(1.0)
 
 
@@ -159,11 +153,10 @@ def test_properties(d1, d2, du, labels):
         {"qid": "1", "docno": alld, "label": labels[: len(alld)] + [0] * (len(alld) - len(labels))}
     )
     # nothing unjudged: every estimator equals the true score
-    res = estimate(
-        pooled,
+    res = correct(
         run("u", du),
-        full,
-        measures=["P@2", "P@5"],
+        (pooled, full),
+        ["P@2", "P@5"],
         depth=8,
         estimators=("reduced", "lipani"),
     )
@@ -172,15 +165,11 @@ def test_properties(d1, d2, du, labels):
         assert np.allclose(g.loc[g["estimator"] == "lipani", "value"], red)
     # Webber's adjustment is 0 when no pooled run contributes unique documents
     twins = pd.concat([run("p1", d1), run("p2", d1)])
-    w = estimate(
-        twins, run("u", du), full, measures=["P@2"], depth=8, estimators=("reduced", "webber")
-    )
+    w = correct(run("u", du), (twins, full), ["P@2"], depth=8, estimators=("reduced", "webber"))
     assert np.allclose(w["value"], w["value"].iloc[0])
     # Lipani's correction stays within [0, k̄] on partial qrels
     part = full[full["docno"].isin(d1[:1] + d2[:1])]
-    res = estimate(
-        pooled, run("u", du), part, measures=["P@2", "P@5"], depth=1, estimators=("lipani",)
-    )
+    res = correct(run("u", du), (pooled, part), ["P@2", "P@5"], depth=1, estimators=("lipani",))
     assert (res["adjustment"] >= -1e-12).all()
     assert (res["adjustment"] <= res["k"] + 1e-12).all()
 
@@ -217,7 +206,7 @@ def test_reduced_and_indicators_agree_with_measures(sample_pool):
     col, info, S, U = sample_pool
     cut = [5, 10, 20]
     res = corrections.correct(
-        U, S, col.qrels, measures=[f"P@{n}" for n in cut], estimators=("reduced",), depth=info.depth
+        U, (S, col.qrels), [f"P@{n}" for n in cut], estimators=("reduced",), depth=info.depth
     )
     ref = measures.evaluate(
         U, col.qrels, [f"{m}@{n}" for n in cut for m in ("P", "AntiP", "Unjudged")]
@@ -235,7 +224,7 @@ def test_reduced_rbp_agrees_with_measures(sample_pool):
 
     col, info, S, U = sample_pool
     res = corrections.correct(
-        U, S, col.qrels, measures=["RBP(p=0.8)@10"], estimators=("reduced",), depth=info.depth
+        U, (S, col.qrels), ["RBP(p=0.8)@10"], estimators=("reduced",), depth=info.depth
     )
     ref = _by(measures.evaluate(U, col.qrels, ["RBP(p=0.8)@10"]))
     np.testing.assert_allclose(
@@ -263,7 +252,7 @@ def test_true_score_is_p_at_n_on_the_repooled_qrels(sample_pool):
 
     col, info, S, U = sample_pool
     est = corrections.TrueScore(measures=["P@10"]).fit(S, col.qrels, col.orgs)
-    got = est.score(S)
+    got = est.predict(S)
     ref = measures.evaluate(S, pooling.repool(S, col.qrels, info.depth), ["P@10"])
     np.testing.assert_allclose(
         _by(got).to_numpy(), _by(ref).reindex(_by(got).index).to_numpy(), atol=1e-12

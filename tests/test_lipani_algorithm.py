@@ -24,7 +24,7 @@ def run(name, docs):
 
 
 def lipani(new, pooled, qrels, n, depth):
-    res = correct(new, pooled, qrels, measures=[f"P@{n}"], depth=depth, estimators=("lipani",))
+    res = correct(new, (pooled, qrels), [f"P@{n}"], depth=depth, estimators=("lipani",))
     assert len(res) == 1
     return res.iloc[0]
 

@@ -150,7 +150,7 @@ def test_correct_every_family_on_the_sample(sample, measure):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         out = pbtools.correct(new, (others, sample.qrels, sample.orgs), [measure], n_boot=20)
-        low = corrections.correct(new, pooled, sample.qrels, sample.orgs, measures=[measure])
+        low = corrections.correct(new, (pooled, sample.qrels, sample.orgs), [measure])
     lipani = measure in LIPANI
     want = {"reduced", "webber"} | ({"lipani"} if lipani else set())
     for res in (out, low):
@@ -281,9 +281,7 @@ def test_trec2_correct_compare_unique_several_families(trec2):
     new = trec2.runs[trec2.runs["name"] == "rutfmed"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SkippedMeasuresWarning)
-        res = corrections.correct(
-            new, info.pooled(trec2.runs), trec2.qrels, measures=TREC2_MEASURES
-        )
+        res = corrections.correct(new, (info.pooled(trec2.runs), trec2.qrels), TREC2_MEASURES)
     got = res.groupby("measure")["estimator"].agg(set)
     for m in TREC2_MEASURES:
         assert got[m] == ({"reduced", "webber", "lipani"} if m == "P@10" else {"reduced", "webber"})

@@ -1,4 +1,4 @@
-"""``pbtools.correct(new_run, collection, measures)``: the notebook one-liner (issue 12 item 4)
+"""``pbtools.correct(runs, collection, measures)``: the notebook one-liner (issue 12 item 4)
 and the topic bootstrap behind its confidence intervals."""
 
 from __future__ import annotations
@@ -60,13 +60,11 @@ def test_pyterrier_frame_one_row_per_supported_estimator(coll):
     assert ((lo <= out["value"] + tol) & (out["value"] <= hi + tol)).all()
     assert (lo < hi).all()
     # the point estimates are the estimators' own (no bootstrap involved)
-    plain = correct_runs(new, collection[0], coll.qrels, coll.orgs, MEASURES, depth=10)
+    plain = correct_runs(new, (collection[0], coll.qrels, coll.orgs), MEASURES, depth=10)
     pooled = set(out.attrs["pooled_runs"])
     plain = correct_runs(
         new,
-        collection[0][collection[0]["name"].astype(str).isin(pooled)],
-        coll.qrels,
-        coll.orgs,
+        (collection[0][collection[0]["name"].astype(str).isin(pooled)], coll.qrels, coll.orgs),
         MEASURES,
         depth=out.attrs["depth"],
     )

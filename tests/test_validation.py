@@ -56,7 +56,7 @@ def _est():
 
 def _webber_topics(f, **kw):
     est = WebberCommonTopics(measures=["P@5"], n_boot=5).fit(f["runs"], f["qrels"], **kw)
-    return est.score(f["new"], f["qrels"], **kw)
+    return est.predict(f["new"], f["qrels"], **kw)
 
 
 #: boundary -> (call on the frames, the frames it takes, whether it has ``lenient``)
@@ -82,22 +82,22 @@ BOUNDARIES = {
     ),
     "corrections.correct": (
         lambda f, **kw: corrections.correct(
-            f["new"], f["runs"], f["qrels"], f["orgs"], ["P@5"], depth=5, **kw
+            f["new"], (f["runs"], f["qrels"], f["orgs"]), ["P@5"], depth=5, **kw
         ),
         ("new", "runs", "qrels", "orgs"),
         True,
     ),
     "Estimator.fit": (
-        lambda f, **kw: _est().fit(f["runs"], f["qrels"], f["orgs"], **kw).score(NEW_RUN),
+        lambda f, **kw: _est().fit(f["runs"], f["qrels"], f["orgs"], **kw).predict(NEW_RUN),
         ("runs", "qrels", "orgs"),
         True,
     ),
-    "Estimator.score": (
-        lambda f, **kw: _est().fit(RUNS, QRELS, ORGS).score(f["new"], **kw),
+    "Estimator.predict": (
+        lambda f, **kw: _est().fit(RUNS, QRELS, ORGS).predict(f["new"], **kw),
         ("new",),
         True,
     ),
-    "WebberCommonTopics.fit/score": (_webber_topics, ("runs", "new", "qrels"), True),
+    "WebberCommonTopics.fit/predict": (_webber_topics, ("runs", "new", "qrels"), True),
     "pooling.pool": (lambda f, **kw: pooling.pool(f["runs"], 5, **kw), ("runs",), False),
     "pooling.repool": (
         lambda f, **kw: pooling.repool(f["runs"], f["qrels"], 5, **kw),
@@ -289,7 +289,7 @@ def test_unknown_keyword_arguments_raise_type_error(boundary):
     "call",
     [
         lambda kw: pbtools.correct(NEW_RUN, (RUNS, QRELS, ORGS), ["P@5"], n_boot=2, **kw),
-        lambda kw: corrections.correct(NEW_RUN, RUNS, QRELS, ORGS, ["P@5"], depth=5, **kw),
+        lambda kw: corrections.correct(NEW_RUN, (RUNS, QRELS, ORGS), ["P@5"], depth=5, **kw),
         lambda kw: corrections.estimate(RUNS, NEW_RUN, QRELS, depth=5, measures=["P@5"], **kw),
     ],
     ids=["pbtools.correct", "corrections.correct", "corrections.estimate"],
@@ -334,7 +334,7 @@ def test_repeated_documents_were_counted_and_now_are_not():
 
 def test_integer_qids_are_refused_not_all_nan():
     """Integer qids of a new run never matched the collection's '001' and gave NaN scores."""
-    with pytest.raises(FrameError, match=r"new_run: qid is int64.*new_run\.astype"):
+    with pytest.raises(FrameError, match=r"runs: qid is int64.*runs\.astype"):
         pbtools.correct(_int_qid(NEW_RUN), (RUNS, QRELS, ORGS), ["P@5"], n_boot=2, depth=5)
 
 
@@ -445,7 +445,7 @@ def test_the_frames_are_checked_once_per_call(monkeypatch):
         ("collection[0]", "run"),
         ("collection[1]", "qrels"),
         ("collection[2]", "orgs"),
-        ("new_run", "run"),
+        ("runs", "run"),
     ]
     seen.clear()
     measures.evaluate(RUNS, QRELS, ["P@5"])

@@ -95,7 +95,7 @@ def test_unpooled_runs_match_the_literal_algorithm(replace):
     extra = extra[extra["_merge"] == "left_only"].drop(columns="_merge").iloc[::7]
     q = pd.concat([qrels, extra[["qid", "docno", "label"]]], ignore_index=True)
     res = correct(
-        new, pooled, q, measures=MEASURES, depth=c.depth, estimators=("webber",), replace=replace
+        new, (pooled, q), MEASURES, depth=c.depth, estimators=("webber",), replace=replace
     )
     _check(res, reference(new, pooled, q, c.depth, replace, None))
 
@@ -123,10 +123,8 @@ def test_leave_out_matches_the_literal_algorithm(leave_out, rp):
         ref_units = units
     res = correct(
         pooled,
-        pooled,
-        qrels,
-        orgs=c.orgs,
-        measures=MEASURES,
+        (pooled, qrels, c.orgs),
+        MEASURES,
         leave_out=leave_out,
         depth=c.depth,
         estimators=("webber",),

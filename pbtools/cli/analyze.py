@@ -21,6 +21,7 @@ from pbtools.cli.common import (
     check_measures,
     check_output,
 )
+from pbtools.cli.correct import add_estimators_option, estimators_of
 from pbtools.cli.pool import add_strategy_args, check_strategy, describe_simulation, simulate
 from pbtools.threads import cores_for
 
@@ -59,6 +60,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         default="all,top75",
         help="comma-separated run sets: all, top75 (default both)",
     )
+    add_estimators_option(p, "analyze")
     p.add_argument(
         "--protocol",
         choices=("lipani2015",),
@@ -119,9 +121,8 @@ def register(sub) -> None:
         "analyze",
         help="the bias analysis of a collection (default: the bundled sample)",
         description="Leave-one-organization/run-out over all pooled runs and "
-        "the top 75%: every run's true, reduced-pool, Webber & "
-        "Park and Lipani score at each cut-off, and per estimator "
-        "MAE, SRE, SRE* and Kendall's tau.",
+        "the top 75%: every run's true score and each estimator's (--estimators) at each "
+        "cut-off, and per estimator MAE, SRE, SRE* and Kendall's tau.",
     )
     add_analysis_options(an)
     an.add_argument("-o", "--output", help="directory for the Parquet tables")
@@ -143,6 +144,7 @@ def validate_analysis(args: argparse.Namespace) -> None:
     check_measures(args.measure or analysis.MEASURES)
     check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
     check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
+    estimators_of(args, "analyze")
     check_strategy(args)
     if getattr(args, "protocol", None) and args.run_id != "tag":  # the preset names runs itself
         raise UsageError(
@@ -227,6 +229,7 @@ def analysis_from_args(args: argparse.Namespace):
         measures=measures,
         leave_out=leave_out,
         run_sets=run_sets,
+        estimators=estimators_of(args, "analyze"),
         protocol=args.protocol,
         lenient=args.lenient,
         float32=args.float32,

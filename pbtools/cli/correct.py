@@ -18,6 +18,70 @@ from pbtools.cli.common import (
     emit,
 )
 
+#: the place in a help text where :class:`RegistryHelp` lists the registered estimators
+ESTIMATOR_LIST = "%(estimator_list)s"
+
+
+def usable_estimators(context: str = "cli") -> tuple[str, ...]:
+    """The registered estimators a command can run: those that work on a pool alone
+    (:attr:`~pbtools.corrections.base.Estimator.on_problem`), in registry order; for
+    ``analyze``, which always computes the true score, not ``true``."""
+    from pbtools.corrections.registry import ESTIMATORS
+
+    drop = {"true"} if context == "analyze" else set()
+    return tuple(n for n, cls in ESTIMATORS.items() if cls.on_problem and n not in drop)
+
+
+def estimator_list(context: str) -> str:
+    """The ``--estimators`` help of a command: the default (the registry's defaults for
+    ``context``) and one entry per estimator a command can run, read from its class
+    (:func:`pbtools.corrections.registry.describe`)."""
+    from pbtools.corrections.registry import defaults, describe
+
+    return f"default: {','.join(defaults(context))}. " + " ".join(
+        f"[{describe(n)}]" for n in usable_estimators(context)
+    )
+
+
+class RegistryHelp(argparse.HelpFormatter):
+    """A help formatter that lists the registered estimators where a help text says
+    :data:`ESTIMATOR_LIST`, when the help is shown: registering a command imports no estimator
+    (``pbtools --help`` starts without pandas), and an estimator registered at run time is
+    listed. The option's ``estimator_context`` (:func:`add_estimators_option`) names whose
+    defaults the help states."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        original = action.help
+        if ESTIMATOR_LIST not in str(original):
+            return super()._expand_help(action)
+        listing = estimator_list(getattr(action, "estimator_context", "cli"))
+        action.help = str(original).replace(ESTIMATOR_LIST, listing.replace("%", "%%"))
+        try:
+            return super()._expand_help(action)
+        finally:
+            action.help = original
+
+
+def add_estimators_option(p: argparse.ArgumentParser, context: str) -> None:
+    """``--estimators``: comma-separated names of the registry; the default is the registry's
+    defaults for ``context`` (None here: read when the command runs)."""
+    p.formatter_class = RegistryHelp
+    action = p.add_argument(
+        "--estimators",
+        default=None,
+        help="comma-separated names of pbtools.corrections.ESTIMATORS (" + ESTIMATOR_LIST + ")",
+    )
+    action.estimator_context = context
+
+
+def estimators_of(args: argparse.Namespace, context: str) -> list[str]:
+    """The estimators ``--estimators`` names (checked), or the registry's defaults."""
+    from pbtools.corrections.registry import defaults
+
+    if args.estimators is None:
+        return list(defaults(context))
+    return check_choices(args.estimators, usable_estimators(context), flag="--estimators")
+
 
 def register(sub) -> None:
     """Add this command's sub-parser to ``sub``."""
@@ -25,8 +89,7 @@ def register(sub) -> None:
         "correct",
         help="every estimator's score for a new, unpooled run",
         description="Score a new run as if it had been pooled: true (with "
-        "--leave-out), reduced pool, Webber & Park, Lipani et al., "
-        "condensed lists.",
+        "--leave-out) and every estimator of --estimators (pbtools.corrections.ESTIMATORS).",
     )
     co.add_argument("qrels", help="qrels file")
     co.add_argument("runs", help="directory (or glob) of the runs that built the pool")
@@ -44,12 +107,7 @@ def register(sub) -> None:
         choices=("run", "org"),
         help="first remove the new run's run or organization from the pool",
     )
-    co.add_argument(
-        "--estimators",
-        default="reduced,webber,lipani,condensed",
-        help="comma-separated names of pbtools.corrections.ESTIMATORS: true, reduced, "
-        "webber, lipani, condensed",
-    )
+    add_estimators_option(co, "cli")
     co.add_argument(
         "--protocol",
         choices=("lipani2015",),
@@ -102,10 +160,8 @@ def register(sub) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     """Every argument and path checked before any input is read."""
-    from pbtools import corrections
-
     check_measures(args.measure or ["P@10"])
-    check_choices(args.estimators, tuple(corrections.ESTIMATORS), flag="--estimators")
+    estimators_of(args, "cli")
     if args.bootstrap < 0:
         raise UsageError(f"--bootstrap must be >= 0, not {args.bootstrap}")
     if not 0 < args.confidence < 1:
@@ -144,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     measures = measure_names(args.measure or ["P@10"])
-    estimators = [e.strip() for e in args.estimators.split(",") if e.strip()]
+    estimators = estimators_of(args, "cli")
     if args.leave_out and "true" not in estimators:
         estimators.insert(0, "true")
     mode = str(
@@ -159,10 +215,8 @@ def run(args: argparse.Namespace) -> int:
     bar = progress_bar(args.bootstrap, None, desc="bootstrap")  # on a terminal only
     res = corrections.correct(
         new,
-        pooled,
-        col.qrels,
-        orgs=col.orgs,
-        measures=[*measures, *extra_ms],
+        (pooled, col.qrels, col.orgs),
+        [*measures, *extra_ms],
         leave_out=args.leave_out,
         estimators=[*estimators, *extra_est],
         protocol=args.protocol,

@@ -1,15 +1,23 @@
 """The estimator protocol (scikit-learn's) shared by every correction, and their registry.
 
 An estimator is a class with its parameters in ``__init__`` (stored under their own names, no
-work there), ``fit(pooled_runs, qrels, orgs)`` (remembers and encodes the pool once; fitted state
-ends in ``_``), ``score(new_runs, measures)`` (the tidy result frame), ``get_params`` /
+work there), ``fit(pooled_runs, qrels, orgs)`` (the pool's work, once: the frames checked, put
+in trec order and dictionary-encoded, the depth inferred; fitted state ends in ``_``),
+``predict(runs, measures)`` (the per-run estimates: the tidy result frame; ``score``, its old
+name, is a deprecated alias — scikit-learn's ``score`` returns one number), ``get_params`` /
 ``set_params`` — and the algorithm itself in ``estimate(problem, measures)``, which works on an
 encoded :class:`~pbtools.engine.problem.Problem` (a leave-out experiment calls it directly,
-with many runs and relevance sets at once). Each class declares the measures it supports
-(:attr:`Estimator.supports`: measure bases, None for every measure).
+with many runs and relevance sets at once).
 
-A new estimator is one module with a subclass and one line in
-:data:`pbtools.corrections.registry.ESTIMATORS` (``docs/extending.md`` shows one).
+Each class describes itself, and every place that shows an estimator reads the class: its
+:attr:`~Estimator.name` (the ``estimator`` column and the registry key), :attr:`~Estimator.label`
+(legends and sentences), :attr:`~Estimator.colour` and :attr:`~Estimator.marker` (every figure
+and the report's legend), :attr:`~Estimator.description` (the one-line help of
+``pbtools correct --estimators``, ``analyze`` and the reports' legends),
+:attr:`~Estimator.supports` (measure bases, None for every measure) and
+:attr:`~Estimator.default_for` (the verbs whose default estimators include it). A new estimator
+is one module with a subclass and one line in :data:`pbtools.corrections.registry.ESTIMATORS`
+(``docs/extending.md`` shows one).
 
 Result columns (every estimator): ``name``, ``measure``, ``estimator``, ``value`` and, where
 they apply, ``P``, ``AntiP``, ``k`` (the run's own P@n, P̄@n, k̄@n on its qrels), ``dP``,
@@ -20,6 +28,7 @@ and ``n_pooled`` (|R_p|); NaN where not applicable.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,7 +42,13 @@ from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import Measure, parse_all
 from pbtools.validation import validates
 
-__all__ = ["Estimator", "RESULT_COLUMNS", "tidy"]
+__all__ = ["Estimator", "RESULT_COLUMNS", "DEFAULT_CONTEXTS", "tidy"]
+
+#: the verbs an estimator can be a default of (:attr:`Estimator.default_for`): ``"analyze"``
+#: (:func:`pbtools.analyze`, ``pbtools analyze`` and ``report``), ``"correct"``
+#: (:func:`pbtools.correct`, :func:`pbtools.corrections.correct`) and ``"cli"`` (``pbtools
+#: correct``, which also shows the baselines)
+DEFAULT_CONTEXTS = ("analyze", "correct", "cli")
 
 #: the columns of every estimator's result, in order
 RESULT_COLUMNS = (
@@ -60,7 +75,7 @@ class Estimator:
     Parameters
     ----------
     measures : sequence of str
-        Default measures of :meth:`score` (any name of :func:`pbtools.measures.parse`).
+        Default measures of :meth:`predict` (any name of :func:`pbtools.measures.parse`).
     decimals : int, optional
         Half-up rounding of every run-level score before it is combined (PROTOCOL item 10).
     topics : {"judged", "all", "answered"}, optional
@@ -74,6 +89,19 @@ class Estimator:
 
     #: the value of the ``estimator`` column (and the registry key)
     name: str = ""
+    #: its short name in legends and sentences (default: :attr:`name`)
+    label: str = ""
+    #: its colour in every figure and legend (``#rrggbb``; default: one of a fixed extra palette)
+    colour: str = ""
+    #: its matplotlib marker in the figures
+    marker: str = "o"
+    #: one sentence: what its value is (CLI help, the text and HTML reports' legends)
+    description: str = ""
+    #: the verbs whose default estimators include it (:data:`DEFAULT_CONTEXTS`)
+    default_for: frozenset[str] = frozenset()
+    #: it works on the encoded problem (:meth:`estimate`); False: it needs other inputs (its own
+    #: :meth:`predict`) and :func:`pbtools.corrections.correct` refuses it
+    on_problem: bool = True
     #: measure bases the estimator corrects; None: every measure pbtools computes
     supports: frozenset[str] | None = None
     #: what the estimator corrects, in words, said when it skips a measure
@@ -147,16 +175,27 @@ class Estimator:
             )
         return ms
 
-    # ------------------------------------------------------------------ fit / score
+    # ------------------------------------------------------------------ fit / predict
     @validates(pooled_runs="run", qrels="qrels", orgs="orgs")
     def fit(
         self, pooled_runs: pd.DataFrame, qrels: pd.DataFrame, orgs=None, *, lenient: bool = False
     ) -> Estimator:
-        """Remember the pooled runs, the qrels Q and the run → organisation map; infer d.
+        """The pool's work, once: the pooled runs, the qrels Q and the run → organisation map
+        checked, ranked and encoded; d inferred.
 
         The frames are checked by :mod:`pbtools.validation` (``lenient=True``: repeated rows
-        dropped with a warning instead of refused). Returns ``self``; fitted state:
-        ``qrels_``, ``runs_`` (trec order), ``orgs_``, ``depth_``.
+        dropped with a warning instead of refused), the pooled runs put in trec order with
+        their ids dictionary-encoded (:func:`pbtools.frames.ranked`), the qrels encoded
+        (:func:`pbtools.frames.as_qrels`) and the depth inferred
+        (:func:`pbtools.pooling.infer_pool`) unless given; :meth:`predict` reuses all of it.
+        Returns ``self``; fitted state: ``qrels_``, ``runs_`` (trec order), ``orgs_``,
+        ``depth_``.
+
+        Not kept yet: the dense layout of the pool (:class:`~pbtools.engine.problem.Problem`
+        encodes the pooled runs together with the runs to score, and cannot add runs to an
+        encoded pool), so each :meth:`predict` call encodes the pool again — on TREC-2 most of
+        a call (``benchmarks/predict_speed.py``). Predict many runs in one call: the pool is
+        encoded once for all of them, with identical estimates.
         """
         self.qrels_ = as_qrels(qrels)
         self.runs_ = ranked(pooled_runs)
@@ -170,14 +209,14 @@ class Estimator:
             self.depth_ = int(self.depth)
         return self
 
-    def problem(self, new_runs: pd.DataFrame, leave_out: str | None = None) -> Problem:
-        """The encoded problem of scoring ``new_runs`` against the fitted pool."""
+    def problem(self, runs: pd.DataFrame, leave_out: str | None = None) -> Problem:
+        """The encoded problem of scoring ``runs`` against the fitted pool."""
         if not hasattr(self, "qrels_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
         opts = self.choices()
         return from_frames(
             self.runs_,
-            new_runs,
+            runs,
             self.qrels_,
             depth=self.depth_,
             orgs=self.orgs_,
@@ -187,24 +226,38 @@ class Estimator:
             decimals=opts["decimals"],
         )
 
-    @validates(new_runs="run")
-    def score(
+    @validates(runs="run")
+    def predict(
         self,
-        new_runs: pd.DataFrame,
+        runs: pd.DataFrame,
         measures=None,
         leave_out: str | None = None,
         *,
         lenient: bool = False,
     ) -> pd.DataFrame:
-        """Score new run(s) against the fitted pool.
+        """The estimates of the run(s) ``runs`` against the fitted pool (one row per run and
+        measure).
 
         ``measures`` default to the constructor's; ``leave_out="run"``/``"org"`` first
         withdraws each run's unit from the pool (the runs are then pooled runs scored as if
-        they had not been); ``new_runs`` are checked as in :meth:`fit`. Returns the tidy
-        frame of :data:`RESULT_COLUMNS`.
+        they had not been); ``runs`` are checked as in :meth:`fit`. Returns the tidy frame of
+        :data:`RESULT_COLUMNS`.
         """
         ms = self._check(self.measures if measures is None else measures)
-        return tidy(self.estimate(self.problem(new_runs, leave_out), ms))
+        return tidy(self.estimate(self.problem(runs, leave_out), ms))
+
+    def score(self, *args, **kwargs) -> pd.DataFrame:
+        """Deprecated alias of :meth:`predict` (scikit-learn's ``score`` returns one number;
+        the per-run estimates are ``predict``'s)."""
+        warnings.warn(
+            f"{type(self).__name__}.score is deprecated: use {type(self).__name__}.predict "
+            "(the per-run estimates; scikit-learn's score returns one number)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if "new_runs" in kwargs:  # the old name of predict's first parameter
+            kwargs["runs"] = kwargs.pop("new_runs")
+        return self.predict(*args, **kwargs)
 
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:  # pragma: no cover
         """The algorithm on an encoded problem: one row per run to score and measure."""

@@ -1,12 +1,18 @@
-"""Correcting the scores of new runs against one pool: :func:`correct`, :func:`estimate`.
+"""Correcting the scores of new runs against one pool: :func:`correct`.
 
-Both build one encoded :class:`~pbtools.engine.problem.Problem` and run every requested
+It builds one encoded :class:`~pbtools.engine.problem.Problem` and runs every requested
 estimator of the registry (:mod:`pbtools.corrections.registry`) on it, each on the measures it
-supports.
+supports. Its signature is the verb's everywhere — ``correct(runs, collection, measures, *,
+estimators, leave_out, topics, ...)``, as :func:`pbtools.correct` — with the pool as one
+argument; the old forms, ``correct(new_runs, pooled_runs, qrels, orgs, ...)`` and
+``estimate(pooled, unpooled, qrels, ...)``, still work with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import warnings
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
@@ -14,7 +20,7 @@ import pandas as pd
 from pbtools.corrections.base import tidy
 from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
 from pbtools.corrections.choices import resolve
-from pbtools.corrections.registry import get, warn_skipped
+from pbtools.corrections.registry import defaults, get, warn_skipped
 from pbtools.engine.build import from_frames
 from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
@@ -32,10 +38,10 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
     parts = []
     for name in estimators:  # a handful of estimators
         cls = get(name)
-        if name == "webber_topics":
+        if not cls.on_problem:
             raise InputError(
-                "webber_topics needs fully judged common topics: use "
-                "pbtools.corrections.WebberCommonTopics"
+                f"the {name} estimator does not work on a pool alone: use its class, "
+                f"pbtools.corrections.{cls.__name__} ({cls.description})"
             )
         use = cls.supported(ms)
         if not use:
@@ -48,71 +54,162 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
     return pd.concat(parts, ignore_index=True)
 
 
-@validates(new_runs="run", pooled_runs="run", qrels="qrels", orgs="orgs")
+def _pool_frames(collection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """``(pooled_runs, qrels, orgs)`` of a ``(pooled_runs, qrels[, orgs])`` tuple or of an io
+    ``Collection`` (``runs``, ``qrels``, ``orgs``); anything else is refused."""
+    if hasattr(collection, "runs") and hasattr(collection, "qrels"):
+        return collection.runs, collection.qrels, getattr(collection, "orgs", None)
+    if (
+        isinstance(collection, tuple)
+        and len(collection) in (2, 3)
+        and all(isinstance(f, pd.DataFrame) for f in collection[:2])
+    ):
+        return collection[0], collection[1], (collection[2] if len(collection) == 3 else None)
+    raise InputError(
+        "collection must be the pool: a (pooled_runs, qrels) or (pooled_runs, qrels, orgs) "
+        f"tuple of frames or an io Collection, not {type(collection).__name__} (a track "
+        "directory or run files: pbtools.correct reads them and infers the pool)"
+    )
+
+
+def _old_form(args: tuple, kwargs: dict) -> bool:
+    """Whether a call of :func:`correct` uses the signature before issue 29:
+    ``correct(new_runs, pooled_runs, qrels, orgs=None, measures=..., ...)``."""
+    return (
+        (len(args) > 1 and isinstance(args[1], pd.DataFrame))
+        or "new_runs" in kwargs
+        or "pooled_runs" in kwargs
+    )
+
+
+def _old_signature(
+    new_runs,
+    pooled_runs,
+    qrels,
+    orgs=None,
+    measures=("P@10",),
+    leave_out=None,
+    estimators=None,
+    protocol=None,
+    depth=None,
+    n_boot=0,
+    confidence=0.95,
+    seed=0,
+    progress=None,
+    lenient=False,
+    **choices,
+):  # pragma: no cover - only its signature is used
+    """The parameters of :func:`correct` before issue 29 (bound by :func:`_from_old_form`)."""
+
+
+def _from_old_form(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments of an old-form call, in the one signature's form."""
+    given = inspect.signature(_old_signature).bind(*args, **kwargs).arguments
+    choices = given.pop("choices", {})
+    runs, pool = given.pop("new_runs"), (given.pop("pooled_runs"), given.pop("qrels"))
+    pool += (given.pop("orgs", None),)
+    return (runs, pool), {**given, **choices}
+
+
+def accepts_old_form(fn):
+    """:func:`correct` also takes its old signature (new runs, pooled runs, qrels, orgs), with
+    a ``DeprecationWarning`` naming the new one."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _old_form(args, kwargs):
+            warnings.warn(
+                "corrections.correct(new_runs, pooled_runs, qrels, orgs, ...) is deprecated: "
+                "pass the pool as one argument, correct(runs, (pooled_runs, qrels, orgs), "
+                "measures, ...), the signature of pbtools.correct",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            args, kwargs = _from_old_form(args, kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@accepts_old_form
+@validates(runs="run", collection="collection")
 def correct(
-    new_runs: pd.DataFrame,
-    pooled_runs: pd.DataFrame,
-    qrels: pd.DataFrame,
-    orgs: pd.DataFrame | None = None,
+    runs: pd.DataFrame,
+    collection,
     measures: Sequence[str] = ("P@10",),
+    *,
+    estimators: Iterable[str] | None = None,
     leave_out: str | None = None,
-    estimators: Iterable[str] = ("reduced", "webber", "lipani"),
-    protocol: str | None = None,
-    depth: int | None = None,
+    topics: str | None = None,
     n_boot: int = 0,
     confidence: float = 0.95,
     seed: int | None = 0,
+    protocol: str | None = None,
+    depth: int | None = None,
     progress=None,
     lenient: bool = False,
+    rp_pairs: pd.DataFrame | None = None,
     **choices,
 ) -> pd.DataFrame:
-    """Correct the scores of one or more new runs for pool bias (the CLI's entry point).
+    """Correct the scores of one or more runs for pool bias, against a pool taken as given.
+
+    The one signature of the verb: :func:`pbtools.correct` has the same parameters in the same
+    order (plus ``prediction``, ``scale`` and ``policy``); it reads a collection of every
+    submitted run, infers which built the pool and adds prediction intervals. Here
+    ``collection`` *is* the pool.
 
     Parameters
     ----------
-    new_runs : DataFrame
+    runs : DataFrame
         The run(s) to score (run columns; a PyTerrier frame without ``name`` is one run).
-    pooled_runs : DataFrame
-        The runs that built the pool (run columns).
-    qrels : DataFrame
-        ``qid``, ``docno``, ``label``.
-    orgs : DataFrame, optional
-        ``name``, ``org`` (needed for ``leave_out="org"``).
+    collection : tuple or Collection
+        The pool: ``(pooled_runs, qrels)`` or ``(pooled_runs, qrels, orgs)`` frames — the runs
+        that built the pool (run columns), ``qid``, ``docno``, ``label`` and ``name``, ``org``
+        (needed for ``leave_out="org"``) — or an io ``Collection`` whose runs all built it.
     measures : sequence of str
         Any measures of :func:`pbtools.measures.parse`; each estimator scores those it supports
         (Lipani: P@n; the others: every measure). The measures an estimator skips are
         announced once (:class:`~pbtools.corrections.registry.SkippedMeasuresWarning`) and
         recorded in ``attrs["skipped"]`` (estimator → measures).
+    estimators : iterable of str, optional
+        Names of :data:`pbtools.corrections.registry.ESTIMATORS` (default: the registry's
+        defaults for ``"correct"``, :func:`~pbtools.corrections.registry.defaults`: reduced,
+        webber, lipani).
     leave_out : {None, "run", "org"}
-        None: the new runs are unpooled; R_p = every pooled run, Q = ``qrels``. ``"run"`` /
-        ``"org"``: a new run that is in the pool is first withdrawn — its run or organisation
+        None: the runs are unpooled; R_p = every pooled run, Q = the qrels. ``"run"`` /
+        ``"org"``: a run that is in the pool is first withdrawn — its run or organisation
         is removed from the pool (its qrels are the re-pool without the unit) — and ``true``
         shows what it scores pooled.
-    estimators : iterable of str
-        Names of :data:`pbtools.corrections.registry.ESTIMATORS`.
+    topics : {"judged", "all", "answered"}, optional
+        The topics a run is averaged over (:mod:`pbtools.measures.topics`; ``"all"`` is
+        trec_eval's ``-c``); default: the protocol's.
+    n_boot : int
+        Bootstrap replicates over topics for a confidence interval of every estimate
+        (:func:`pbtools.corrections.bootstrap.topic_bootstrap`); 0 (default): no interval.
+    confidence, seed
+        The interval's coverage and the resampling seed.
     protocol : str, optional
         ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
     depth : int, optional
         The pool depth d (default: inferred with :func:`pbtools.pooling.infer_pool`).
-    n_boot : int
-        Bootstrap replicates over topics for a confidence interval of every estimate
-        (:func:`pbtools.corrections.bootstrap.topic_bootstrap`); 0 (default): no interval.
-    confidence, seed, progress
-        The interval's coverage, the resampling seed and a ``progress(i, n)`` hook.
+    progress : callable, optional
+        A ``progress(i, n)`` hook called after each bootstrap replicate.
     lenient : bool
         The frames are checked by :mod:`pbtools.validation`; True: repeated rows are dropped
         with a warning instead of refused.
+    rp_pairs : DataFrame, optional
+        ``unpooled``, ``name``: R_p of every run given explicitly (default: every pooled run
+        with another name, outside the run's left-out unit).
     **choices
-        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace``, ``topics``
-        (another name raises ``TypeError``).
+        ``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``, ``replace`` (another name
+        raises ``TypeError``).
 
     Returns
     -------
     DataFrame
         :data:`~pbtools.corrections.base.RESULT_COLUMNS`: ``name``, ``measure``, ``estimator``,
         ``value`` + the indicators; with ``n_boot`` > 0, ``topic_ci_low``, ``topic_ci_high`` and
-        ``topic_se``
-        after ``value``.
+        ``topic_se`` after ``value``.
 
     Examples
     --------
@@ -121,19 +218,60 @@ def correct(
     ...                          "score": range(len(docs), 0, -1)})
     >>> pooled = pd.concat([run("p1", "abcd"), run("p2", "bade")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
-    >>> out = correct(run("u", "xayb"), pooled, qrels, measures=["P@2", "nDCG@2"], depth=2)
+    >>> out = correct(run("u", "xayb"), (pooled, qrels), ["P@2", "nDCG@2"], depth=2)
     >>> out[["measure", "estimator", "value"]].round(4).to_numpy().tolist()
     [['P@2', 'reduced', 0.5], ['nDCG@2', 'reduced', 0.6309], ['P@2', 'webber', 0.5], \
 ['nDCG@2', 'webber', 0.6309], ['P@2', 'lipani', 0.75]]
     """
-    opts = resolve(protocol, **choices)
+    pooled_runs, qrels, orgs = _pool_frames(collection)
+    opts = resolve(protocol, topics=topics, **choices)
     ms = parse_all(measures)
-    names = list(estimators)
+    names = list(defaults("correct") if estimators is None else estimators)
     if n_boot:
         check_bootstrap(n_boot, confidence)
     for n in names:
         get(n)  # unknown names fail before any work
     skips = warn_skipped(names, ms)
+    out = _scores(
+        runs,
+        pooled_runs,
+        qrels,
+        orgs,
+        ms,
+        names,
+        opts,
+        depth=depth,
+        leave_out=leave_out,
+        rp_pairs=rp_pairs,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        progress=progress,
+    )
+    out.attrs["skipped"] = skips
+    return out
+
+
+def _scores(
+    runs,
+    pooled_runs,
+    qrels,
+    orgs,
+    ms,
+    names,
+    opts,
+    *,
+    depth=None,
+    leave_out=None,
+    rp_pairs=None,
+    rp=None,
+    n_boot=0,
+    confidence=0.95,
+    seed=0,
+    progress=None,
+) -> pd.DataFrame:
+    """The work of :func:`correct` on checked arguments: one encoded problem, every estimator
+    of ``names`` on it (and the topic bootstrap when ``n_boot``)."""
     S = ranked(pooled_runs)
     if depth is None:
         from pbtools.pooling.inference import infer_pool
@@ -141,28 +279,26 @@ def correct(
         depth = infer_pool(S, qrels, policy=str(opts["pool_policy"])).depth
     problem = from_frames(
         S,
-        new_runs,
+        runs,
         qrels,
         depth=int(depth),
         orgs=orgs,
         leave_out=leave_out,
-        rp=str(opts["rp"]),
+        rp=str(opts["rp"] if rp is None else rp),
+        rp_pairs=rp_pairs,
         topics=str(opts["topics"]),
         decimals=opts["decimals"],
     )
-    if n_boot:
-        out = topic_bootstrap(
-            problem,
-            lambda p: run_estimators(p, ms, names, opts),
-            n_boot=n_boot,
-            confidence=confidence,
-            seed=seed,
-            progress=progress,
-        )
-    else:
-        out = run_estimators(problem, ms, names, opts)
-    out.attrs["skipped"] = skips
-    return out
+    if not n_boot:
+        return run_estimators(problem, ms, names, opts)
+    return topic_bootstrap(
+        problem,
+        lambda p: run_estimators(p, ms, names, opts),
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        progress=progress,
+    )
 
 
 def estimate(
@@ -177,25 +313,35 @@ def estimate(
     protocol: str | None = None,
     **choices,
 ) -> pd.DataFrame:
-    """Score many unpooled runs at once, each with its own qrels and its own R_p.
+    """Deprecated: :func:`correct` with the pool as one argument,
+    ``correct(unpooled, (pooled, qrels), measures, estimators=..., depth=..., rp_pairs=...)``.
 
-    ``unpooled`` (run columns) and ``qrels`` may carry a ``left_out`` column: one relevance set
-    per value, each run scored against the one its ``left_out`` names (a leave-one-out
-    experiment's shape). ``rp_pairs`` (``unpooled``, ``name``) gives R_p of every run (default:
-    every pooled run with another name). Choices and the result as :func:`correct`.
+    Scores many unpooled runs at once, each with its own qrels and its own R_p: ``unpooled``
+    (run columns) and ``qrels`` may carry a ``left_out`` column (one relevance set per value,
+    each run scored against the one its ``left_out`` names); ``rp_pairs`` (``unpooled``,
+    ``name``) gives R_p of every run (default: every pooled run with another name).
     """
-    opts = resolve(protocol, **choices)
-    problem = from_frames(
-        pooled,
-        unpooled,
-        qrels,
-        depth=int(depth),
-        rp="run",
-        rp_pairs=rp_pairs,
-        topics=str(opts["topics"]),
-        decimals=opts["decimals"],
+    warnings.warn(
+        "corrections.estimate(pooled, unpooled, qrels, ...) is deprecated: use "
+        "corrections.correct(unpooled, (pooled, qrels), measures, estimators=..., depth=..., "
+        "rp_pairs=...), the one signature of the verb",
+        DeprecationWarning,
+        stacklevel=2,
     )
-    return run_estimators(problem, measures, list(estimators), opts)
+    opts = resolve(protocol, **choices)
+    ms = parse_all(measures)
+    return _scores(
+        unpooled,
+        pooled,
+        qrels,
+        None,
+        ms,
+        list(estimators),
+        opts,
+        depth=depth,
+        rp_pairs=rp_pairs,
+        rp="run",
+    )
 
 
 def condensed(
@@ -204,6 +350,15 @@ def condensed(
     """Condensed-list scores (Sakai 2007/2008; Webber & Park §2): unjudged documents removed
     before ranking. ``qrels`` may carry a ``left_out`` key (then ``runs`` need it too).
     Returns the tidy frame with ``estimator`` = ``"condensed"``."""
-    return estimate(
-        runs.iloc[:0], runs, qrels, measures=measures, estimators=("condensed",), decimals=decimals
+    opts = resolve(None, decimals=decimals)
+    return _scores(
+        runs,
+        runs.iloc[:0],
+        qrels,
+        None,
+        parse_all(measures),
+        ["condensed"],
+        opts,
+        depth=100,
+        rp="run",
     )

@@ -61,12 +61,20 @@ class Lipani(Estimator):
     ...                          "score": range(len(docs), 0, -1)})
     >>> pooled = pd.concat([run("p1", "abcd"), run("p2", "bade")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
-    >>> out = Lipani(measures=["P@2"], depth=2).fit(pooled, qrels).score(run("u", "xayb"))
+    >>> out = Lipani(measures=["P@2"], depth=2).fit(pooled, qrels).predict(run("u", "xayb"))
     >>> out[["value", "k", "dk", "lam", "fired"]].to_numpy().tolist()
     [[0.75, 0.5, 0.5, 0.125, True]]
     """
 
     name = "lipani"
+    label = "Lipani et al."
+    colour = "#1f77b4"
+    marker = "^"
+    description = (
+        "Lipani et al. 2015: the reduced score plus a share of the run's unjudged "
+        "documents, estimated by merging its ranking with the pooled runs'."
+    )
+    default_for = frozenset({"analyze", "correct", "cli"})
     supports = frozenset({"P"})
     scope = "P@n only (its correction is built from P@n and anti-precision; not condensed lists)"
     choice_names = ("decimals", "topics", "weight", "tie", "indicator", "rp")

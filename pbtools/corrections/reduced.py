@@ -41,12 +41,20 @@ class ReducedPool(Estimator):
     >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
     >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2., 1.]})
-    >>> ReducedPool(measures=["P@2", "AP"], depth=2).fit(pooled, qrels).score(new)[
+    >>> ReducedPool(measures=["P@2", "AP"], depth=2).fit(pooled, qrels).predict(new)[
     ...     ["measure", "value"]].to_numpy().tolist()
     [['P@2', 0.5], ['AP', 0.5]]
     """
 
     name = "reduced"
+    label = "reduced pool"
+    colour = "#2ca02c"
+    marker = "o"
+    description = (
+        "the run's score on the pool without the left-out organization's (or run's) "
+        "documents, unjudged documents counted non-relevant: the uncorrected, biased score."
+    )
+    default_for = frozenset({"analyze", "correct", "cli"})
 
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:
         """score(r_u, Q) for every run to score (rounded when the problem says so)."""
@@ -64,11 +72,15 @@ class TrueScore(Estimator):
     >>> import pandas as pd
     >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b", "z"], "label": [1, 0, 1]})
-    >>> TrueScore(measures=["R@2"], depth=1).fit(pooled, qrels).score(pooled)["value"].tolist()
+    >>> TrueScore(measures=["R@2"], depth=1).fit(pooled, qrels).predict(pooled)["value"].tolist()
     [1.0]
     """
 
     name = "true"
+    label = "true score"
+    colour = "#000000"
+    marker = "D"
+    description = "the run's score on the whole pool (its own documents judged)."
 
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:
         """score(r_u, truth): the truth variant is the re-pool of the pooled runs at depth d."""
@@ -89,11 +101,18 @@ class Condensed(Estimator):
     >>> pooled = pd.DataFrame({"name": "p", "qid": "1", "docno": list("ab"), "score": [2., 1.]})
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1, 0]})
     >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2., 1.]})
-    >>> Condensed(measures=["P@1"], depth=2).fit(pooled, qrels).score(new)["value"].tolist()
+    >>> Condensed(measures=["P@1"], depth=2).fit(pooled, qrels).predict(new)["value"].tolist()
     [1.0]
     """
 
     name = "condensed"
+    label = "condensed list"
+    colour = "#9467bd"
+    marker = "v"
+    description = (
+        "Sakai 2008: the score of the ranking with its unjudged documents removed (biased upwards)."
+    )
+    default_for = frozenset({"cli"})
 
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:
         """score(condensed r_u, Q), reported under the measure's own name."""

@@ -1,31 +1,43 @@
 """The estimators pbtools knows, by the name of their ``estimator`` column.
 
 A new estimator is one module with a :class:`~pbtools.corrections.base.Estimator` subclass and
-one line here; :func:`pbtools.corrections.correct`, ``pbtools correct --estimators`` and the
-leave-out experiments find it by name.
+one line here (or ``ESTIMATORS[cls.name] = cls`` at run time); :func:`pbtools.corrections.correct`,
+:func:`pbtools.analyze`, ``pbtools correct --estimators``, the leave-out experiments, the
+figures and the reports find it by name, and read what they show of it from the class
+(:func:`defaults`, :func:`describe`).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 
-from pbtools.corrections.base import Estimator
+from pbtools.corrections.base import DEFAULT_CONTEXTS, Estimator
 from pbtools.corrections.lipani import Lipani
 from pbtools.corrections.reduced import Condensed, ReducedPool, TrueScore
 from pbtools.corrections.webber import WebberOnRuns
 from pbtools.corrections.webber_topics import WebberCommonTopics
 from pbtools.errors import InputError
 
-__all__ = ["ESTIMATORS", "SkippedMeasuresWarning", "get", "skipped", "warn_skipped"]
+__all__ = [
+    "ESTIMATORS",
+    "SkippedMeasuresWarning",
+    "Described",
+    "defaults",
+    "describe",
+    "get",
+    "skipped",
+    "warn_skipped",
+]
 
-#: name → class; ``webber_topics`` needs fully judged common topics (its own ``score``)
+#: name → class, in the order tables, legends and help list them; ``webber_topics`` needs fully
+#: judged common topics (its own ``predict``)
 ESTIMATORS: dict[str, type[Estimator]] = {
     "true": TrueScore,
     "reduced": ReducedPool,
-    "condensed": Condensed,
-    "lipani": Lipani,
     "webber": WebberOnRuns,
+    "lipani": Lipani,
+    "condensed": Condensed,
     "webber_topics": WebberCommonTopics,
 }
 
@@ -40,6 +52,65 @@ def get(name: str) -> type[Estimator]:
         return ESTIMATORS[str(name)]
     except KeyError:
         raise InputError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
+
+
+def defaults(context: str = "analyze") -> tuple[str, ...]:
+    """The default estimators of a verb (``"analyze"``, ``"correct"``, ``"cli"``): those whose
+    :attr:`~pbtools.corrections.base.Estimator.default_for` names it, in registry order.
+
+    >>> defaults("analyze"), defaults("cli")
+    (('reduced', 'webber', 'lipani'), ('reduced', 'webber', 'lipani', 'condensed'))
+    """
+    if context not in DEFAULT_CONTEXTS:
+        raise InputError(f"unknown context {context!r}; known: {', '.join(DEFAULT_CONTEXTS)}")
+    return tuple(n for n, cls in ESTIMATORS.items() if context in cls.default_for)
+
+
+def describe(name: str) -> str:
+    """One line on an estimator for help texts: its name, label, description and the measures
+    it corrects (:attr:`~pbtools.corrections.base.Estimator.supports`).
+
+    >>> print(describe("lipani"))  # doctest: +NORMALIZE_WHITESPACE
+    lipani (Lipani et al.; P@n): Lipani et al. 2015: the reduced score plus a share of the
+    run's unjudged documents, estimated by merging its ranking with the pooled runs'.
+    """
+    cls = get(name)
+    measures = (
+        "every measure"
+        if cls.supports is None
+        else ", ".join(f"{b}@n" if b == "P" else b for b in sorted(cls.supports))
+    )
+    label = cls.label or cls.name
+    return f"{name} ({label}; {measures}): {cls.description}"
+
+
+class Described(Mapping):
+    """A live, read-only view name → one attribute of every registered estimator that sets it
+    (``Described("colour")["lipani"]``): the figures' palette, the legends' labels and help read
+    the classes through it, so an estimator registered later appears at once.
+
+    >>> Described("colour")["lipani"], "webber" in Described("label")
+    ('#1f77b4', True)
+    """
+
+    def __init__(self, attribute: str):
+        self.attribute = attribute
+
+    def __getitem__(self, name: str):
+        cls = ESTIMATORS.get(name)
+        value = getattr(cls, self.attribute, None) if cls is not None else None
+        if not value:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, cls in ESTIMATORS.items() if getattr(cls, self.attribute, None))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"Described({self.attribute!r}: {dict(self)!r})"
 
 
 class SkippedMeasuresWarning(UserWarning):

@@ -56,11 +56,20 @@ class WebberOnRuns(Estimator):
     >>> pooled = pd.concat([run("p1", "abzy"), run("p2", "cdwv")])
     >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abcd"), "label": [1, 1, 1, 0]})
     >>> est = WebberOnRuns(measures=["P@2", "AP"], depth=2).fit(pooled, qrels)
-    >>> est.score(run("u", "cqrs"))[["measure", "value", "adjustment"]].round(4).to_numpy().tolist()
+    >>> out = est.predict(run("u", "cqrs"))
+    >>> out[["measure", "value", "adjustment"]].round(4).to_numpy().tolist()
     [['P@2', 1.0, 0.5], ['AP', 0.6667, 0.3333]]
     """
 
     name = "webber"
+    label = "Webber & Park"
+    colour = "#ff7f0e"
+    marker = "s"
+    description = (
+        "Webber & Park 2009: the reduced score plus the mean error that the pooled runs "
+        "show when each is left out of the pool in turn."
+    )
+    default_for = frozenset({"analyze", "correct", "cli"})
     choice_names = ("decimals", "topics", "replace", "rp")
 
     def __init__(

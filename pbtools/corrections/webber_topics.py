@@ -93,8 +93,9 @@ class WebberCommonTopics(Estimator):
     """Webber & Park Algorithm 2 as an estimator object, every measure.
 
     ``fit(pooled_runs, qrels, orgs=None)``: the pool's qrels Q_T (the runs and orgs are
-    kept for the common interface). ``score(new_runs, common_qrels)``: ``common_qrels`` hold the
-    full judgments of the common topics (the new run's documents included). Parameters:
+    kept for the common interface). ``predict(runs, common_qrels)``: ``common_qrels`` hold the
+    full judgments of the common topics (the new run's documents included; ``score``, the old
+    name, is a deprecated alias). Parameters:
     ``measures``, ``n_boot``, ``level``, ``seed``, ``topics``.
 
     Examples
@@ -105,11 +106,19 @@ class WebberCommonTopics(Estimator):
     >>> new = pd.DataFrame({"name": "u", "qid": ["1", "1", "2"], "docno": ["x", "a", "b"],
     ...                     "score": [2.0, 1.0, 1.0]})
     >>> est = WebberCommonTopics(measures=["P@2"], n_boot=50).fit(None, qrels)
-    >>> est.score(new, common)[["value", "reduced", "adjustment"]].to_numpy().tolist()
+    >>> est.predict(new, common)[["value", "reduced", "adjustment"]].to_numpy().tolist()
     [[1.0, 0.5, 0.5]]
     """
 
     name = "webber_topics"
+    label = "Webber & Park (common topics)"
+    colour = "#8c564b"
+    marker = "P"
+    description = (
+        "Webber & Park 2009 Algorithm 2: the reduced score plus the mean error on common "
+        "topics judged in full (needs their qrels: pbtools.corrections.WebberCommonTopics)."
+    )
+    on_problem = False
 
     def __init__(
         self,
@@ -134,8 +143,8 @@ class WebberCommonTopics(Estimator):
         self.qrels_, self.runs_, self.orgs_ = qrels, pooled_runs, orgs
         return self
 
-    @validates(new_runs="run", common_qrels="qrels")
-    def score(self, new_runs, common_qrels: pd.DataFrame, measures=None, *, lenient=False):
+    @validates(runs="run", common_qrels="qrels")
+    def predict(self, runs, common_qrels: pd.DataFrame, measures=None, *, lenient=False):
         """Algorithm 2: the run's mean on Q_T plus the mean (true − unpooled) difference on the
         common topics, with the §3.2 ratio-estimator variance and a seeded bootstrap interval.
 
@@ -146,7 +155,7 @@ class WebberCommonTopics(Estimator):
         if not hasattr(self, "qrels_"):
             raise RuntimeError("WebberCommonTopics is not fitted; call fit() first")
         ms = self.measures if measures is None else measures
-        run = ranked(new_runs)
+        run = ranked(runs)
         common = run[run["qid"].astype(str).isin(common_qrels["qid"].astype(str))]
         opts = {"per_topic": True, "topics": self.topics, "warn": False}
         per_u = evaluate(run, self.qrels_, ms, **opts)

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from pbtools import stats
-from pbtools.corrections.registry import warn_skipped
+from pbtools.corrections.registry import defaults, warn_skipped
 from pbtools.engine.parallel import MAX_THREADS
 from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
@@ -51,7 +51,9 @@ from pbtools.measures.names import measure_names
 from pbtools.progress import stage, staged
 from pbtools.threads import cores_for, limited_threads, max_threads
 
-ESTIMATORS = ("reduced", "webber", "lipani")
+#: the default estimators when the module was imported; ``analyze(estimators=None)`` reads the
+#: registry at call time (:func:`pbtools.corrections.registry.defaults`)
+ESTIMATORS = defaults("analyze")
 MEASURES = ("P@5", "P@10", "P@20", "P@30", "P@100")
 
 
@@ -157,7 +159,7 @@ def analyze(
     measures: Sequence[str] = MEASURES,
     leave_out: Sequence[str] = ("org", "run"),
     run_sets: Sequence[str] = ("all", "top75"),
-    estimators: Sequence[str] = ESTIMATORS,
+    estimators: Sequence[str] | None = None,
     protocol: str | None = None,
     lenient: bool = False,
     float32: bool = False,
@@ -182,7 +184,10 @@ def analyze(
     :data:`SAMPLE`), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
     frames ``(runs, qrels, orgs)``. ``measures``: any measures; an estimator skips those it
     does not correct (Lipani: P@n only; no rows, announced once as a ``SkippedMeasuresWarning``,
-    ``params["skipped"]``). ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
+    ``params["skipped"]``). ``estimators``: names of
+    :data:`pbtools.corrections.registry.ESTIMATORS` (default: the registry's defaults for
+    ``"analyze"``, :func:`~pbtools.corrections.registry.defaults`: reduced, webber, lipani).
+    ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
     ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
     experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
     choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
@@ -251,6 +256,7 @@ def analyze(
         name = name or collection_name(source)
         props = _properties(name, runs, qrels, orgs, info, col)
         measures = measure_names(measures)
+        estimators = defaults("analyze") if estimators is None else estimators
         skips = warn_skipped(estimators, measures, stacklevel=4)  # once (@staged: +1)
         configs = product(leave_out=list(leave_out), runs=list(run_sets))
         shared = {

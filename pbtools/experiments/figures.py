@@ -32,6 +32,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from pbtools.corrections.registry import Described
+
 __all__ = [
     "ESTIMATOR_COLOURS",
     "ESTIMATOR_LABELS",
@@ -40,6 +42,7 @@ __all__ = [
     "UNPOOLED_COLOUR",
     "estimator_colour",
     "estimator_label",
+    "estimator_marker",
     "measure_label",
     "svg",
     "topics_figure",
@@ -49,24 +52,15 @@ __all__ = [
     "errors_figure",
 ]
 
-#: the one palette: one colour per estimator (and black for the true score), in every figure
-ESTIMATOR_COLOURS = {
-    "true": "#000000",
-    "reduced": "#2ca02c",
-    "webber": "#ff7f0e",
-    "lipani": "#1f77b4",
-    "condensed": "#9467bd",
-}
-#: short names of the estimators in legends and sentences
-ESTIMATOR_LABELS = {
-    "true": "true score",
-    "reduced": "reduced pool",
-    "webber": "Webber & Park",
-    "lipani": "Lipani et al.",
-    "condensed": "condensed list",
-}
-#: marker shapes, so that estimators stay apart where their points overlap
-ESTIMATOR_MARKERS = {"true": "D", "reduced": "o", "webber": "s", "lipani": "^", "condensed": "v"}
+#: the one palette: one colour per estimator (and black for the true score), in every figure —
+#: each estimator class's ``colour`` (:class:`pbtools.corrections.registry.Described`, a live
+#: view of the registry)
+ESTIMATOR_COLOURS = Described("colour")
+#: short names of the estimators in legends and sentences (each class's ``label``)
+ESTIMATOR_LABELS = Described("label")
+#: marker shapes, so that estimators stay apart where their points overlap (each class's
+#: ``marker``)
+ESTIMATOR_MARKERS = Described("marker")
 #: runs that built the pool / runs that did not, in the collection figures (not estimators)
 POOLED_COLOUR = "#8c8c8c"
 UNPOOLED_COLOUR = "#d62728"
@@ -77,7 +71,8 @@ _RUNSET_TITLES = {"all": "all pooled runs", "top75": "top 75% of the runs"}
 
 
 def estimator_colour(estimator: str) -> str:
-    """The colour of ``estimator`` (:data:`ESTIMATOR_COLOURS`; a fixed extra colour otherwise)."""
+    """The colour of ``estimator`` (its class's, :data:`ESTIMATOR_COLOURS`; for a name not
+    registered, or a class without one, a fixed extra colour)."""
     if estimator in ESTIMATOR_COLOURS:
         return ESTIMATOR_COLOURS[estimator]
     return _EXTRA[sum(map(ord, estimator)) % len(_EXTRA)]
@@ -86,6 +81,11 @@ def estimator_colour(estimator: str) -> str:
 def estimator_label(estimator: str) -> str:
     """The short name of ``estimator`` for legends and sentences (its key when unknown)."""
     return ESTIMATOR_LABELS.get(estimator, estimator)
+
+
+def estimator_marker(estimator: str) -> str:
+    """The marker of ``estimator`` in the figures (its class's; ``"o"`` when unknown)."""
+    return ESTIMATOR_MARKERS.get(estimator, "o")
 
 
 def _pyplot():
@@ -275,7 +275,7 @@ def _estimator_handles(estimators, with_true=True):
             [],
             [],
             ls="none",
-            marker=ESTIMATOR_MARKERS.get(k, "o"),
+            marker=estimator_marker(k),
             color=estimator_colour(k),
             ms=6,
         )
@@ -336,7 +336,7 @@ def _marker(key: str) -> dict:
     return {
         "s": 22,
         "color": estimator_colour(key),
-        "marker": ESTIMATOR_MARKERS.get(key, "o"),
+        "marker": estimator_marker(key),
         "lw": 0,
     }
 
@@ -361,7 +361,7 @@ def error_scatter_figure(scores: pd.DataFrame, estimators):
                 s["estimate"] - s["true"],
                 s=14,
                 color=estimator_colour(e),
-                marker=ESTIMATOR_MARKERS.get(e, "o"),
+                marker=estimator_marker(e),
                 alpha=0.85,
                 lw=0,
             )
@@ -411,7 +411,7 @@ def errors_figure(errors: pd.DataFrame, estimators):
                     x,
                     s.to_numpy(dtype=float),
                     color=estimator_colour(e),
-                    marker=ESTIMATOR_MARKERS.get(e, "o"),
+                    marker=estimator_marker(e),
                     ms=4,
                     lw=1.4,
                 )
@@ -427,8 +427,7 @@ def errors_figure(errors: pd.DataFrame, estimators):
     from matplotlib.lines import Line2D
 
     handles = [
-        Line2D([], [], color=estimator_colour(e), marker=ESTIMATOR_MARKERS.get(e, "o"), ms=4)
-        for e in ests
+        Line2D([], [], color=estimator_colour(e), marker=estimator_marker(e), ms=4) for e in ests
     ]
     _outside_legend(fig, handles, [estimator_label(e) for e in ests])
     return fig

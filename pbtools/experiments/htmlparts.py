@@ -91,10 +91,8 @@ def unpooled_scores(analysis) -> pd.DataFrame:
         warnings.simplefilter("ignore", SkippedMeasuresWarning)
         out = correct(
             runs[~pooled.to_numpy()],
-            runs[pooled.to_numpy()],
-            qrels,
-            orgs,
-            measures=p["measures"],
+            (runs[pooled.to_numpy()], qrels, orgs),
+            p["measures"],
             estimators=ests,
             protocol=p.get("protocol"),
             depth=int(p["depth"]),

@@ -56,7 +56,7 @@ from pbtools.experiments.report import (
 )
 from pbtools.io.desc import EACH_RUN_ITS_OWN
 
-__all__ = ["collection_profile", "html_report", "unjudged_cutoffs", "write_html"]
+__all__ = ["collection_profile", "html_report", "legend_html", "unjudged_cutoffs", "write_html"]
 
 _BY = {"org": "leave-one-organization-out", "run": "leave-one-run-out"}
 _RUN_SETS = {"all": "all pooled runs", "top75": "top 75% of the runs"}
@@ -249,7 +249,10 @@ def _greek(text: str) -> str:
     return text.replace("Kendall's tau-b", "Kendall’s τ-b").replace("alpha =", "α =")
 
 
-def _legend(ests: list[str], alpha: float) -> str:
+def legend_html(ests: list[str], alpha: float) -> str:
+    """The report's legend: the true score and each estimator of ``ests`` — its colour, label,
+    name and description, read from its class (:mod:`pbtools.corrections.registry`) — then the
+    error measures (``alpha``: the significance level of SRE*)."""
     items = [
         f'<dt><span class="sw" style="background:{figures.estimator_colour(e)}"></span>'
         f"{_esc(figures.estimator_label(e))} <code>{_esc(e)}</code></dt>"
@@ -258,8 +261,9 @@ def _legend(ests: list[str], alpha: float) -> str:
     ]
     items.insert(
         0,
-        f'<dt><span class="sw" style="background:{figures.ESTIMATOR_COLOURS["true"]}"></span>'
-        "true score</dt><dd>the run's score on the whole pool (its own documents judged).</dd>",
+        f'<dt><span class="sw" style="background:{figures.estimator_colour("true")}"></span>'
+        f"{_esc(figures.estimator_label('true'))}</dt>"
+        f"<dd>{_esc(ESTIMATOR_HELP.get('true', ''))}</dd>",
     )
     measures = [
         f"<dt>{_esc('Kendall’s τ-b' if m == 'tau' else m)}</dt>"
@@ -403,7 +407,7 @@ def html_report(analysis, *, title: str | None = None) -> str:
         ),
         "</section>",
         '<section id="errors"><h2>4. How well each estimator corrects the bias</h2>',
-        _legend(ests, float(params.get("alpha", 0.05))),
+        legend_html(ests, float(params.get("alpha", 0.05))),
         _figure(
             figures.errors_figure(analysis.errors, ests),
             "errors",

@@ -1,4 +1,4 @@
-"""The notebook front door: ``pbtools.correct(new_run, collection, measures)``.
+"""The notebook front door: ``pbtools.correct(runs, collection, measures)``.
 
 One call takes a new run (a run frame, a PyTerrier result frame or a run file) and a test
 collection (a track directory, ``[QRELS, RUNS...]``, an io ``Collection`` or a
@@ -12,6 +12,7 @@ the collection's own leave-one-out errors) and a bootstrap interval over topics.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable, Sequence
 from os import PathLike
@@ -21,7 +22,7 @@ import pandas as pd
 from pbtools.corrections.bootstrap import DEFAULT_N_BOOT, check_bootstrap
 from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import correct as correct_runs
-from pbtools.corrections.registry import SkippedMeasuresWarning, get, warn_skipped
+from pbtools.corrections.registry import SkippedMeasuresWarning, defaults, get, warn_skipped
 from pbtools.errors import InputError
 from pbtools.experiments.intervals import SCALES, prediction_inputs, with_prediction
 from pbtools.experiments.load import load
@@ -32,8 +33,10 @@ from pbtools.validation import check_argument, validates
 
 __all__ = ["correct", "DEFAULT_ESTIMATORS"]
 
-#: the estimators :func:`correct` runs by default (each on the measures it supports)
-DEFAULT_ESTIMATORS = ("reduced", "webber", "lipani")
+#: the estimators :func:`correct` ran by default when this module was imported (each on the
+#: measures it supports); a call reads the registry's defaults then
+#: (:func:`pbtools.corrections.registry.defaults`)
+DEFAULT_ESTIMATORS = defaults("correct")
 
 
 def _new_runs(new_run, lenient: bool) -> pd.DataFrame:
@@ -52,24 +55,45 @@ def _new_runs(new_run, lenient: bool) -> pd.DataFrame:
     )
 
 
+def _renamed_new_run(fn):
+    """:func:`correct` also takes its first parameter's old name, ``new_run=``, with a
+    ``DeprecationWarning``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "new_run" in kwargs:
+            warnings.warn(
+                "pbtools.correct(new_run=...) is deprecated: the parameter is runs=, as in "
+                "corrections.correct",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            kwargs["runs"] = kwargs.pop("new_run")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_renamed_new_run
 @validates()  # the frames are checked below, after the arguments
 def correct(
-    new_run,
+    runs,
     collection,
     measures: Sequence[str] = ("P@10",),
     *,
-    estimators: Iterable[str] = DEFAULT_ESTIMATORS,
+    estimators: Iterable[str] | None = None,
     leave_out: str | None = None,
+    topics: str | None = None,
     n_boot: int = DEFAULT_N_BOOT,
     confidence: float = 0.95,
     seed: int | None = 0,
-    prediction: bool = True,
-    scale: str | None = None,
     protocol: str | None = None,
-    policy: str | None = None,
     depth: int | None = None,
     progress: bool | None = None,
     lenient: bool = False,
+    prediction: bool = True,
+    scale: str | None = None,
+    policy: str | None = None,
     **choices,
 ) -> pd.DataFrame:
     """Correct a new run's scores for pool bias, with prediction intervals, in one line.
@@ -99,10 +123,15 @@ def correct(
     The calibration costs one leave-one-out experiment over the collection
     (``prediction=False`` skips it). ``docs/uncertainty.md`` has the measured coverage.
 
+    The one signature of the verb: :func:`pbtools.corrections.correct` has the same parameters
+    in the same order (without ``prediction``, ``scale`` and ``policy``), and takes the pool
+    itself as ``collection``.
+
     Parameters
     ----------
-    new_run : DataFrame, str or path
-        The run(s) to correct: a run frame (``name``, ``qid``, ``docno``, ``score``), a
+    runs : DataFrame, str or path
+        The run(s) to correct (called ``new_run`` before issue 29: that keyword still works,
+        with a ``DeprecationWarning``): a run frame (``name``, ``qid``, ``docno``, ``score``), a
         PyTerrier result frame (``qid``, ``docno``, ``score``, no ``name``: one run named
         ``"run"``; its ``rank`` is recomputed from ``score`` in trec_eval's order), or the path
         of a TREC run file (read strictly unless ``lenient``).
@@ -111,16 +140,19 @@ def correct(
         ``Collection`` or ``(runs, qrels, orgs)`` (:func:`pbtools.experiments.load.load`).
     measures : sequence of str
         Measure names (:func:`pbtools.measures.parse`).
-    estimators : iterable of str
-        Estimator names (:data:`pbtools.corrections.registry.ESTIMATORS`); default reduced,
-        webber and lipani. An estimator adds no row for a measure it does not support; the
-        measures skipped are announced once
+    estimators : iterable of str, optional
+        Estimator names (:data:`pbtools.corrections.registry.ESTIMATORS`); default: the
+        registry's defaults for ``"correct"`` (reduced, webber and lipani). An estimator adds
+        no row for a measure it does not support; the measures skipped are announced once
         (:class:`~pbtools.corrections.registry.SkippedMeasuresWarning`) and listed in
         ``attrs["skipped"]``.
     leave_out : {None, "run", "org"}
         None: the new run is not in the pool (its name must differ from every pooled run's).
         ``"run"`` / ``"org"``: score a run of the collection as if it, or its organisation,
         had not contributed (the ``true`` estimator then gives its pooled score).
+    topics : {"judged", "all", "answered"}, optional
+        The topics a run is averaged over (:mod:`pbtools.measures.topics`; ``"all"`` is
+        trec_eval's ``-c``); default: the protocol's.
     n_boot : int
         Bootstrap replicates B (default 200). Each costs one re-averaging of every estimator:
         ≈ 30 ms for reduced, Webber and Lipani at P@10 and AP on TREC-2 (a whole call with
@@ -143,12 +175,12 @@ def correct(
     progress : bool, optional
         Progress bar over the replicates (default: on a terminal only).
     lenient : bool
-        The frames given (``new_run``, a ``(runs, qrels, orgs)`` collection) are checked by
+        The frames given (``runs``, a ``(runs, qrels, orgs)`` collection) are checked by
         :mod:`pbtools.validation`, and run files read strictly; True: repeated rows are
         dropped and files repaired, each with a warning, instead of refused.
     **choices
         Estimator choices (``weight``, ``tie``, ``indicator``, ``rp``, ``decimals``,
-        ``replace``, ``topics``); another name raises ``TypeError``.
+        ``replace``); another name raises ``TypeError``.
 
     Returns
     -------
@@ -190,21 +222,23 @@ def correct(
     True
     """
     ms = parse_all(measures)  # unknown names and bad arguments fail before any work
-    names = list(estimators)
+    names = list(defaults("correct") if estimators is None else estimators)
     for n in names:
         get(n)
     check_bootstrap(n_boot, confidence)
     skips = warn_skipped(names, ms)  # once, here (pointing at the caller's line)
     if scale not in SCALES:
         raise InputError(f"scale must be one of {SCALES}, not {scale!r}")
+    if topics is not None:
+        choices["topics"] = topics
     opts = resolve(protocol, **choices)
-    new_run = check_argument(new_run, "run", "new_run", lenient=lenient)
+    runs = check_argument(runs, "run", "runs", lenient=lenient)
     collection = check_argument(collection, "collection", "collection", lenient=lenient)
-    new = _new_runs(new_run, lenient)
+    new = _new_runs(runs, lenient)
     if len(new) == 0:
         raise InputError("the new run has no rows")
-    runs, qrels, orgs = load(collection, protocol=protocol)
-    S = ranked(runs)
+    all_runs, qrels, orgs = load(collection, protocol=protocol)
+    S = ranked(all_runs)
     pool = infer_pool(S, qrels, policy=policy or str(opts["pool_policy"]), depth=depth)
     pooled = pool.pooled(S)
     new_names = set(new["name"].astype(str).unique())
@@ -228,10 +262,8 @@ def correct(
             warnings.simplefilter("ignore", SkippedMeasuresWarning)  # announced above
             out = correct_runs(
                 new,
-                pooled,
-                qrels,
-                orgs,
-                measures=[*ms_str, *extra_ms],
+                (pooled, qrels, orgs),
+                [*ms_str, *extra_ms],
                 leave_out=leave_out,
                 estimators=[*names, *extra_est],
                 protocol=protocol,
@@ -249,7 +281,7 @@ def correct(
     if prediction:
         out, n_cal = with_prediction(
             out,
-            (runs, qrels, orgs),
+            (all_runs, qrels, orgs),
             pool.pooled_runs,
             pool.depth,
             ms_str,

@@ -32,6 +32,7 @@ import textwrap
 
 import pandas as pd
 
+from pbtools.corrections.registry import Described
 from pbtools.experiments.noise import best_estimator, noise_rows
 from pbtools.experiments.noise import pct as signed_pct
 from pbtools.experiments.sentences import (
@@ -63,17 +64,9 @@ __all__ = [
     "fmt",
 ]
 
-#: one sentence per estimator (terminal legend and HTML report)
-ESTIMATOR_HELP = {
-    "reduced": "the run's score on the pool without the left-out organization's (or run's) "
-    "documents, unjudged documents counted non-relevant: the uncorrected, biased score.",
-    "webber": "Webber & Park 2009: the reduced score plus the mean error that the pooled runs "
-    "show when each is left out of the pool in turn.",
-    "lipani": "Lipani et al. 2015: the reduced score plus a share of the run's unjudged "
-    "documents, estimated by merging its ranking with the pooled runs'.",
-    "condensed": "Sakai 2008: the score of the ranking with its unjudged documents removed "
-    "(biased upwards).",
-}
+#: one sentence per estimator (terminal legend and HTML report): each class's ``description``
+#: (a live view of the registry, :class:`pbtools.corrections.registry.Described`)
+ESTIMATOR_HELP = Described("description")
 #: one sentence per error measure (terminal legend and HTML report)
 MEASURE_HELP = {
     "MAE": "mean absolute error |true - estimate| over the evaluated runs (lower is better).",
