@@ -17,6 +17,14 @@ Peak memory: the peak resident set of a forked child running the analysis alone,
 resident set at the start (the frames already loaded).
 
     PYTHONPATH=. python benchmarks/analyze_speed.py [--shape trec2] [--repeat 3] [--cpu]
+        [--profile] [--memory]
+
+Issue 30 item 5: the non-pairwise rest (every stage but Lipani, Webber & Park and the merges:
+pool inference, encoding, truth, blocks, true scores, reduced pool, statistics and what no probe
+covers) is printed apart, each stage with its share, against the floor (target ≤ 3×);
+``--profile`` runs one more serial analysis with its largest stage under cProfile;
+``--memory`` measures the whole-process peak RSS of ``pbtools analyze TRACK --lenient`` against
+the Arrow size of the runs (target ≤ 4× on synth129).
 
 Prints, per shape: the floor, the analysis time and their ratio (target ≤ 3×, issue 15 item 3),
 the stages, the peak memory added, and the serial run split into its pairwise stages (webber,
@@ -71,6 +79,10 @@ PROBES = (
 #: its own (timed apart here) — together the time ``scaling.py`` counts as pairwise
 PAIRWISE = (*PAIRWISE_ESTIMATORS, "merges")
 
+
+#: probes added in issue 30: the run-to-run noise intervals of the analysis (a paired bootstrap,
+#: statistics: counted as "stats")
+MORE_PROBES = (("stats", "pbtools.stats", "error_intervals"),)
 
 #: where the modules probed live in other versions of pbtools (the engine's move, issue 30)
 MOVED = {
@@ -138,7 +150,7 @@ class Probes:
         import pbtools.experiments.analysis  # noqa: F401  (load every module patched below)
 
         saved = []
-        for name, mod, attr in PROBES:
+        for name, mod, attr in PROBES + MORE_PROBES:
             try:
                 obj = importlib.import_module(mod)
             except ImportError:  # a module another version of pbtools has elsewhere

@@ -580,6 +580,10 @@ def main(argv=None) -> int:
             print(f"  identical: {k:40s} {'yes' if ok else f'NO ({bad} entries differ)'}")
         if not all(ok for ok, _ in res.values()):
             return 1
+    if args.repeat < 1:
+        if args.profile:
+            profile_stage(problem)
+        return 0
     times = {"reference (1 core)": [], "pbtools, all cores": [], "pbtools, 1 thread": []}
     for _ in range(args.repeat):  # interleaved rounds
         times["reference (1 core)"].append(timed(reference, problem)[1:])
