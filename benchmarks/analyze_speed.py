@@ -17,6 +17,14 @@ Peak memory: the peak resident set of a forked child running the analysis alone,
 resident set at the start (the frames already loaded).
 
     PYTHONPATH=. python benchmarks/analyze_speed.py [--shape trec2] [--repeat 3] [--cpu]
+        [--profile] [--memory]
+
+Issue 30 item 5: the non-pairwise rest (every stage but Lipani, Webber & Park and the merges:
+pool inference, encoding, truth, blocks, true scores, reduced pool, statistics and what no probe
+covers) is printed apart, each stage with its share, against the floor (target ≤ 3×);
+``--profile`` runs one more serial analysis with its largest stage under cProfile;
+``--memory`` measures the whole-process peak RSS of ``pbtools analyze TRACK --lenient`` against
+the Arrow size of the runs (target ≤ 4× on synth129).
 
 Prints, per shape: the floor, the analysis time and their ratio (target ≤ 3×, issue 15 item 3),
 the stages, the peak memory added, and the serial run split into its pairwise stages (webber,
@@ -72,22 +80,61 @@ PROBES = (
 PAIRWISE = (*PAIRWISE_ESTIMATORS, "merges")
 
 
+#: probes added in issue 30: the run-to-run noise intervals of the analysis (a paired bootstrap,
+#: statistics: counted as "stats")
+MORE_PROBES = (("stats", "pbtools.stats", "error_intervals"),)
+
+#: where the modules probed live in other versions of pbtools (the engine's move, issue 30)
+MOVED = {
+    "pbtools.pooling.dense": "pbtools.engine.dense",
+    "pbtools.engine.dense": "pbtools.pooling.dense",
+    "pbtools.corrections.merge": "pbtools.engine.merge",
+    "pbtools.engine.merge": "pbtools.corrections.merge",
+}
+
+#: the stages of the non-pairwise rest (issue 30 item 5: ≤ 3× the parse floor); "other" is
+#: what no probe covers (frames, bookkeeping)
+REST = (
+    "pool inference",
+    "encoding",
+    "truth/top75",
+    "experiment blocks",
+    "true scores",
+    "reduced",
+    "stats",
+    "other",
+)
+
+
 class Probes:
     """Exclusive time per stage of the functions in :data:`PROBES` (patched while active)."""
 
-    def __init__(self, clock=time.perf_counter):
+    def __init__(self, clock=time.perf_counter, profile: str | None = None):
         self.clock = clock
         self.times: dict[str, float] = {}
         self.stack: list[list] = []
+        #: stage whose calls run under cProfile (``--profile``), and the profile
+        self.profile, self.prof = profile, None
 
     def wrap(self, name, fn):
         def timed(*a, **k):
             self.stack.append([name, 0.0])
+            prof = None
+            if name == self.profile and self.prof is None:
+                import cProfile
+
+                self.prof = prof = cProfile.Profile()
+                prof.enable()
             t = self.clock()
             try:
                 return fn(*a, **k)
             finally:
                 dt = self.clock() - t
+                if prof is not None:
+                    prof.disable()
+                    self.stats = getattr(self, "stats", [])
+                    self.stats.append(prof)
+                    self.prof = None
                 _, inner = self.stack.pop()
                 self.times[name] = self.times.get(name, 0.0) + dt - inner
                 if self.stack:
@@ -98,12 +145,19 @@ class Probes:
     @contextlib.contextmanager
     def active(self):
         import importlib
+        import importlib.util
 
         import pbtools.experiments.analysis  # noqa: F401  (load every module patched below)
 
         saved = []
-        for name, mod, attr in PROBES:
-            obj = importlib.import_module(mod)
+        for name, mod, attr in PROBES + MORE_PROBES:
+            try:
+                obj = importlib.import_module(mod)
+            except ImportError:  # a module another version of pbtools has elsewhere
+                alt = MOVED.get(mod)
+                if alt is None or importlib.util.find_spec(alt) is None:
+                    continue
+                obj = importlib.import_module(alt)
             *owner, last = attr.split(".")
             for o in owner:
                 obj = getattr(obj, o)
@@ -156,19 +210,51 @@ def peak_mib(frames) -> float:
     return out
 
 
-def serial_stages(frames, clock) -> tuple[dict, float]:
+def serial_stages(frames, clock, profile: str | None = None) -> tuple[dict, float, list]:
     """The stage times of one analysis run on one thread (``jobs=1``: the probes time one call
-    stack) and that run's total."""
-    probes = Probes(clock)
+    stack), that run's total and, with ``profile`` (a stage), the cProfile profiles of its
+    calls."""
+    probes = Probes(clock, profile)
     with probes.active():
         t = clock()
         _analysis(frames, jobs=1)
         total = clock() - t
     probes.times["other"] = total - sum(probes.times.values())
-    return probes.times, total
+    return probes.times, total, getattr(probes, "stats", [])
 
 
-def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
+def arrow_mib(runs) -> float:
+    """The Arrow size of the runs frame (MiB): what the memory targets are stated against
+    (``parse_floor.py --memory`` measures the same)."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(runs, preserve_index=False).nbytes / 2**20
+
+
+def process_peak_mib(track: Path) -> tuple[float, float]:
+    """Whole-process peak RSS (MiB) and wall time of ``pbtools analyze TRACK --lenient`` in a
+    fresh child (the figure the issue quotes: 2.7 GB on the 129-run shape)."""
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "pbtools", "analyze", str(track), "--lenient"]
+        cmd += ["--no-progress", "-o", out]
+        env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if peak <= before:  # an earlier child peaked higher: ru_maxrss is the children's maximum
+        print("  (process peak not measurable: an earlier child peaked higher)")
+    return peak / 1024, wall
+
+
+def bench(
+    name: str, repeat: int, clock=time.perf_counter, memory: bool = False, profile: bool = False
+) -> dict:
     from pbtools import io
 
     track = shape(name)
@@ -188,8 +274,9 @@ def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
         _analysis(frames)
         totals.append(clock() - t)
     floor, total = statistics.median(floors), statistics.median(totals)
-    best, serial = serial_stages(frames, clock)
+    best, serial, _ = serial_stages(frames, clock)
     mem = peak_mib(frames)
+    size = arrow_mib(col.runs)
     print(f"{name}: {len(files)} run files; pbtools parse {parse_s:.2f} s (once)")
     print(f"  parse floor (median of {repeat})   {floor:7.2f} s")
     print(
@@ -205,8 +292,57 @@ def bench(name: str, repeat: int, clock=time.perf_counter) -> dict:
         f"{pairwise / floor:5.2f}× floor; the rest {serial - pairwise:5.2f} s = "
         f"{(serial - pairwise) / floor:5.2f}× floor"
     )
+    rest = {k: best.get(k, 0.0) for k in REST}
+    total_rest = sum(rest.values())
+    print(
+        f"  the non-pairwise rest (issue 30 item 5, target ≤ 3× the floor): {total_rest:.2f} s = "
+        f"{total_rest / floor:.2f}× floor"
+    )
+    for k, v in sorted(rest.items(), key=lambda kv: -kv[1]):
+        share = v / total_rest if total_rest else 0.0
+        print(f"    {k:20s} {v:7.2f} s  {v / floor:5.2f}× floor  {share:6.1%} of the rest")
+    top = max((k for k in rest if k != "other"), key=lambda k: rest[k])
+    out = {
+        "floor": floor,
+        "analysis": total,
+        "stages": best,
+        "rest": total_rest,
+        "peak_mib": mem,
+        "arrow_mib": size,
+        "largest_rest_stage": top,
+    }
+    if profile:
+        _, _, profs = serial_stages(frames, clock, profile=top)
+        print(f"  profile of the largest rest stage, {top!r} (one serial run, by own time):")
+        _print_profile(profs)
+    if memory:
+        peak, wall = process_peak_mib(track)
+        out["process_peak_mib"] = peak
+        print(
+            f"  pbtools analyze whole process: peak RSS {peak:,.0f} MiB = {peak / size:.2f}× the "
+            f"{size:,.1f} MiB Arrow size of the runs (target ≤ 4×), {wall:.1f} s wall"
+        )
     sys.stdout.flush()
-    return {"floor": floor, "analysis": total, "stages": best, "peak_mib": mem}
+    return out
+
+
+def _print_profile(profs, top: int = 12) -> None:
+    import io as _io
+    import pstats
+
+    if not profs:
+        print("    (the stage was not called)")
+        return
+    buf = _io.StringIO()
+    st = pstats.Stats(profs[0], stream=buf)
+    for p in profs[1:]:
+        st.add(p)
+    st.sort_stats("tottime").print_stats(top)
+    lines = buf.getvalue().splitlines()
+    start = next((i for i, x in enumerate(lines) if x.lstrip().startswith("ncalls")), 0)
+    for line in lines[start:]:
+        if line.strip():
+            print("    " + line.rstrip()[:150])
 
 
 def main(argv=None):
@@ -219,11 +355,23 @@ def main(argv=None):
         help="CPU time of the process (all threads) instead of wall time: steadier on a shared "
         "machine; the floor's two threads both count",
     )
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="also the whole-process peak RSS of `pbtools analyze TRACK --lenient` against the "
+        "Arrow size of the runs (issue 30 item 5: ≤ 4×)",
+    )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile (cProfile) the largest stage of the non-pairwise rest in one more serial run",
+    )
     args = ap.parse_args(argv)
     with open("/proc/loadavg") as fh:
         print("load average:", " ".join(fh.read().split()[:3]))
     for name in args.shape or SHAPES:
-        bench(name, args.repeat, time.process_time if args.cpu else time.perf_counter)
+        clock = time.process_time if args.cpu else time.perf_counter
+        bench(name, args.repeat, clock, memory=args.memory, profile=args.profile)
 
 
 if __name__ == "__main__":
