@@ -7,10 +7,10 @@ TREC-2 ad hoc, leniently), fits ``ReducedPool``, ``WebberOnRuns`` (P@10, AP) and
 renamed (scored as new runs, R_p every pooled run) — one call per run and in one call,
 alternated ``--repeat`` times (default 3), and prints the best times and their ratio; the two
 results are checked identical (``assert_frame_equal(check_exact=True)``). It also times the
-encoded problem of one run (``Estimator.problem``, the pool's dense layout built with it)
-against the same problem without the pool (a fit on no pooled run): the share of a ``predict``
-call that encoding the pool takes, which ``fit`` cannot yet keep (the dense encoding has no way
-to add runs to an encoded pool: :meth:`pbtools.corrections.Estimator.fit`).
+encoded problem of one run (``Estimator.problem``: the run added to the pool that ``fit``
+encoded, :class:`pbtools.engine.build.FittedPool`) against the same problem after a fit on no
+pooled run: what encoding the pool still costs a ``predict`` call (before ``fit`` kept the
+encoding, every call re-encoded it: on TREC-2 1.19 s with the pool, 0.23 s for the run alone).
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def main() -> None:
     with_pool = best(lambda: fitted.problem(first), args.repeat)
     alone = best(lambda: empty.problem(first), args.repeat)
     print(
-        f"encoding one predict call: with the pool {with_pool:.2f} s, the run alone "
-        f"{alone:.2f} s: {with_pool - alone:.2f} s of every call re-encodes the pool"
+        f"encoding one predict call: the run added to the fitted pool {with_pool:.2f} s, "
+        f"to an empty pool {alone:.2f} s"
     )
 
 

@@ -148,3 +148,53 @@ def test_top_counts_dense_and_sparse_agree():
             want[g, t, docs[t, j]] += 1
         np.testing.assert_array_equal(enc.top_counts(S, d, groups=groups, n_groups=3), want)
         np.testing.assert_array_equal(enc.top_counts(S, d), want.sum(axis=0))
+
+
+def _rankings(enc, slots):
+    """Each slot's rankings as (name, topic id, rank, global docno), from the encoding."""
+    rows = []
+    for s in slots:
+        for t in range(enc.T):
+            for i in range(int(enc.length[s, t])):
+                x = int(enc.D[s, t, i])
+                g = int(enc.universe[enc.tstart[t] + x] % enc.NG)
+                rows.append((enc.names[s], enc.qids[t], i + 1, enc.docs[g]))
+    return sorted(rows)
+
+
+def test_extended_adds_runs_without_moving_the_encoding():
+    # DenseRuns.extended (a fitted pool's predict): the pool's slots, topics and local ids stay;
+    # the added runs read back as they were given, documents new to a topic (known elsewhere
+    # or nowhere) included, a longer ranking widening L; the pool itself is left unchanged
+    c = synth.generate(topics=4, docs=40, runs=5, orgs=3, run_length=20, depth=10, seed=4)
+    runs = c.runs.assign(docno=c.runs["docno"].astype(str), qid=c.runs["qid"].astype(str))
+    pool = DenseRuns([runs], [c.qrels])
+    before = (pool.D.copy(), pool.RK.copy(), pool.universe.copy(), pool.L, pool.U)
+    u = runs[runs["name"] == "o01r1"].assign(name="u")
+    on_001 = set(u.loc[u["qid"] == "001", "docno"])  # documents known, not all on topic 001
+    other = [d for d in runs[runs["qid"] != "001"]["docno"].unique() if d not in on_001][:5]
+    extra = pd.DataFrame(
+        {"name": "u", "qid": "001", "docno": [*other, "zz1", "zz2"], "rank": range(21, 28)}
+    )
+    u = pd.concat([u[["name", "qid", "docno", "rank"]], extra], ignore_index=True)
+    ext = pool.extended([u])
+    assert ext.L == 27 and ext.R == pool.R + 1
+    np.testing.assert_array_equal(ext.D[: pool.R, :, : pool.L], before[0])
+    assert (ext.D[: pool.R, :, pool.L :] == -1).all()
+    np.testing.assert_array_equal(ext.RK[: pool.R, :, : pool.U + 1], before[1])
+    assert _rankings(ext, ext.slots(1)) == sorted(
+        (n, q, int(r), d) for n, q, r, d in u[["name", "qid", "rank", "docno"]].to_numpy()
+    )
+    assert _rankings(ext, ext.slots(0)) == _rankings(pool, pool.slots(0))
+    s = ext.slots(1)[0]  # every document's rank reads back through the rank table
+    for t in range(ext.T):
+        n = int(ext.length[s, t])
+        np.testing.assert_array_equal(ext.rank(s, t, ext.D[s, t, :n]), np.arange(1, n + 1))
+    # the qrels located in the extension as in the pool
+    np.testing.assert_array_equal(
+        np.stack(ext.locate(c.qrels["qid"], c.qrels["docno"])),
+        np.stack(pool.locate(c.qrels["qid"], c.qrels["docno"])),
+    )
+    assert (pool.D == before[0]).all() and (pool.RK == before[1]).all()
+    assert (pool.universe == before[2]).all() and (pool.L, pool.U) == before[3:]
+    assert pool.extended([u.assign(qid="999")]) is None  # a topic the pool lacks

@@ -9,6 +9,7 @@ import io
 import warnings
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
@@ -78,6 +79,78 @@ def test_fit_once_then_predict_many_is_the_verbs_estimate(col, cls, monkeypatch)
     )
     assert len(batch) == 3 * len(ms)
     assert_frame_equal(one, batch, check_exact=True)
+
+
+def _odd_runs(col, pooled):
+    """New runs that the pool's layout does not cover: documents new to the collection and
+    documents known on other topics only, a ranking longer than any pooled one, and a topic
+    neither the pool nor the qrels have (the pool is then encoded with it)."""
+    base = col.runs[col.runs["name"] == "o03r2"][["name", "qid", "docno", "score"]]
+    base = base.assign(docno=base["docno"].astype(str), qid=base["qid"].astype(str))
+    on_1 = set(base.loc[base["qid"] == "001", "docno"])
+    elsewhere = [d for d in pooled["docno"].astype(str).unique() if d not in on_1][:15]
+    tail = pd.DataFrame(
+        {"qid": "001", "docno": [*elsewhere, "zz1", "zz2"], "score": -1.0 - np.arange(17)}
+    )
+    a = pd.concat([base, tail.assign(name="a")], ignore_index=True).assign(name="a")
+    b = base.assign(name="b", score=-base["score"])  # the same documents, reversed
+    c = pd.concat([base, base.head(5).assign(qid="999")], ignore_index=True).assign(name="c")
+    return pd.concat([a, b, c], ignore_index=True)
+
+
+@pytest.mark.parametrize("cls", [ReducedPool, Condensed, WebberOnRuns, Lipani])
+def test_fit_encodes_the_pool_once_and_predict_reuses_it(col, cls, monkeypatch):
+    # fit encodes the pool (DenseRuns once); each predict adds its runs to that encoding: one
+    # run a call, all in one call and the verb give the same frame, bit for bit
+    from pbtools.engine import dense
+
+    pooled, _ = _split(col)
+    new = _odd_runs(col, pooled)
+    ms = _measures(cls)
+    calls = []
+    real = dense.DenseRuns.__init__
+
+    def counted(self, *a, **k):
+        calls.append(k.get("topics") is not None)
+        real(self, *a, **k)
+
+    monkeypatch.setattr(dense.DenseRuns, "__init__", counted)
+    est = cls(measures=ms, depth=10).fit(pooled, col.qrels, col.orgs)
+    pool = est.pool_
+    kept = (pool.enc.D.copy(), pool.enc.RK.copy(), pool.truth.copy())
+    assert calls == [False]
+    one = {n: est.predict(new[new["name"] == n]) for n in ("a", "b")}
+    assert calls == [False]  # runs on the pool's topics: the pool is not encoded again
+    both = est.predict(new[new["name"].isin(["a", "b"])])
+    assert calls == [False]
+    assert_frame_equal(pd.concat(one.values(), ignore_index=True), both, check_exact=True)
+    # a run reusing stale per-run data (the previous call's runs) would differ: b after a
+    assert not one["a"]["value"].equals(one["b"]["value"]) or cls is Condensed
+    assert_frame_equal(est.predict(new[new["name"] == "a"]), one["a"], check_exact=True)
+    # the pool is read, never written
+    assert (pool.enc.D == kept[0]).all() and (pool.enc.RK == kept[1]).all()
+    assert (pool.truth == kept[2]).all() and est.pool_ is pool
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedMeasuresWarning)
+        verb = corrections.correct(
+            new, (pooled, col.qrels, col.orgs), ms, estimators=[cls.name], depth=10
+        )
+    alone = est.predict(new[new["name"] == "c"])  # topic 999: a pool encoded with it
+    assert calls[-1] is True
+    assert_frame_equal(pd.concat([both, alone], ignore_index=True), verb, check_exact=True)
+
+
+def test_a_fitted_pool_scores_as_trec_eval(col):
+    # independent of the encoding: the reduced score of the odd runs is evaluate's
+    pooled, _ = _split(col)
+    new = _odd_runs(col, pooled)
+    est = ReducedPool(measures=["P@10", "AP", "nDCG", "R@30"], depth=10)
+    est.fit(pooled, col.qrels, col.orgs)
+    for n in ("a", "b", "c"):
+        got = est.predict(new[new["name"] == n])
+        ref = pbtools.evaluate(new[new["name"] == n], col.qrels, ["P@10", "AP", "nDCG", "R@30"])
+        ref = ref.set_index("measure")["value"]
+        np.testing.assert_allclose(got.set_index("measure")["value"], ref[got["measure"]])
 
 
 def test_score_is_a_deprecated_alias_of_predict(col):

@@ -2,9 +2,11 @@
 
 An estimator is a class with its parameters in ``__init__`` (stored under their own names, no
 work there), ``fit(pooled_runs, qrels, orgs)`` (the pool's work, once: the frames checked, put
-in trec order and dictionary-encoded, the depth inferred; fitted state ends in ``_``),
-``predict(runs, measures)`` (the per-run estimates: the tidy result frame; ``score``, its old
-name, is a deprecated alias — scikit-learn's ``score`` returns one number), ``get_params`` /
+in trec order and dictionary-encoded, the depth inferred, the pool encoded:
+:class:`~pbtools.engine.build.FittedPool`; fitted state ends in ``_``), ``predict(runs,
+measures)`` (the runs added to that encoding, the per-run estimates: the tidy result frame;
+``score``, its old name, is a deprecated alias — scikit-learn's ``score`` returns one number),
+``get_params`` /
 ``set_params`` — and the algorithm itself in ``estimate(problem, measures)``, which works on an
 encoded :class:`~pbtools.engine.problem.Problem` (a leave-out experiment calls it directly,
 with many runs and relevance sets at once).
@@ -35,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.choices import resolve
-from pbtools.engine.build import from_frames
+from pbtools.engine.build import FittedPool
 from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
@@ -186,16 +188,15 @@ class Estimator:
         The frames are checked by :mod:`pbtools.validation` (``lenient=True``: repeated rows
         dropped with a warning instead of refused), the pooled runs put in trec order with
         their ids dictionary-encoded (:func:`pbtools.frames.ranked`), the qrels encoded
-        (:func:`pbtools.frames.as_qrels`) and the depth inferred
-        (:func:`pbtools.pooling.infer_pool`) unless given; :meth:`predict` reuses all of it.
+        (:func:`pbtools.frames.as_qrels`), the depth inferred
+        (:func:`pbtools.pooling.infer_pool`) unless given, and the pool encoded once
+        (:class:`~pbtools.engine.build.FittedPool`): the pooled runs' dense layout with the
+        qrels' documents, Q's labels, the truth (the re-pool at d) and its relevance sets;
+        who pooled what by leave-out unit is added the first time a :meth:`predict` asks for
+        it. :meth:`predict` adds only the runs to score to that layout and reuses the rest,
+        so predicting runs one call at a time gives the estimates of one call with them all.
         Returns ``self``; fitted state: ``qrels_``, ``runs_`` (trec order), ``orgs_``,
-        ``depth_``.
-
-        Not kept yet: the dense layout of the pool (:class:`~pbtools.engine.problem.Problem`
-        encodes the pooled runs together with the runs to score, and cannot add runs to an
-        encoded pool), so each :meth:`predict` call encodes the pool again — on TREC-2 most of
-        a call (``benchmarks/predict_speed.py``). Predict many runs in one call: the pool is
-        encoded once for all of them, with identical estimates.
+        ``depth_``, ``pool_``.
         """
         self.qrels_ = as_qrels(qrels)
         self.runs_ = ranked(pooled_runs)
@@ -207,19 +208,17 @@ class Estimator:
             self.depth_ = int(infer_pool(self.runs_, self.qrels_, policy=policy).depth)
         else:
             self.depth_ = int(self.depth)
+        self.pool_ = FittedPool(self.runs_, self.qrels_, depth=self.depth_, orgs=orgs)
         return self
 
     def problem(self, runs: pd.DataFrame, leave_out: str | None = None) -> Problem:
-        """The encoded problem of scoring ``runs`` against the fitted pool."""
-        if not hasattr(self, "qrels_"):
+        """The encoded problem of scoring ``runs`` against the fitted pool (its encoding
+        reused: :meth:`~pbtools.engine.build.FittedPool.problem`)."""
+        if not hasattr(self, "pool_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
         opts = self.choices()
-        return from_frames(
-            self.runs_,
+        return self.pool_.problem(
             runs,
-            self.qrels_,
-            depth=self.depth_,
-            orgs=self.orgs_,
             leave_out=leave_out,
             rp=str(opts.get("rp", "org")),
             topics=str(opts["topics"]),

@@ -9,12 +9,16 @@ and the experiments (:mod:`pbtools.experiments`) call it.
 module                         holds
 =============================  ============================================================
 ``engine.dense``               :class:`DenseRuns`: runs and qrels documents as dense
-                               per-topic arrays, label histograms, who pooled what
+                               per-topic arrays (runs added to an encoding without
+                               re-encoding it: ``extended``), who pooled what
+``engine.histograms``          label histograms: the variants' relevance sets
 ``engine.problem``             :class:`Problem`: the runs to score, their relevance-set
                                variants, R_p and the pool, and their scoring (one class)
 ``engine.build``               the one builder of the leave-out variants (:func:`repool`,
-                               :func:`leave_out_labels`) and of R_p (:class:`PairSpec`),
-                               :func:`from_frames`, :func:`unit_map`, :class:`EncodedPool`
+                               :func:`leave_out_labels`), :func:`from_frames`,
+                               :class:`FittedPool` (a pool encoded once, runs to score
+                               added per problem), :class:`EncodedPool`
+``engine.units``               leave-out units (:func:`unit_map`) and R_p (:class:`PairSpec`)
 ``engine.chunks``              the runs to score a chunk at a time (R_p pairs never all
                                in memory)
 ``engine.merge``               r_p ∘ r_u (Lipani Eq. 2) for every pair and topic at once

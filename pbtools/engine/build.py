@@ -2,68 +2,40 @@
 
 Every estimator compares a run to score with the pooled runs R_p on the qrels without its
 left-out unit (PROTOCOL-lipani2015 items 7, 8, 12). Those are built here, once, for both
-callers: :func:`from_frames` (a problem from run and qrels frames: ``correct`` and the
-estimator classes) and the leave-out experiments (:mod:`pbtools.experiments.leaveout`, through
-:class:`EncodedPool`):
+callers: :func:`from_frames` (a problem from run and qrels frames: ``correct``) and
+:class:`FittedPool` (the pool's side of it encoded once, an estimator's ``fit``; ``from_frames``
+is one fitted pool and one problem) and the leave-out experiments
+(:mod:`pbtools.experiments.leaveout`, through :class:`EncodedPool`):
 
 * :func:`repool` — the truth: the qrels restricted to the pooled runs' top d (item 7);
 * :func:`leave_out_labels` — each unit's reduced qrels, then the truth, with their label
   histograms (item 8);
-* :class:`PairSpec` — R_p: each run to score paired with the pooled runs of another key
-  (its unit, ``rp="org"``, or its name, ``rp="run"``; item 12);
-* :func:`unit_map` — the leave-out unit of each run (its name or its organisation).
+* :class:`~pbtools.engine.units.PairSpec` — R_p: each run to score paired with the pooled runs
+  of another key (its unit, ``rp="org"``, or its name, ``rp="run"``; item 12);
+* :func:`~pbtools.engine.units.unit_map` — the leave-out unit of each run (its name or its
+  organisation); both live in :mod:`pbtools.engine.units` and are re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 import pandas as pd
 
-from pbtools.engine.dense import DenseRuns, variant_histograms
+from pbtools.engine.dense import DenseRuns, label_histograms, variant_histograms
 from pbtools.engine.problem import Problem
-from pbtools.errors import InputError
-from pbtools.frames import as_qrels, ranked, require_columns
+from pbtools.engine.units import PairSpec, unit_map
+from pbtools.frames import as_qrels, ranked
 from pbtools.measures.topics import topics_mode
-from pbtools.validation import validates
 
 __all__ = [
     "EncodedPool",
+    "FittedPool",
     "PairSpec",
     "from_frames",
     "leave_out_labels",
     "repool",
     "unit_map",
 ]
-
-
-@validates(orgs="orgs")
-def unit_map(
-    names: Iterable[str],
-    unit: str = "run",
-    orgs: pd.DataFrame | None = None,
-) -> pd.Series:
-    """The unit of each run name: the name itself (``unit="run"``) or its organisation.
-
-    ``orgs`` (columns ``name``, ``org``) is required for ``unit="org"``; a run it does not list is
-    an organisation of its own, named after the run. Returns a ``str`` Series indexed by name.
-    """
-    names = pd.Index(pd.unique(np.asarray(list(map(str, names)), dtype=object)), dtype="str")
-    if unit == "run":
-        return pd.Series(names, index=names, dtype="str")
-    if unit != "org":
-        raise InputError(f"unit must be 'run' or 'org', got {unit!r}")
-    if orgs is None:
-        raise InputError("unit='org' needs an orgs frame (columns name, org)")
-    require_columns(orgs, ("name", "org"), "orgs")
-    m = pd.Series(
-        orgs["org"].astype("str").to_numpy(),
-        index=pd.Index(orgs["name"].astype("str").to_numpy(), dtype="str"),
-    )
-    m = m[~m.index.duplicated(keep="first")]
-    out = pd.Series(m.reindex(names).to_numpy(), index=names, dtype="str")
-    return out.fillna(pd.Series(names, index=names, dtype="str"))
 
 
 def repool(enc: DenseRuns, slots: np.ndarray, depth: int, labels: np.ndarray) -> np.ndarray:
@@ -92,6 +64,7 @@ def leave_out_labels(
     unit: np.ndarray,
     n_units: int,
     left_out: np.ndarray,
+    owners: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leave-out variants of the qrels: for each unit of ``left_out``, the re-pool of the
     runs ``slots`` without that unit's runs (PROTOCOL item 8), then the truth, the re-pool of
@@ -114,6 +87,9 @@ def leave_out_labels(
     left_out : ndarray
         The unit codes withdrawn, one variant each, in variant order (a unit without runs has
         the truth as its reduced qrels).
+    owners : tuple of ndarray, optional
+        ``enc.top_owners(slots, depth, unit, k)`` computed before (k ≤ ``n_units``: units
+        ``k`` … ``n_units`` − 1 have no runs): who pooled what, kept by a :class:`FittedPool`.
 
     Returns
     -------
@@ -140,7 +116,7 @@ def leave_out_labels(
     ([[-1, -1, 0], [1, -1, -1], [1, -1, 0]], [[1, 0], [0, 1], [1, 1]])
     """
     # who pooled what: per document the number of units and the only one, if one
-    count, owner = enc.top_owners(slots, depth, unit, n_units)
+    count, owner = enc.top_owners(slots, depth, unit, n_units) if owners is None else owners
     truth = np.where(count > 0, labels, -1).astype(labels.dtype)
     left_out = np.asarray(left_out, np.int64)
     # every variant starts as the truth; variant v loses the documents only its unit pooled
@@ -152,43 +128,6 @@ def leave_out_labels(
     cells = np.flatnonzero(only >= 0)
     lab.reshape(len(lab), -1)[only[cells], cells] = -1
     return lab, variant_histograms(truth, only[cells], cells, len(lab))
-
-
-class PairSpec:
-    """R_p of each run to score: the pooled runs of the block whose key differs from its own.
-
-    ``u_key`` (one per run to score) and ``p_key`` (one per run of ``block``) are integer
-    codes: a run to score is paired with every run of the block of another key (its own slot
-    under ``rp="run"``, its unit under ``rp="org"``), in block order.
-
-    Examples
-    --------
-    >>> spec = PairSpec(np.array([0, 1]), np.array([0, 1, 1]), np.array([10, 11, 12]))
-    >>> [a.tolist() for a in spec.pairs(0, 2)]
-    [[0, 0, 1], [11, 12, 10]]
-    """
-
-    def __init__(self, u_key: np.ndarray, p_key: np.ndarray, block: np.ndarray):
-        self.u_key, self.p_key, self.block = u_key, p_key, block
-
-    @classmethod
-    def from_labels(cls, u_labels, p_labels, block: np.ndarray) -> PairSpec:
-        """The spec of string keys (run names or units), coded over their union.
-
-        >>> spec = PairSpec.from_labels(["o1", "o2"], ["o1", "o2", "o2"], np.array([4, 5, 6]))
-        >>> [a.tolist() for a in spec.pairs(0, 2)]
-        [[0, 0, 1], [5, 6, 4]]
-        """
-        u = pd.Index(list(u_labels), dtype="str")
-        p = pd.Index(list(p_labels), dtype="str")
-        keys = u.append(p).unique()
-        return cls(keys.get_indexer(u), keys.get_indexer(p), np.asarray(block))
-
-    def pairs(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        """``pair_u`` (index into the runs to score) and ``pair_p`` (slot) of runs ``lo:hi``,
-        in (run, block) order."""
-        pu, pi = np.nonzero(self.u_key[lo:hi, None] != self.p_key[None, :])
-        return pu.astype(np.int64) + lo, self.block[pi]
 
 
 class EncodedPool:
@@ -289,85 +228,177 @@ def from_frames(
     Problem
         With ``truth_var`` the re-pool of ``pooled`` at depth d (PROTOCOL items 7, 14).
     """
-    mode = topics_mode(topics)
-    qrels = as_qrels(qrels)
-    S, U = ranked(pooled), ranked(new)
-    keyed = key in qrels.columns
-    if keyed and key not in U.columns:
-        raise ValueError(f"qrels have a {key!r} column: the runs to score need one too")
-    enc = DenseRuns([S, U], [qrels])
-    s_slots, u_slots = enc.slots(0), enc.slots(1)
-    s_names = np.asarray(enc.names[s_slots])
-    u_names = np.asarray(enc.names[u_slots])
-    lab, present, var_names = enc.labels(qrels, key if keyed else None)
-    hist = None
-    names_all = sorted(set(s_names) | set(u_names))
-    if leave_out == "org" and orgs is None:
-        raise ValueError("leave_out='org' needs orgs (name, org)")
-    # the unit a run is withdrawn with; R_p under rp="org" is the pool without that unit
-    unit = unit_map(names_all, leave_out or "run", orgs if leave_out == "org" else None)
-    if keyed:
-        umap = U[["name", key]].drop_duplicates("name")
-        if umap["name"].duplicated().any():
-            raise ValueError("a run to score is assigned to several qrels variants")
-        var_of = dict(zip(umap["name"].astype(str), umap[key].astype(str), strict=True))
-        u_var = var_names.get_indexer(pd.Index([var_of[n] for n in u_names], dtype="str"))
-        if (u_var < 0).any():  # a variant the qrels do not have: nothing is judged
-            lab = np.concatenate([lab, np.full((1, *lab.shape[1:]), -1, np.int16)])
-            present = np.concatenate([present, np.zeros((1, present.shape[1]), bool)])
-            var_names = var_names.append(pd.Index(["\0none"], dtype="str"))
-            u_var = np.where(u_var < 0, len(var_names) - 1, u_var)
-        truth_var = None
-    elif leave_out is None:
-        u_var = np.zeros(len(u_slots), np.int64)
-        lab = np.stack([lab[0], repool(enc, s_slots, depth, lab[0])])
-        present = np.stack([present[0], present[0]])
-        var_names = pd.Index(["", "\0truth"], dtype="str")
-        truth_var = 1
-    else:
-        if leave_out not in ("run", "org"):
-            raise ValueError(f"leave_out must be None, 'run' or 'org', got {leave_out!r}")
-        units = pd.Index(sorted({unit[n] for n in u_names}), dtype="str")
-        every = units.append(pd.Index(sorted({unit[n] for n in s_names}), dtype="str")).unique()
-        s_unit = every.get_indexer(pd.Index([unit[n] for n in s_names], dtype="str"))
-        # each unit's reduced qrels, then the truth: the re-pools without it and with all
-        lab, hist = leave_out_labels(
-            enc, s_slots, depth, lab[0], s_unit, len(every), every.get_indexer(units)
-        )
-        present = np.repeat(present[:1], len(units) + 1, axis=0)
-        var_names = units.append(pd.Index(["\0truth"], dtype="str"))
-        u_var = units.get_indexer(pd.Index([unit[n] for n in u_names], dtype="str"))
-        truth_var = len(units)
-    if rp_pairs is not None:
-        pu = pd.Index(u_names, dtype="str").get_indexer(rp_pairs["unpooled"].astype(str))
-        pp = pd.Index(s_names, dtype="str").get_indexer(rp_pairs["name"].astype(str))
-        ok = (pu >= 0) & (pp >= 0)
-        order = np.lexsort((pp[ok], pu[ok]))
-        pair_u, pair_p = pu[ok][order], s_slots[pp[ok][order]]
-    else:
-        if rp not in ("org", "run"):
-            raise ValueError(f"rp must be 'org' or 'run', got {rp!r}")
-        # R_p: the pooled runs of another unit (rp="org") or every other run (rp="run")
-        key_of = unit if rp == "org" else {n: n for n in names_all}
-        spec = PairSpec.from_labels(
-            [key_of[n] for n in u_names], [key_of[n] for n in s_names], s_slots
-        )
-        pair_u, pair_p = spec.pairs(0, len(u_slots))
-    problem = Problem(
-        enc=enc,
-        pooled=s_slots,
-        depth=int(depth),
-        lab=lab,
-        present=present,
-        variants=var_names,
-        new=u_slots,
-        new_var=np.asarray(u_var, dtype=np.int64),
-        pair_u=np.asarray(pair_u, dtype=np.int64),
-        pair_p=np.asarray(pair_p, dtype=np.int64),
-        truth_var=truth_var,
-        topics=mode,
-        decimals=decimals,
+    pool = FittedPool(pooled, qrels, depth=depth, orgs=orgs, key=key)
+    return pool.problem(
+        new, leave_out=leave_out, rp=rp, rp_pairs=rp_pairs, topics=topics, decimals=decimals
     )
-    if hist is not None:
-        problem.set_hist(hist)
-    return problem
+
+
+def _widen(a: np.ndarray, width: int) -> np.ndarray:
+    """``a`` with −1 (unjudged) columns appended up to ``width`` along its last axis."""
+    if a.shape[-1] == width:
+        return a
+    out = np.full((*a.shape[:-1], width), -1, dtype=a.dtype)
+    out[..., : a.shape[-1]] = a
+    return out
+
+
+class FittedPool:
+    """The side of every problem that the runs to score do not change, encoded once: the
+    pooled runs with the qrels' documents (:class:`~pbtools.engine.dense.DenseRuns`), the
+    qrels' labels, the truth (their re-pool at depth d, PROTOCOL item 7) and its label
+    histograms, and, per leave-out unit kind, who pooled what (the leave-out variants' work
+    that does not depend on the units left out). An estimator's
+    :meth:`~pbtools.corrections.Estimator.fit` keeps one; :meth:`problem` adds the runs to
+    score (:meth:`DenseRuns.extended <pbtools.engine.dense.DenseRuns.extended>`: the pool's
+    slots, topics and local ids unchanged) and reuses the rest. :func:`from_frames` is one
+    pool and one :meth:`problem`, so a fitted pool's estimates are those of one call.
+
+    Parameters
+    ----------
+    pooled, qrels, depth, orgs, key
+        As :func:`from_frames`.
+    topics : Series, optional
+        Topic ids to encode besides the pooled runs' and the qrels' (the runs to score's).
+
+    Examples
+    --------
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("ab"), "label": [1, 0]})
+    >>> p1 = pd.DataFrame({"name": "p1", "qid": "1", "docno": list("ab"), "score": [2, 1]})
+    >>> pool = FittedPool(p1, qrels, depth=1)
+    >>> u = pd.DataFrame({"name": "u", "qid": "1", "docno": list("xa"), "score": [2, 1]})
+    >>> pb = pool.problem(u)
+    >>> pb.names.tolist(), pb.lab[:, 0].tolist(), pb.enc is pool.enc
+    (['u'], [[1, 0, -1], [1, -1, -1]], False)
+    """
+
+    def __init__(self, pooled, qrels, *, depth: int, orgs=None, key="left_out", topics=None):
+        self.S, self.qrels = ranked(pooled), as_qrels(qrels)
+        self.depth, self.orgs, self.key = int(depth), orgs, key
+        self.keyed = key in self.qrels.columns
+        self.enc = DenseRuns([self.S], [self.qrels], topics=topics)
+        self.slots = self.enc.slots(0)
+        self.names = np.asarray(self.enc.names[self.slots])
+        self.lab, self.present, self.var_names = self.enc.labels(
+            self.qrels, key if self.keyed else None
+        )
+        self.truth, self.hist = None, None
+        if not self.keyed:  # the qrels as given and the truth: the variants without leave-out
+            self.truth = np.stack([self.lab[0], repool(self.enc, self.slots, depth, self.lab[0])])
+            self.hist = label_histograms(self.truth)
+        self._owners: dict[str, tuple] = {}
+
+    def owners(self, leave_out: str) -> tuple[pd.Index, tuple[np.ndarray, np.ndarray]]:
+        """The pooled runs' units (``leave_out``: ``"run"`` or ``"org"``; sorted) and who
+        pooled what by unit (:meth:`~pbtools.engine.dense.DenseRuns.top_owners`); once."""
+        if leave_out not in self._owners:
+            orgs = self.orgs if leave_out == "org" else None
+            unit = unit_map(self.names, leave_out, orgs).reindex(self.names)
+            units = pd.Index(sorted(set(unit)), dtype="str")
+            code = units.get_indexer(pd.Index(unit.to_numpy(), dtype="str"))
+            got = self.enc.top_owners(self.slots, self.depth, code, len(units))
+            self._owners[leave_out] = (units, got)
+        return self._owners[leave_out]
+
+    def problem(
+        self,
+        new: pd.DataFrame,
+        *,
+        leave_out: str | None = None,
+        rp: str = "org",
+        rp_pairs: pd.DataFrame | None = None,
+        topics: str | None = None,
+        decimals: int | None = None,
+    ) -> Problem:
+        """The problem of scoring the runs ``new`` against this pool (arguments as
+        :func:`from_frames`)."""
+        mode = topics_mode(topics)
+        U = ranked(new)
+        key, depth, orgs = self.key, self.depth, self.orgs
+        if self.keyed and key not in U.columns:
+            raise ValueError(f"qrels have a {key!r} column: the runs to score need one too")
+        enc = self.enc.extended([U])
+        if enc is None:  # topics the pool lacks: a pool with them (topic numbers stay sorted)
+            pool = FittedPool(self.S, self.qrels, depth=depth, orgs=orgs, key=key, topics=U.qid)
+            return pool.problem(
+                U, leave_out=leave_out, rp=rp, rp_pairs=rp_pairs, topics=mode, decimals=decimals
+            )
+        s_slots, u_slots = self.slots, enc.slots(1)
+        s_names = self.names
+        u_names = np.asarray(enc.names[u_slots])
+        lab, present, var_names = self.lab, self.present, self.var_names
+        hist = None
+        names_all = sorted(set(s_names) | set(u_names))
+        if leave_out == "org" and orgs is None:
+            raise ValueError("leave_out='org' needs orgs (name, org)")
+        # the unit a run is withdrawn with; R_p under rp="org" is the pool without that unit
+        unit = unit_map(names_all, leave_out or "run", orgs if leave_out == "org" else None)
+        if self.keyed:
+            umap = U[["name", key]].drop_duplicates("name")
+            if umap["name"].duplicated().any():
+                raise ValueError("a run to score is assigned to several qrels variants")
+            var_of = dict(zip(umap["name"].astype(str), umap[key].astype(str), strict=True))
+            u_var = var_names.get_indexer(pd.Index([var_of[n] for n in u_names], dtype="str"))
+            if (u_var < 0).any():  # a variant the qrels do not have: nothing is judged
+                lab = np.concatenate([lab, np.full((1, *lab.shape[1:]), -1, np.int16)])
+                present = np.concatenate([present, np.zeros((1, present.shape[1]), bool)])
+                var_names = var_names.append(pd.Index(["\0none"], dtype="str"))
+                u_var = np.where(u_var < 0, len(var_names) - 1, u_var)
+            truth_var = None
+        elif leave_out is None:
+            u_var = np.zeros(len(u_slots), np.int64)
+            lab, hist = self.truth, self.hist
+            present = np.stack([present[0], present[0]])
+            var_names = pd.Index(["", "\0truth"], dtype="str")
+            truth_var = 1
+        else:
+            if leave_out not in ("run", "org"):
+                raise ValueError(f"leave_out must be None, 'run' or 'org', got {leave_out!r}")
+            pooled_units, owners = self.owners(leave_out)
+            units = pd.Index(sorted({unit[n] for n in u_names}), dtype="str")
+            left = pooled_units.get_indexer(units)
+            alone = left < 0  # a unit without pooled runs: its own code, the truth as variant
+            left[alone] = len(pooled_units) + np.arange(int(alone.sum()))
+            # each unit's reduced qrels, then the truth: the re-pools without it and with all
+            n_units = len(pooled_units) + int(alone.sum())
+            lab, hist = leave_out_labels(
+                self.enc, s_slots, depth, lab[0], None, n_units, left, owners=owners
+            )
+            present = np.repeat(present[:1], len(units) + 1, axis=0)
+            var_names = units.append(pd.Index(["\0truth"], dtype="str"))
+            u_var = units.get_indexer(pd.Index([unit[n] for n in u_names], dtype="str"))
+            truth_var = len(units)
+        if rp_pairs is not None:
+            pu = pd.Index(u_names, dtype="str").get_indexer(rp_pairs["unpooled"].astype(str))
+            pp = pd.Index(s_names, dtype="str").get_indexer(rp_pairs["name"].astype(str))
+            ok = (pu >= 0) & (pp >= 0)
+            order = np.lexsort((pp[ok], pu[ok]))
+            pair_u, pair_p = pu[ok][order], s_slots[pp[ok][order]]
+        else:
+            if rp not in ("org", "run"):
+                raise ValueError(f"rp must be 'org' or 'run', got {rp!r}")
+            # R_p: the pooled runs of another unit (rp="org") or every other run (rp="run")
+            key_of = unit if rp == "org" else {n: n for n in names_all}
+            spec = PairSpec.from_labels(
+                [key_of[n] for n in u_names], [key_of[n] for n in s_names], s_slots
+            )
+            pair_u, pair_p = spec.pairs(0, len(u_slots))
+        lab = _widen(lab, enc.U)  # the runs to score's own documents: unjudged
+        problem = Problem(
+            enc=enc,
+            pooled=s_slots,
+            depth=int(depth),
+            lab=lab,
+            present=present,
+            variants=var_names,
+            new=u_slots,
+            new_var=np.asarray(u_var, dtype=np.int64),
+            pair_u=np.asarray(pair_u, dtype=np.int64),
+            pair_p=np.asarray(pair_p, dtype=np.int64),
+            truth_var=truth_var,
+            topics=mode,
+            decimals=decimals,
+        )
+        if hist is not None:
+            problem.set_hist(hist)
+        return problem

@@ -22,12 +22,15 @@ scoring engine, :func:`pbtools.measures.kernels.score`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from pbtools.engine.histograms import label_histograms, variant_histograms
 from pbtools.frames import encode, mapped_codes
+from pbtools.ids import index_in
 
 __all__ = [
     "CHUNK",
@@ -74,21 +77,30 @@ def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
     return out.sort_values() if sort else out
 
 
-def _union_codes(cols: Sequence[pd.Series]) -> tuple[pd.Index, list[np.ndarray], list]:
+def _union_codes(
+    cols: Sequence[pd.Series], first: pd.Index | None = None, known: Sequence = ()
+) -> tuple[pd.Index, list[np.ndarray], list]:
     """The union of encoded id columns' dictionaries, in first-occurrence order (the first
     column's categories, then the others' new ids in order, as ``append(...).unique()``), each
     column's codes in it, and each dictionary with its map into the union (None: identity).
     Only the other dictionaries are looked up in the first (the big side: the runs'
-    documents); the first column's codes are used as they are."""
+    documents); the first column's codes are used as they are. ``first``: a dictionary the
+    union starts with instead (an encoding's documents, :meth:`DenseRuns.extended`), with
+    ``known`` its ``(dictionary, map)`` pairs: a column with one of those dictionaries (the
+    same object: runs of one collection share it) is mapped without a lookup."""
     cats = [s.cat.categories for s in cols]
-    first = cats[0]
+    first = cats[0] if first is None else first
     extra = first[:0]
     maps: list[np.ndarray | None] = []
     for c in cats:
         if c is first or c.equals(first):
             maps.append(None)
             continue
-        m = first.get_indexer(c).astype(np.int64)
+        seen = [m for k, m in known if k is c]
+        if seen:
+            maps.append(seen[0])
+            continue
+        m = index_in(c, first)  # hashed in Arrow (pandas would rebuild its table)
         miss = m < 0
         if miss.any():
             new = c[miss]
@@ -103,44 +115,41 @@ def _union_codes(cols: Sequence[pd.Series]) -> tuple[pd.Index, list[np.ndarray],
     return union, codes, list(zip(cats, maps, strict=True))
 
 
-def label_histograms(lab: np.ndarray) -> np.ndarray:
-    """Per variant and topic, the number of judged documents with each label: V × T × (max+1).
+def _slot_rows(names: Sequence[pd.Series], start: int) -> tuple[list, list, np.ndarray]:
+    """Slots of the runs of encoded name columns, numbered from ``start`` (each column's
+    names in sorted order): their names, each column's slot numbers, every row's slot."""
+    slot_names: list = []
+    slots, slot_of_row = [], []
+    for s in names:
+        c = s.cat.codes.to_numpy().astype(np.int64)
+        used = np.flatnonzero(np.bincount(c, minlength=len(s.cat.categories)))
+        loc = np.full(len(s.cat.categories), -1, dtype=np.int64)
+        loc[used] = start + len(slot_names) + np.arange(len(used))
+        slots.append(loc[used])
+        slot_names.extend(np.asarray(s.cat.categories)[used].tolist())
+        slot_of_row.append(loc[c])
+    rows = np.concatenate(slot_of_row) if slot_of_row else np.zeros(0, np.int64)
+    return slot_names, slots, rows
 
-    The relevance sets of :class:`pbtools.measures.kernels.Topics` (``Topics.from_hist``). One
-    comparison pass per label value (labels are small integers), no index arrays.
-    """
-    top = int(lab.max()) if lab.size else -1
-    width = max(top, 0) + 1
-    acc = np.int32 if lab.shape[-1] < 2**31 else np.int64  # narrow accumulator: faster, exact
-    hist = [(lab == v).sum(axis=-1, dtype=acc) for v in range(width)]
-    return np.stack(hist, axis=-1).astype(np.int64)
+
+def _lengths(D: np.ndarray) -> np.ndarray:
+    """The longest rank of each ranking of ``D`` (runs × topics × L): one past its last
+    filled cell."""
+    filled = D[:, :, ::-1] >= 0
+    last = D.shape[2] - np.argmax(filled, axis=2)
+    return np.where(filled.any(axis=2), last, 0).astype(np.int32)
 
 
-def variant_histograms(base: np.ndarray, var: np.ndarray, cells: np.ndarray, n_variants: int):
-    """:func:`label_histograms` of ``n_variants`` variants of the labels ``base`` (T × U) that
-    each leave some documents unjudged: variant ``var[i]`` has cell ``cells[i]`` (flat
-    ``t · U + x``; each (variant, cell) once) unjudged, every other cell as in ``base``.
-    V × T × (max label of ``base`` + 1), from ``base``'s histogram and the removed cells alone
-    (no pass over V × T × U labels).
-
-    Examples
-    --------
-    >>> base = np.array([[1, 0, -1, 1]])
-    >>> h = variant_histograms(base, np.array([0, 0, 1]), np.array([0, 2, 1]), 3)
-    >>> lab = np.repeat(base[None], 3, axis=0)
-    >>> lab[0, 0, [0, 2]] = -1
-    >>> lab[1, 0, 1] = -1
-    >>> h.tolist() == label_histograms(lab).tolist(), h[:, 0].tolist()
-    (True, [[1, 1], [0, 2], [1, 2]])
-    """
-    T = base.shape[0]
-    h0 = label_histograms(base[None])[0]  # T × labels
-    width = h0.shape[1]
-    gone = base.reshape(-1)[cells].astype(np.int64)  # a cell unjudged already changes nothing
-    k = np.flatnonzero(gone >= 0)
-    key = np.asarray(var, np.int64)[k] * T + np.asarray(cells, np.int64)[k] // base.shape[1]
-    drop = np.bincount(key * width + gone[k], minlength=n_variants * T * width)
-    return h0[None] - drop.reshape(n_variants, T, width)
+def _find(keys: np.ndarray, order: np.ndarray | None, wanted: np.ndarray) -> np.ndarray:
+    """Positions in ``keys`` (distinct; sorted by ``order``, or sorted when None) of
+    ``wanted``; −1 where absent."""
+    srt = keys if order is None else keys[order]
+    if not len(srt):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    pc = np.minimum(np.searchsorted(srt, wanted), len(srt) - 1)
+    hit = srt[pc] == wanted
+    pc = pc if order is None else order[pc]
+    return np.where(hit, pc, -1).astype(np.int64)
 
 
 class DenseRuns:
@@ -153,24 +162,23 @@ class DenseRuns:
     judged documents no encoded run retrieved (R of AP, the ideal ranking of nDCG).
     """
 
-    def __init__(self, frames: Sequence[pd.DataFrame], qrels: Sequence[pd.DataFrame] = ()):
+    def __init__(
+        self,
+        frames: Sequence[pd.DataFrame],
+        qrels: Sequence[pd.DataFrame] = (),
+        topics: pd.Index | None = None,
+    ):
         frames, qrels = list(frames), list(qrels)
         cols = {c: [encode(f[c]) for f in frames] for c in ("name", "qid", "docno")}
         qcols = {c: [encode(q[c]) for q in qrels] for c in ("qid", "docno")}
-        self.qids = _union([s.cat.categories for s in cols["qid"] + qcols["qid"]], sort=True)
+        qid_sets = [s.cat.categories for s in cols["qid"] + qcols["qid"]]
+        if topics is not None:  # topics of runs to be added later (:meth:`extended`)
+            qid_sets.append(pd.Index(encode(pd.Series(topics)).cat.categories))
+        self.qids = _union(qid_sets, sort=True)
         self.docs, gcodes, self._doc_maps = _union_codes(cols["docno"] + qcols["docno"])
         T, NG = len(self.qids), max(len(self.docs), 1)
-        slot_names, slot_of_row, self._slots = [], [], []
-        for s in cols["name"]:
-            c = s.cat.codes.to_numpy().astype(np.int64)
-            used = np.flatnonzero(np.bincount(c, minlength=len(s.cat.categories)))
-            loc = np.full(len(s.cat.categories), -1, dtype=np.int64)
-            loc[used] = len(slot_names) + np.arange(len(used))
-            self._slots.append(loc[used])
-            slot_names.extend(np.asarray(s.cat.categories)[used].tolist())
-            slot_of_row.append(loc[c])
+        slot_names, self._slots, r = _slot_rows(cols["name"], 0)
         self.names = pd.Index(slot_names, dtype="str")
-        r = np.concatenate(slot_of_row) if slot_of_row else np.zeros(0, np.int64)
         t = np.concatenate([mapped_codes(s, self.qids) for s in cols["qid"]] or [r[:0]])
         g = np.concatenate(gcodes[: len(frames)] or [r[:0]])
         qt = [mapped_codes(s, self.qids) for s in qcols["qid"]]
@@ -187,6 +195,7 @@ class DenseRuns:
         else:
             self.universe, inv = np.unique(both, return_inverse=True)
             inv = inv.ravel()[: len(key)]
+        self._sorted = None  # the universe is sorted: local ids in key order
         self.tstart = np.searchsorted(self.universe, np.arange(T + 1) * NG)
         local = inv - self.tstart[t]
         R = len(self.names)
@@ -196,10 +205,13 @@ class DenseRuns:
         self.D = np.full((R, T, self.L), -1, dtype=np.int32)
         rt = r * T + t  # flat (run, topic) cell: scatters into flat views
         self.D.reshape(-1)[rt * self.L + (rank - 1)] = local
-        # the longest rank of each ranking: one past its last filled cell of D
-        filled = self.D[:, :, ::-1] >= 0
-        last = self.L - np.argmax(filled, axis=2)
-        self.length = np.where(filled.any(axis=2), last, 0).astype(np.int32)
+        self.length = _lengths(self.D)
+        self._index_ranks(rt, local, rank)
+
+    def _index_ranks(self, rt: np.ndarray, local: np.ndarray, rank: np.ndarray) -> None:
+        """The rank lookup of :meth:`rank` from every entry (flat (run, topic) cell ``rt``,
+        local doc, rank): the dense table RK, or sorted keys when it would be too big."""
+        R, T = self.R, self.T
         rdt = np.int16 if self.L < 2**15 else np.int32
         if R * T * (self.U + 1) * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
             # one leading column of zeros: the padding doc −1 reads rank 0 (no masking pass)
@@ -211,6 +223,101 @@ class DenseRuns:
             k = rt * self.U + local
             o = np.argsort(k)
             self._keys, self._vals = k[o], rank[o].astype(np.int32)
+
+    def extended(self, frames: Sequence[pd.DataFrame]) -> DenseRuns | None:
+        """This encoding with the runs of ``frames`` added, each frame's runs with slots of
+        their own after this encoding's (``slots(len(self frames) + i)``); ``self`` unchanged.
+
+        What this encoding holds keeps its slots, topics and local ids: a document the added
+        runs retrieve that the topic's universe lacks gets the next local id of that topic
+        (in the order of its document code), ``L`` grows to the longest added ranking and
+        ``U`` to the largest universe. None when the runs answer a topic this encoding does
+        not have (topic numbers would move: build an encoding with them, ``topics=``).
+
+        Examples
+        --------
+        >>> run = pd.DataFrame({"name": "p", "qid": "1", "docno": ["x", "y"], "rank": [1, 2]})
+        >>> enc = DenseRuns([run])
+        >>> new = pd.DataFrame({"name": "u", "qid": "1", "docno": ["z", "x", "w"],
+        ...                     "rank": [1, 2, 3]})
+        >>> ext = enc.extended([new])
+        >>> ext.slots(1).tolist(), ext.D[1, 0].tolist(), ext.rank(0, 0, [0, 2, 3]).tolist()
+        ([1], [3, 0, 2], [1, 0, 0])
+        >>> enc.extended([new.assign(qid="2")]) is None
+        True
+        """
+        frames = list(frames)
+        cols = {c: [encode(f[c]) for f in frames] for c in ("name", "qid", "docno")}
+        ts = [mapped_codes(s, self.qids) for s in cols["qid"]]
+        if any((x < 0).any() for x in ts):
+            return None
+        out = copy.copy(self)
+        T, R0, NG0 = self.T, self.R, self.NG
+        out.docs, gcodes, _ = _union_codes(cols["docno"], self.docs, self._doc_maps)
+        out.NG = NG = max(len(out.docs), 1)
+        names, slots, r = _slot_rows(cols["name"], R0)
+        out.names = self.names.append(pd.Index(names, dtype="str"))
+        out._slots = [*self._slots, *slots]
+        out.R = R = R0 + len(names)
+        t = np.concatenate(ts or [r[:0]])
+        g = np.concatenate(gcodes or [r[:0]])
+        rank = np.concatenate([f["rank"].to_numpy().astype(np.int64) for f in frames] or [r[:0]])
+        # the universe in local order, keyed over the grown document dictionary
+        uni = self.universe
+        if NG != NG0:
+            uni = (uni // NG0) * NG + uni % NG0
+        key = t * NG + g
+        pos = _find(uni, self._order(), key)
+        known = pos >= 0
+        local = np.where(known, pos - self.tstart[t], 0)
+        fresh = np.unique(key[~known])  # (topic, doc) pairs new to the universe, sorted
+        ft = fresh // NG
+        n_old = np.diff(self.tstart)
+        first = np.searchsorted(fresh, np.arange(T) * NG)
+        fresh_local = n_old[ft] + np.arange(len(fresh)) - first[ft]
+        local[~known] = fresh_local[np.searchsorted(fresh, key[~known])]
+        grow = np.concatenate([[0], np.cumsum(np.bincount(ft, minlength=T))])
+        out.tstart = self.tstart + grow
+        out.universe = np.empty(len(uni) + len(fresh), dtype=np.int64)
+        old_t = np.repeat(np.arange(T), n_old)
+        out.universe[np.arange(len(uni)) + grow[old_t]] = uni
+        out.universe[out.tstart[ft] + fresh_local] = fresh
+        out._sorted = False if len(fresh) else self._sorted  # a sorted copy when looked up
+        out.U = max(int(np.diff(out.tstart).max()) if T else 0, 1)
+        out.L = max(self.L, int(rank.max()) if len(rank) else 0)
+        out.D = np.full((R, T, out.L), -1, dtype=np.int32)
+        out.D[:R0, :, : self.L] = self.D
+        rt = r * T + t
+        out.D.reshape(-1)[rt * out.L + (rank - 1)] = local
+        out.length = np.concatenate([self.length, _lengths(out.D[R0:])])
+        rdt = np.int16 if out.L < 2**15 else np.int32
+        if self.RK is not None and self.RK.dtype == rdt:
+            if R * T * (out.U + 1) * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
+                out.RK = np.zeros((R, T, out.U + 1), dtype=rdt)
+                out.RK[:R0, :, : self.U + 1] = self.RK
+                out.RK.reshape(-1)[rt * (out.U + 1) + (local + 1)] = rank
+                return out
+        elif self.RK is None:  # sorted keys: the new slots' keys are larger than the old
+            old = self._keys
+            if out.U != self.U:  # re-keyed over the wider universe, still sorted
+                old = (old // self.U) * out.U + old % self.U
+            k = rt * out.U + local
+            o = np.argsort(k)
+            out._keys = np.concatenate([old, k[o]])
+            out._vals = np.concatenate([self._vals, rank[o].astype(np.int32)])
+            return out
+        # the rank table changes form: rebuilt from every entry of D
+        rr, tt, ii = np.nonzero(out.D >= 0)
+        out._index_ranks(rr * T + tt, out.D[rr, tt, ii].astype(np.int64), ii + 1)
+        return out
+
+    def _order(self) -> np.ndarray | None:
+        """The order sorting :attr:`universe` (None: it is sorted); computed once."""
+        if self._sorted is None:
+            return None
+        if self._sorted is False:
+            self._sorted = np.argsort(self.universe, kind="stable")
+        return self._sorted
 
     def slots(self, frame: int = 0) -> np.ndarray:
         """Slot numbers of frame ``frame``'s runs (in sorted name order)."""
@@ -250,11 +357,8 @@ class DenseRuns:
         t = mapped_codes(encode(qid), self.qids)
         g = self._doc_codes(encode(docno))
         ok = (t >= 0) & (g >= 0)
-        key = np.where(ok, t * self.NG + g, -1)
-        pos = np.searchsorted(self.universe, key)
-        pc = np.minimum(pos, max(len(self.universe) - 1, 0))
-        hit = ok & (self.universe[pc] == key) if len(self.universe) else ok & False
-        x = np.where(hit, pc - self.tstart[np.maximum(t, 0)], -1)
+        pos = _find(self.universe, self._order(), np.where(ok, t * self.NG + g, -1))
+        x = np.where(ok & (pos >= 0), pos - self.tstart[np.maximum(t, 0)], -1)
         return t, x
 
     def labels(
