@@ -24,6 +24,7 @@ import pandas as pd
 from pbtools.engine.dense import DenseRuns, label_histograms, variant_histograms
 from pbtools.engine.problem import Problem
 from pbtools.engine.units import PairSpec, unit_map
+from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.topics import topics_mode
 
@@ -316,7 +317,7 @@ class FittedPool:
         U = ranked(new)
         key, depth, orgs = self.key, self.depth, self.orgs
         if self.keyed and key not in U.columns:
-            raise ValueError(f"qrels have a {key!r} column: the runs to score need one too")
+            raise InputError(f"qrels have a {key!r} column: the runs to score need one too")
         enc = self.enc.extended([U])
         if enc is None:  # topics the pool lacks: a pool with them (topic numbers stay sorted)
             pool = FittedPool(self.S, self.qrels, depth=depth, orgs=orgs, key=key, topics=U.qid)
@@ -330,13 +331,13 @@ class FittedPool:
         hist = None
         names_all = sorted(set(s_names) | set(u_names))
         if leave_out == "org" and orgs is None:
-            raise ValueError("leave_out='org' needs orgs (name, org)")
+            raise InputError("leave_out='org' needs orgs (name, org)")
         # the unit a run is withdrawn with; R_p under rp="org" is the pool without that unit
         unit = unit_map(names_all, leave_out or "run", orgs if leave_out == "org" else None)
         if self.keyed:
             umap = U[["name", key]].drop_duplicates("name")
             if umap["name"].duplicated().any():
-                raise ValueError("a run to score is assigned to several qrels variants")
+                raise InputError("a run to score is assigned to several qrels variants")
             var_of = dict(zip(umap["name"].astype(str), umap[key].astype(str), strict=True))
             u_var = var_names.get_indexer(pd.Index([var_of[n] for n in u_names], dtype="str"))
             if (u_var < 0).any():  # a variant the qrels do not have: nothing is judged
@@ -353,7 +354,7 @@ class FittedPool:
             truth_var = 1
         else:
             if leave_out not in ("run", "org"):
-                raise ValueError(f"leave_out must be None, 'run' or 'org', got {leave_out!r}")
+                raise InputError(f"leave_out must be None, 'run' or 'org', got {leave_out!r}")
             pooled_units, owners = self.owners(leave_out)
             units = pd.Index(sorted({unit[n] for n in u_names}), dtype="str")
             left = pooled_units.get_indexer(units)
@@ -376,7 +377,7 @@ class FittedPool:
             pair_u, pair_p = pu[ok][order], s_slots[pp[ok][order]]
         else:
             if rp not in ("org", "run"):
-                raise ValueError(f"rp must be 'org' or 'run', got {rp!r}")
+                raise InputError(f"rp must be 'org' or 'run', got {rp!r}")
             # R_p: the pooled runs of another unit (rp="org") or every other run (rp="run")
             key_of = unit if rp == "org" else {n: n for n in names_all}
             spec = PairSpec.from_labels(
