@@ -138,8 +138,8 @@ PACKED_ROWS = 1 << 14
 @dataclass
 class PackedIds:
     """A file's ids encoded by :func:`pbtools.packed.encode`: ``keys`` (the distinct ids as
-    sorted packed words) and ``indices`` (int32). Reads like a ``pa.DictionaryArray``
-    (``dictionary``, ``indices``, ``len``) where the readers use one."""
+    sorted packed keys, one or two words each) and ``indices`` (int32). Reads like a
+    ``pa.DictionaryArray`` (``dictionary``, ``indices``, ``len``) where the readers use one."""
 
     keys: np.ndarray
     indices: np.ndarray
@@ -153,12 +153,14 @@ class PackedIds:
 
 
 def encode_ids(ids: pa.Array):
-    """A file's docnos dictionary-encoded: ids of up to 8 bytes in a file of
-    :data:`PACKED_ROWS` rows or more by one integer sort (:class:`PackedIds`: Arrow's hash
-    table misses the cache once it holds millions of ids, 2.9 M passage ids of an MS
-    MARCO-sized file: 1.3 s CPU against 0.7 s; and the files' dictionaries are then merged by
-    one integer sort, :func:`pbtools.packed.union`, not hashed again: 10 files of 100,000
-    rows, read_runs 0.95 → 0.55 s CPU), anything else by ``pyarrow.compute.dictionary_encode``."""
+    """A file's docnos dictionary-encoded: ids of up to 16 bytes in a file of
+    :data:`PACKED_ROWS` rows or more by integer sorts (:class:`PackedIds`,
+    :func:`pbtools.packed.encode`: Arrow's hash table misses the cache once it holds millions
+    of ids, 2.9 M passage ids of an MS MARCO-sized file: 1.3 s CPU against 0.7 s; and the
+    files' dictionaries are then merged by one integer sort, :func:`pbtools.packed.union`,
+    not hashed again: 10 files of 100,000 rows, read_runs 0.95 → 0.55 s CPU; TREC-2's 38
+    files, whose docnos take two words, 0.41 → 0.05 s), anything else by
+    ``pyarrow.compute.dictionary_encode``."""
     enc = packed.encode(ids) if len(ids) >= PACKED_ROWS else None
     if enc is None:
         return pc.dictionary_encode(ids)
