@@ -233,3 +233,23 @@ def test_help_and_version_import_no_pandas():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[0, 0] []"
+
+
+def test_encode_topics_is_dictionary_encode():
+    """Topics in blocks (encoded by their first rows), a topic in two blocks, no blocks at
+    all, one row: the dictionary and indices of pc.dictionary_encode."""
+    from pbtools.io.parse import encode_topics
+
+    rng = np.random.default_rng(4)
+    topics = [str(t) for t in rng.permutation(300)]
+    cases = [
+        np.repeat(topics[:40], rng.integers(5, 30, size=40)),
+        np.repeat(topics[:20] + topics[:5], 12),  # a topic seen again later
+        rng.choice(topics, size=2000),  # no blocks: the plain encoding
+        np.array(["7"]),
+    ]
+    for q in cases:
+        arr = pa.array(q.tolist()).slice(0)
+        got, ref = encode_topics(arr), pc.dictionary_encode(arr)
+        assert got.dictionary.equals(ref.dictionary)
+        assert got.indices.equals(ref.indices)
