@@ -71,7 +71,7 @@ def check_encoding(strings: pa.Array, keys: np.ndarray, idx: np.ndarray) -> None
 
 
 @pytest.mark.parametrize("alphabet", ["0123456789", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123-_"])
-def test_sort_order_compacted_and_not(alphabet):
+def test_sort_order_compacted_and_not(alphabet, monkeypatch):
     """Keys that compact (the row number fits beside them) and keys that do not (np.argsort;
     two-word keys: None) sort and encode alike."""
     rng = np.random.default_rng(len(alphabet))
@@ -79,6 +79,7 @@ def test_sort_order_compacted_and_not(alphabet):
     arr = pa.array(rng.choice(ids, size=5000))
     key = packed.words(arr, max_words=1)
     assert packed.compact(key, 13) is not None
+    monkeypatch.setattr(packed, "COMPACT_ROWS", 1)  # compacted, not np.argsort
     order = packed.sort_order(key)
     assert np.all(np.diff(key[0][order].astype(np.float64)) >= 0)
     assert np.array_equal(key[0][order], np.sort(key[0]))
@@ -88,6 +89,8 @@ def test_sort_order_compacted_and_not(alphabet):
     assert packed.compact(wide, 15) is None
     assert np.array_equal(wide[0][packed.sort_order(wide)], np.sort(wide[0]))
     assert packed.sort_order([wide[0], wide[0]]) is None
+    monkeypatch.setattr(packed, "COMPACT_ROWS", 1 << 20)  # np.argsort: the same encoding
+    check_encoding(arr, *packed.encode(arr))
 
 
 def test_two_word_keys_and_mixed_union():
