@@ -136,6 +136,10 @@ def assemble_runs(
             do[:] = do[o]
             np.take(ranked, o, out=score[a:b])
         rank[a:b] = ranks_from_starts(group_starts(qo))
+        # the file's columns are in the frame now: its own go, so that the frame's pages
+        # (np.empty: resident once written) replace them instead of adding to them (MS MARCO
+        # shape, first 10 M rows: peak RSS of read_runs 708 → 682 MiB)
+        parts[i].qid = parts[i].docno = parts[i].score = None
 
     parse_many(list(fast), fill)  # in the thread pool
     if sorted_slow is not None:
