@@ -135,41 +135,37 @@ def pytrec_evaluate(qrel, runs):
 
 def breakdown_child(track: str, lenient: bool) -> None:
     """The steps of ``pbtools evaluate`` (``pbtools/cli/evaluate.py``) timed one by one; prints
-    a JSON object of seconds."""
-    t0 = time.perf_counter()
+    a JSON object: each step's wall seconds (``wall``) and CPU seconds of the process, every
+    thread (``cpu``)."""
+    marks = [(time.perf_counter(), time.process_time())]
     import pbtools.cli  # noqa: F401  (what `python -m pbtools` imports)
     from pbtools import io
     from pbtools import measures as m
     from pbtools.cli.common import emit
 
-    t1 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     warnings.simplefilter("ignore")
     qrels_file, run_dir = track_files(Path(track))
     qrels = io.read_qrels(qrels_file, lenient=lenient)
     runs = io.read_runs(run_dir, lenient=lenient)
-    t2 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     per = m.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
-    t3 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     avg = m.aggregate(per, qrels=qrels)
-    t4 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     with open(os.devnull, "w") as null:
         stdout, sys.stdout = sys.stdout, null
         try:
             emit(avg.pb.wide(), "table", None)
         finally:
             sys.stdout = stdout
-    t5 = time.perf_counter()
-    print(
-        json.dumps(
-            {
-                "import": t1 - t0,
-                "parse": t2 - t1,
-                "evaluate": t3 - t2,
-                "aggregate": t4 - t3,
-                "write": t5 - t4,
-            }
-        )
-    )
+    marks.append((time.perf_counter(), time.process_time()))
+    steps = ("import", "parse", "evaluate", "aggregate", "write")
+    out = {
+        kind: {k: marks[i + 1][j] - marks[i][j] for i, k in enumerate(steps)}
+        for j, kind in enumerate(("wall", "cpu"))
+    }
+    print(json.dumps(out))
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,21 +227,25 @@ def whole_process(shape: str, track: Path, repeat: int) -> dict:
     ]
     for cmd in (pb, te, bd):  # warm-up (page cache, .pyc files)
         child(cmd)
-    rec: dict = {k: [] for k in ("pb", "te", "pb_rss", "te_rss", "pb_cpu", "te_cpu", "stages")}
+    keys = ("pb", "te", "pb_rss", "te_rss", "pb_cpu", "te_cpu", "stages", "stage_cpu")
+    rec: dict = {k: [] for k in keys}
     for _ in range(repeat):
         for key, cmd in (("pb", pb), ("te", te)):
             wall, rss, _, cpu = child(cmd)
             rec[key].append(wall)
             rec[f"{key}_rss"].append(rss)
             rec[f"{key}_cpu"].append(cpu)
-        wall, _, out, _ = child(bd)
-        stages = json.loads(out)
+        wall, _, out, cpu = child(bd)
+        steps = json.loads(out)
+        stages = steps["wall"]
         stages["start-up and exit"] = max(wall - sum(stages.values()), 0.0)
         rec["stages"].append(stages)
-    med = {k: statistics.median(v) for k, v in rec.items() if k != "stages"}
-    med["stages"] = {
-        k: statistics.median(s[k] for s in rec["stages"]) for k in rec["stages"][0].keys()
-    }
+        cpus = steps["cpu"]
+        cpus["start-up and exit"] = max(cpu - sum(cpus.values()), 0.0)
+        rec["stage_cpu"].append(cpus)
+    med = {k: statistics.median(v) for k, v in rec.items() if k not in ("stages", "stage_cpu")}
+    for key in ("stages", "stage_cpu"):
+        med[key] = {k: statistics.median(s[k] for s in rec[key]) for k in rec[key][0].keys()}
     return med
 
 
@@ -321,7 +321,6 @@ def report_whole(shape: str, track: Path, repeat: int) -> None:
     rows = table.num_rows
     del table
     med = whole_process(shape, track, repeat)
-    st = med["stages"]
     ratio = med["pb"] / med["te"]
     mem = med["pb_rss"] / arrow
     print(
@@ -339,9 +338,11 @@ def report_whole(shape: str, track: Path, repeat: int) -> None:
         "(target ≤ 0.5; the CPU ratio is the steadier on a shared machine)"
     )
     print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
-    parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
-    share = st["parse"] / sum(st.values())
-    print(f"  pbtools stages (s, medians): {parts}; parse is {share:.0%} of the process")
+    for key, label in (("stages", "wall"), ("stage_cpu", "CPU")):
+        st = med[key]
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
+        share = st["parse"] / sum(st.values())
+        print(f"  pbtools stages ({label} s, medians): {parts}; parse {share:.0%} of the process")
 
 
 def _load() -> str:
