@@ -2,9 +2,12 @@
 
 Fourteen measures that both tools compute identically (trec_eval names in brackets): P@5, P@10,
 P@15, P@20, P@30, P@100, P@200, P@500, P@1000 (``P``), AP (``map``), nDCG (``ndcg``), Bpref
-(``bpref``), Rprec (``Rprec``), RR (``recip_rank``). Two track shapes (``benchmarks/shapes.py``):
-``trec2`` (TREC-2 ad hoc, 38 gzipped runs, 1.82 M lines, dirty: ``--lenient``) and ``synth127``
-(127 runs × 34 topics × 1,000 documents, tab-separated, clean). For each shape it prints:
+(``bpref``), Rprec (``Rprec``), RR (``recip_rank``). The track shapes of ``benchmarks/shapes.py``:
+``trec2`` (TREC-2 ad hoc, 38 gzipped runs, 1.82 M lines, dirty: ``--lenient``), ``synth127``
+(127 runs × 34 topics × 1,000 documents, tab-separated, clean), ``synth129`` (129 × 50 ×
+1,000), ``synth63`` (63 runs × 477 topics × 100, qrels on 53 topics) and ``msmarco`` (10 runs ×
+6,980 topics × 500, 34.9 M lines; use ``--whole-only``), all strict but TREC-2 (issue 30,
+item 1). For each shape it prints:
 
 * **whole process** (issue 15, items 2 and 5): ``python -m pbtools evaluate QRELS RUNS_DIR -m …``
   (``--lenient`` on TREC-2) against the C baseline, pytrec_eval-terrier as a whole process with
@@ -27,7 +30,7 @@ P@15, P@20, P@30, P@100, P@200, P@500, P@1000 (``P``), AP (``map``), nDCG (``ndc
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
-Usage: ``python benchmarks/evaluate_speed.py [--shape trec2|synth127|both] [--repeat 5]``
+Usage: ``python benchmarks/evaluate_speed.py [--shape NAME|both|all] [--repeat 5] [--whole-only]``
 (``--track DIR`` evaluates another track directory with the in-process figures only).
 """
 
@@ -53,7 +56,8 @@ CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 PB_MEASURES = [f"P@{n}" for n in CUTOFFS] + ["AP", "nDCG", "Bpref", "Rprec", "RR"]
 TE_MEASURES = {"P", "map", "ndcg", "bpref", "Rprec", "recip_rank"}
 TE_KEYS = [f"P_{n}" for n in CUTOFFS] + ["map", "ndcg", "bpref", "Rprec", "recip_rank"]
-LENIENT = {"trec2": True, "synth127": False}
+#: the shapes read with ``--lenient`` (TREC-2's dirty files); every other shape is read strict
+LENIENT = {"trec2": True}
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,41 +135,37 @@ def pytrec_evaluate(qrel, runs):
 
 def breakdown_child(track: str, lenient: bool) -> None:
     """The steps of ``pbtools evaluate`` (``pbtools/cli/evaluate.py``) timed one by one; prints
-    a JSON object of seconds."""
-    t0 = time.perf_counter()
+    a JSON object: each step's wall seconds (``wall``) and CPU seconds of the process, every
+    thread (``cpu``)."""
+    marks = [(time.perf_counter(), time.process_time())]
     import pbtools.cli  # noqa: F401  (what `python -m pbtools` imports)
     from pbtools import io
     from pbtools import measures as m
     from pbtools.cli.common import emit
 
-    t1 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     warnings.simplefilter("ignore")
     qrels_file, run_dir = track_files(Path(track))
     qrels = io.read_qrels(qrels_file, lenient=lenient)
     runs = io.read_runs(run_dir, lenient=lenient)
-    t2 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     per = m.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
-    t3 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     avg = m.aggregate(per, qrels=qrels)
-    t4 = time.perf_counter()
+    marks.append((time.perf_counter(), time.process_time()))
     with open(os.devnull, "w") as null:
         stdout, sys.stdout = sys.stdout, null
         try:
             emit(avg.pb.wide(), "table", None)
         finally:
             sys.stdout = stdout
-    t5 = time.perf_counter()
-    print(
-        json.dumps(
-            {
-                "import": t1 - t0,
-                "parse": t2 - t1,
-                "evaluate": t3 - t2,
-                "aggregate": t4 - t3,
-                "write": t5 - t4,
-            }
-        )
-    )
+    marks.append((time.perf_counter(), time.process_time()))
+    steps = ("import", "parse", "evaluate", "aggregate", "write")
+    out = {
+        kind: {k: marks[i + 1][j] - marks[i][j] for i, k in enumerate(steps)}
+        for j, kind in enumerate(("wall", "cpu"))
+    }
+    print(json.dumps(out))
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,13 +188,14 @@ p = subprocess.Popen(sys.argv[1:], stderr=subprocess.DEVNULL)
 _, status, usage = os.wait4(p.pid, 0)
 wall = time.perf_counter() - t0
 sys.stdout.flush()
-print(f"\\n@@measure {os.waitstatus_to_exitcode(status)} {wall!r} {usage.ru_maxrss}")
+cpu = usage.ru_utime + usage.ru_stime
+print(f"\\n@@measure {os.waitstatus_to_exitcode(status)} {wall!r} {usage.ru_maxrss} {cpu!r}")
 """
 
 
-def child(cmd: list[str]) -> tuple[float, float, str]:
+def child(cmd: list[str]) -> tuple[float, float, str, float]:
     """Run ``cmd`` from a small spawning process; (wall seconds, its peak RSS in MiB, its
-    standard output)."""
+    standard output, its CPU seconds: user + system, all threads)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     # bytecode is cached as in any installation (the warm-up writes it), even where the
     # environment turns that off: compiling pbtools' modules on every start is not its speed
@@ -203,10 +204,10 @@ def child(cmd: list[str]) -> tuple[float, float, str]:
         [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True
     ).stdout.decode()
     out, _, measure = out.rpartition("\n@@measure ")
-    code, wall, rss = measure.split()
+    code, wall, rss, cpu = measure.split()
     if int(code) != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} … failed with exit status {code}")
-    return float(wall), int(rss) / 1024, out
+    return float(wall), int(rss) / 1024, out, float(cpu)
 
 
 def whole_process(shape: str, track: Path, repeat: int) -> dict:
@@ -215,25 +216,36 @@ def whole_process(shape: str, track: Path, repeat: int) -> dict:
     run_files = [str(p) for p in sorted(run_dir.iterdir()) if p.name.startswith("input.")]
     ms = [a for name in PB_MEASURES for a in ("-m", name)]
     pb = [sys.executable, "-m", "pbtools", "evaluate", str(qrels_file), str(run_dir), *ms]
-    pb += ["--lenient"] if LENIENT[shape] else []
+    pb += ["--lenient"] if LENIENT.get(shape, False) else []
     te = [sys.executable, __file__, "--pytrec-child", str(qrels_file), *run_files]
-    bd = [sys.executable, __file__, "--breakdown-child", str(track), str(int(LENIENT[shape]))]
+    bd = [
+        sys.executable,
+        __file__,
+        "--breakdown-child",
+        str(track),
+        str(int(LENIENT.get(shape, False))),
+    ]
     for cmd in (pb, te, bd):  # warm-up (page cache, .pyc files)
         child(cmd)
-    rec: dict = {"pb": [], "te": [], "pb_rss": [], "te_rss": [], "stages": []}
+    keys = ("pb", "te", "pb_rss", "te_rss", "pb_cpu", "te_cpu", "stages", "stage_cpu")
+    rec: dict = {k: [] for k in keys}
     for _ in range(repeat):
         for key, cmd in (("pb", pb), ("te", te)):
-            wall, rss, _ = child(cmd)
+            wall, rss, _, cpu = child(cmd)
             rec[key].append(wall)
             rec[f"{key}_rss"].append(rss)
-        wall, _, out = child(bd)
-        stages = json.loads(out)
+            rec[f"{key}_cpu"].append(cpu)
+        wall, _, out, cpu = child(bd)
+        steps = json.loads(out)
+        stages = steps["wall"]
         stages["start-up and exit"] = max(wall - sum(stages.values()), 0.0)
         rec["stages"].append(stages)
-    med = {k: statistics.median(v) for k, v in rec.items() if k != "stages"}
-    med["stages"] = {
-        k: statistics.median(s[k] for s in rec["stages"]) for k in rec["stages"][0].keys()
-    }
+        cpus = steps["cpu"]
+        cpus["start-up and exit"] = max(cpu - sum(cpus.values()), 0.0)
+        rec["stage_cpu"].append(cpus)
+    med = {k: statistics.median(v) for k, v in rec.items() if k not in ("stages", "stage_cpu")}
+    for key in ("stages", "stage_cpu"):
+        med[key] = {k: statistics.median(s[k] for s in rec[key]) for k in rec[key][0].keys()}
     return med
 
 
@@ -309,20 +321,28 @@ def report_whole(shape: str, track: Path, repeat: int) -> None:
     rows = table.num_rows
     del table
     med = whole_process(shape, track, repeat)
-    st = med["stages"]
     ratio = med["pb"] / med["te"]
     mem = med["pb_rss"] / arrow
     print(
         f"{shape}: {rows:,} run lines, Arrow size of the runs {arrow:.1f} MiB; whole process, "
         f"medians of {repeat} alternating runs after a warm-up; load average {_load()}"
     )
-    print(f"  pbtools evaluate  {med['pb']:7.3f} s  peak RSS {med['pb_rss']:6.0f} MiB")
-    print(f"  pytrec_eval       {med['te']:7.3f} s  peak RSS {med['te_rss']:6.0f} MiB")
-    print(f"  pbtools / pytrec_eval whole process: {ratio:.2f}  (target ≤ 0.5)")
+    for key, label in (("pb", "pbtools evaluate"), ("te", "pytrec_eval")):
+        print(
+            f"  {label:<17} {med[key]:7.3f} s wall  {med[key + '_cpu']:7.3f} s CPU  "
+            f"peak RSS {med[key + '_rss']:6.0f} MiB"
+        )
+    cpu_ratio = med["pb_cpu"] / med["te_cpu"]
+    print(
+        f"  pbtools / pytrec_eval whole process: {ratio:.2f} wall, {cpu_ratio:.2f} CPU  "
+        "(target ≤ 0.5; the CPU ratio is the steadier on a shared machine)"
+    )
     print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
-    parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
-    share = st["parse"] / sum(st.values())
-    print(f"  pbtools stages (s, medians): {parts}; parse is {share:.0%} of the process")
+    for key, label in (("stages", "wall"), ("stage_cpu", "CPU")):
+        st = med[key]
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
+        share = st["parse"] / sum(st.values())
+        print(f"  pbtools stages ({label} s, medians): {parts}; parse {share:.0%} of the process")
 
 
 def _load() -> str:
@@ -346,7 +366,9 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore", TrecFormatWarning)  # the lenient repairs are known
     warnings.simplefilter("ignore", measures.CoverageWarning)  # rutcomb1/rutfmed: 25/24 topics
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", choices=("trec2", "synth127", "both"), default="both")
+    from shapes import SHAPES
+
+    ap.add_argument("--shape", choices=(*SHAPES, "both", "all"), default="both")
     ap.add_argument("--track", type=Path, help="another track directory (in-process figures)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument(
@@ -361,11 +383,12 @@ def main(argv=None) -> int:
         return 0
     from shapes import shape as shape_dir
 
-    for name in ("trec2", "synth127") if args.shape == "both" else (args.shape,):
+    groups = {"both": ("trec2", "synth127"), "all": SHAPES}
+    for name in groups.get(args.shape, (args.shape,)):
         track = shape_dir(name)
         report_whole(name, track, args.repeat)
         if not args.whole_only:
-            in_process(track, LENIENT[name], args.repeat, name)
+            in_process(track, LENIENT.get(name, False), args.repeat, name)
         print()
     return 0
 
