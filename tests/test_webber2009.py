@@ -286,7 +286,7 @@ def test_webber_vectorised_adjustment_matches_library():
     rng = np.random.default_rng(0)
     t = rng.random(30)
     u = t * rng.random(30)
-    masks = webber._topic_masks(rng, 30, 7, 4)
+    masks = webber.topic_masks(rng, 30, 7, 4)
     assert (masks.sum(axis=1) == 7).all()
     est = webber.common_topic_estimates(t, u, masks)
     qids = [f"{i:03d}" for i in range(30)]
