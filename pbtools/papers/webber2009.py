@@ -76,7 +76,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from pbtools import grid, stats
+from pbtools import grid, measures, stats
 from pbtools.errors import InputError
 from pbtools.frames import unify
 from pbtools.papers import common as _common
@@ -92,6 +92,7 @@ from pbtools.papers.webber2009_report import (  # noqa: F401  (public here as be
 )
 from pbtools.papers.webber2009_sample import (  # noqa: F401  (public here as before)
     common_topic_estimates,
+    sample_measures,
     sample_task,
     topic_masks,
 )
@@ -209,9 +210,11 @@ def run_track(
     qrels = qrels.copy()
     for col in ("qid", "docno"):
         pooled_runs[col], qrels[col] = unify(pooled_runs[col], qrels[col])
+    m_raw = sample_measures(pool_depth, rbp_p)[0]
     shared = dict(
         runs=pooled_runs,
         top=top_rows(pooled_runs, pool_depth).reset_index(drop=True),
+        true=measures.evaluate(pooled_runs, qrels, [m_raw], per_topic=True),
         qrels=qrels,
         pooled=pooled,
         pool_depth=pool_depth,

@@ -35,6 +35,23 @@ def common_topic_estimates(t: np.ndarray, x: np.ndarray, masks: np.ndarray) -> d
     }
 
 
+def sample_measures(pool_depth: int, rbp_p: float) -> tuple[str, str, str]:
+    """The measures a sample scores its run r with: RBP(p)@depth with unjudged documents
+    irrelevant, the same on condensed lists, and the share judged of its top ``pool_depth``."""
+    return (
+        measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0],
+        measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0],
+        f"Judged@{pool_depth}",
+    )
+
+
+def _by_topic(qids: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` (one per topic code of ``codes``) laid out on ``qids``, NaN where absent."""
+    out = np.full(len(qids), np.nan)
+    out[np.searchsorted(qids, codes)] = values
+    return out
+
+
 def sample_task(
     width: int,
     repeat: int,
@@ -42,6 +59,7 @@ def sample_task(
     *,
     runs,
     top,
+    true,
     qrels,
     pooled,
     pool_depth,
@@ -53,7 +71,9 @@ def sample_task(
     """One (width, repeat) system sample of Algorithm 3; see the module docstring.
 
     ``runs``: the pooled runs (whole rankings: a condensed list reaches below the pool depth);
-    ``top``: their top ``pool_depth`` (all that pooling and the Table 1 estimate need).
+    ``top``: their top ``pool_depth`` (all that pooling and the Table 1 estimate need);
+    ``true``: their per-topic scores on the full qrels (``name``, ``qid``, ``value``; the first
+    measure of :func:`sample_measures`), computed once for every sample.
     ``manual``: empty, or the manual runs: then r is drawn from them and S from the pooled
     runs that are not manual (Webber & Park's Table 1 right and Table 4).
     Returns ``sample`` (one row of ``samples.parquet``) and ``errors`` (``width``, ``repeat``,
@@ -71,20 +91,21 @@ def sample_task(
     run_r = runs[(runs["name"] == r).to_numpy()]
     runs_s = top[top["name"].isin(S).to_numpy()]
     q_s = pooling.repool(runs_s, qrels, pool_depth)
-    m_raw = measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0]
-    m_cond = measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0]
-    m_judged = f"Judged@{pool_depth}"
-    both = pd.concat(
-        [qrels.assign(condition="full"), q_s.assign(condition="pooled")], ignore_index=True
+    m_raw, m_cond, m_judged = sample_measures(pool_depth, rbp_p)
+    pt = measures.evaluate(run_r, q_s, [m_raw, m_cond, m_judged], per_topic=True)
+    # per topic (in the qid dictionary's order): the true score t, read from ``true`` (the
+    # run's scores on the full qrels, computed once), and on Q_S u (unjudged = irrelevant), c
+    # (condensed lists) and the share judged
+    true_r = true[(true["name"] == r).to_numpy()]
+    tq = true_r["qid"].cat.codes.to_numpy()
+    pq = pt["qid"].cat.codes.to_numpy()
+    qids = np.union1d(tq, pq)
+    t = _by_topic(qids, tq, true_r["value"].to_numpy())
+    meas = pt["measure"].astype("str").to_numpy()
+    u, c, judged = (
+        _by_topic(qids, pq[meas == m], pt["value"].to_numpy()[meas == m])
+        for m in (m_raw, m_cond, m_judged)
     )
-    pt = measures.evaluate(
-        run_r, both, [m_raw, m_cond, m_judged], keys=["condition"], per_topic=True
-    )
-    wide = pt.assign(key=pt["condition"].astype("str") + "|" + pt["measure"].astype("str"))
-    wide = wide.pivot_table(index="qid", columns="key", values="value", observed=True)
-    t = wide[f"full|{m_raw}"].to_numpy()
-    u = wide[f"pooled|{m_raw}"].to_numpy()
-    c = wide[f"pooled|{m_cond}"].to_numpy()
     est = corrections.estimate(
         runs_s,
         run_r[run_r["rank"].to_numpy() <= pool_depth],
@@ -107,43 +128,42 @@ def sample_task(
         "unadjusted": u.mean(),
         "condensed": c.mean(),
         "webber_runs": webber,
-        "judged_share": wide[f"pooled|{m_judged}"].mean(),
+        "judged_share": pd.Series(judged).mean(),  # over the topics Q_S judges (NaN skipped)
         # Eqs. 3-5: σ²_t (variance of the true scores) and σ²_a (MSE of the adjusted per-topic
         # scores x_i + A, A the true mean error: the variance of t − x)
         "var_true": t.var(),
         "mse_adjusted": (t - u).var(),
         "mse_adjusted_condensed": (t - c).var(),
     }
-    parts = [
-        pd.DataFrame(
-            {
-                "table": 1,
-                "lists": "irrelevant",
-                "common_topics": 0,
-                "estimator": ["unadjusted", "adjusted_runs"],
-                "sample": 0,
-                "true": t.mean(),
-                "estimate": [u.mean(), webber],
-            }
-        )
-    ]
+    # the rows of ``errors``, as columns: Table 1, then per n, table and estimator the J samples
+    cols: dict[str, list] = {k: [] for k in ("table", "lists", "common_topics", "estimator")}
+    sample_no, estimate = [np.zeros(2, dtype=np.int64)], [np.array([u.mean(), webber])]
+
+    def rows(k: int, table: int, lists: str, n: int, estimators) -> None:
+        cols["table"].append(np.full(k, table, dtype=np.int64))
+        cols["lists"].append(np.full(k, lists, dtype=object))
+        cols["common_topics"].append(np.full(k, n, dtype=np.int64))
+        cols["estimator"].append(np.asarray(estimators, dtype=object))
+
+    rows(2, 1, "irrelevant", 0, ["unadjusted", "adjusted_runs"])
     for n in common:
         n_eff = min(int(n), len(t) - 1)
         masks = topic_masks(rng, len(t), n_eff, topic_samples)
         for table, lists, x in ((2, "irrelevant", u), (3, "condensed", c)):
             for estimator, values in common_topic_estimates(t, x, masks).items():
-                parts.append(
-                    pd.DataFrame(
-                        {
-                            "table": table,
-                            "lists": lists,
-                            "common_topics": n_eff,
-                            "estimator": estimator,
-                            "sample": np.arange(topic_samples),
-                            "true": t.mean(),
-                            "estimate": values,
-                        }
-                    )
-                )
-    errors = pd.concat(parts, ignore_index=True).assign(width=width, repeat=repeat)
+                rows(topic_samples, table, lists, n_eff, [estimator] * topic_samples)
+                sample_no.append(np.arange(topic_samples))
+                estimate.append(values)
+    errors = pd.DataFrame(
+        {
+            **{k: np.concatenate(v) for k, v in cols.items()},
+            "sample": np.concatenate(sample_no),
+            "true": t.mean(),
+            "estimate": np.concatenate(estimate),
+            "width": width,
+            "repeat": repeat,
+        }
+    )
+    for k in ("lists", "estimator"):
+        errors[k] = errors[k].astype("str")
     return {"sample": sample, "errors": errors}
