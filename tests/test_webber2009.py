@@ -286,7 +286,7 @@ def test_webber_vectorised_adjustment_matches_library():
     rng = np.random.default_rng(0)
     t = rng.random(30)
     u = t * rng.random(30)
-    masks = webber._topic_masks(rng, 30, 7, 4)
+    masks = webber.topic_masks(rng, 30, 7, 4)
     assert (masks.sum(axis=1) == 7).all()
     est = webber.common_topic_estimates(t, u, masks)
     qids = [f"{i:03d}" for i in range(30)]
@@ -332,3 +332,37 @@ def test_trec2_verdicts(trec2_dir):
     got = dict(zip(res["claims"]["id"], res["claims"]["holds"], strict=True))
     assert got == WEBBER_TREC2
     assert set(res["claims"]["holds"]) <= set(claims_mod.VERDICTS)
+
+
+def test_sample_reads_the_library_scores(tiny_track):
+    """One sample's true, unpooled and condensed scores, and the MSE of their per-topic
+    differences, are those of ``measures.evaluate`` on the full qrels and on Q_S (the true
+    scores are computed once per track and laid out per topic in each sample)."""
+    from pbtools import io, measures, pooling
+    from pbtools.frames import unify
+    from pbtools.pooling.who_pooled import top_rows
+
+    col = io.read_collection(tiny_track)
+    runs, qrels = col.runs.copy(), col.qrels.copy()
+    for c in ("qid", "docno"):
+        runs[c], qrels[c] = unify(runs[c], qrels[c])
+    pooled = sorted(runs["name"].astype(str).unique())
+    m_raw, m_cond, _ = webber.sample_measures(10, 0.8)
+    true = measures.evaluate(runs, qrels, [m_raw], per_topic=True)
+    top = top_rows(runs, 10).reset_index(drop=True)
+    kw = dict(runs=runs, top=top, true=true, qrels=qrels, pooled=pooled, pool_depth=10)
+    s = webber.sample_task(3, 0, 7, rbp_p=0.8, common=(2,), topic_samples=5, **kw)["sample"]
+    r, S = s["unpooled"], s["pooled"].split(pooling.SEP)
+    q_s = pooling.repool(top[top["name"].isin(S)], qrels, 10)
+
+    def per_topic(qr, m):
+        pt = measures.evaluate(runs[runs["name"] == r], qr, [m], per_topic=True)
+        return pt.set_index(pt["qid"].astype(str))["value"]
+
+    t, u, c = per_topic(qrels, m_raw), per_topic(q_s, m_raw), per_topic(q_s, m_cond)
+    assert s["true"] == pytest.approx(t.mean(), abs=1e-12)
+    assert s["unadjusted"] == pytest.approx(u.mean(), abs=1e-12)
+    assert s["condensed"] == pytest.approx(c.mean(), abs=1e-12)
+    assert s["mse_adjusted"] == pytest.approx((t - u).to_numpy().var(), abs=1e-12)
+    assert s["mse_adjusted_condensed"] == pytest.approx((t - c).to_numpy().var(), abs=1e-12)
+    assert s["mse_adjusted"] > 0  # the pool of 3 runs misses relevant documents of r

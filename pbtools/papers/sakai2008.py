@@ -81,18 +81,29 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from pbtools import grid, measures, pooling, stats
-from pbtools.frames import judge
+from pbtools import grid, measures, stats
 from pbtools.papers import common as _common
 from pbtools.papers.sakai2008_claims import (  # noqa: F401  (CLAIMS: the declared catalogue)
     CLAIMS,
     LABELS,
     claims_table,
+)
+from pbtools.papers.sakai2008_conditions import (  # noqa: F401  (public here as before)
+    evaluate_conditions,
+    experiment_conditions,
+    reduced_qrels,
+    select_runs,
+    unique_per_team,
+)
+from pbtools.papers.sakai2008_report import COLOURS, figures, report  # noqa: F401
+from pbtools.papers.sakai2008_tables import (
+    change_table,
+    collection_table,
+    power_table,
+    summary_table,
 )
 from pbtools.pooling import inference
 from pbtools.pooling.who_pooled import top_rows
@@ -136,283 +147,11 @@ DEFAULTS = dict(
     lenient=True,
     synthetic=False,
 )
-#: one colour per condition in every figure
-COLOURS = {
-    "full": "#444444",
-    "leave-one-team-out": "#1b9e77",
-    "take-one-team": "#d95f02",
-    "take-three-teams": "#7570b3",
-    "pd=50": "#66a61e",
-    "pd=10": "#e6ab02",
-    "pd=1": "#a6761d",
-}
-
-
-# --------------------------------------------------------------------------------------------
-# conditions: reduced relevance data keyed by ``condition``
-# --------------------------------------------------------------------------------------------
-
-
-def reduced_qrels(
-    kind: str,
-    conditions: list[tuple[str, tuple]],
-    qrels: pd.DataFrame,
-    runs: pd.DataFrame,
-    orgs: pd.DataFrame,
-    pooled: list[str],
-    depth: int,
-) -> pd.DataFrame:
-    """Relevance data of every condition of one kind, stacked with a ``condition`` column.
-
-    ``conditions``: ``[(condition name, teams or (depth,))]``. full → J; leave_one_team_out →
-    J − U_t (pooling.leave_one_out by org); take_one_team / take_three_teams → J ∩ ∪_{t∈T} D_t
-    (pooling.take_teams); shallow → J ∩ pool(pooled runs, pd) (pooling.shallow).
-    """
-    names = [c for c, _ in conditions]
-    if kind == "full":
-        out = qrels.assign(condition=names[0])
-    elif kind == "leave_one_team_out":
-        red = pooling.leave_one_out(
-            runs,
-            qrels,
-            depth,
-            leave_out="org",
-            orgs=orgs,
-            units=[u[0] for _, u in conditions],
-            pooled=pooled,
-        )
-        out = red.rename(columns={"left_out": "condition"})
-    elif kind in ("take_one_team", "take_three_teams"):
-        combos = [sorted(teams) for _, teams in conditions]
-        red = pooling.take_teams(runs, qrels, depth, orgs=orgs, combos=combos, pooled=pooled)
-        label = {pooling.SEP.join(c): name for c, (name, _) in zip(combos, conditions, strict=True)}
-        out = red.rename(columns={"kept": "condition"})
-        out["condition"] = out["condition"].astype("str").map(label)
-    elif kind == "shallow":
-        ds = [d for _, (d,) in conditions]
-        red = pooling.shallow(runs, qrels, ds, pooled=pooled)
-        label = {d: name for d, (name, _) in zip(ds, conditions, strict=True)}
-        out = red.assign(condition=red["depth"].map(label)).drop(columns="depth")
-    else:
-        raise ValueError(f"unknown kind {kind!r}")
-    out = out.reset_index(drop=True)
-    out["condition"] = out["condition"].astype("str")
-    return out[["qid", "docno", "label", "condition"]]
-
-
-def evaluate_conditions(
-    kind: str,
-    conditions: list[tuple[str, tuple]],
-    *,
-    runs,
-    pool_runs,
-    qrels,
-    orgs,
-    pooled,
-    depth,
-    selected,
-    topics,
-    metric_names,
-    B,
-    alpha,
-    boot_seed,
-) -> dict:
-    """One grid task: score the selected runs under each condition and test every run pair.
-
-    ``runs``: the selected runs; ``pool_runs``: the top ``depth`` of the pooled runs (all the
-    reductions need).
-
-    ``topics``: the topics every score and test is taken over; a topic a run did not answer, or
-    that a condition's relevance data lack, scores 0 (trec_eval ``-c``). Returns ``per_topic``
-    (``kind``, ``condition``, ``name``, ``qid``, ``measure``, ``value``), ``pairs``
-    (``kind``, ``condition``, ``measure``, ``name_a``, ``name_b``, ``diff``, ``significant``,
-    ``required_diff``) and ``validity`` (``kind``, ``condition``, ``topics_without_rel``).
-    """
-    red = reduced_qrels(kind, conditions, qrels, pool_runs, orgs, pooled, depth)
-    pt = measures.evaluate(
-        runs, red, metric_names, keys=["condition"], per_topic=True, topics="all"
-    )
-    pt = pt[["condition", "name", "qid", "measure", "value"]].astype(
-        {"condition": "str", "name": "str", "qid": "str", "measure": "str"}
-    )
-    # complete (condition, measure, run, topic) grid over ``topics``: absent cells score 0
-    full_index = pd.MultiIndex.from_product(
-        [[c for c, _ in conditions], list(metric_names), list(selected), list(topics)],
-        names=["condition", "measure", "name", "qid"],
-    )
-    pt = (
-        pt.set_index(["condition", "measure", "name", "qid"])["value"]
-        .reindex(full_index, fill_value=0.0)
-        .reset_index()
-    )
-    # Sakai's † rule: a condition without a relevant document on some topic
-    rel = red[(red["label"] > 0) & red["qid"].astype("str").isin(topics)]
-    n_rel_q = rel.groupby("condition", observed=True)["qid"].nunique()
-    validity = pd.DataFrame({"kind": kind, "condition": [c for c, _ in conditions]})
-    validity["topics_without_rel"] = [
-        len(topics) - int(n_rel_q.get(c, 0)) for c in validity["condition"]
-    ]
-    pairs = []
-    for (cond, meas), g in pt.groupby(["condition", "measure"], sort=False):
-        dp = stats.discriminative_power(g, B=B, alpha=alpha, seed=boot_seed)
-        pairs.append(
-            dp[["name_a", "name_b", "diff", "significant", "required_diff"]].assign(
-                condition=cond, measure=meas
-            )
-        )
-    pairs = pd.concat(pairs, ignore_index=True).assign(kind=kind)
-    return {"per_topic": pt.assign(kind=kind), "pairs": pairs, "validity": validity}
 
 
 # --------------------------------------------------------------------------------------------
 # the experiment
 # --------------------------------------------------------------------------------------------
-
-
-def select_runs(pooled: list[str], orgs: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """One pooled run per team, drawn with ``numpy.random.default_rng(seed)`` (Sakai §4).
-
-    Returns ``team``, ``name``, ``n_runs`` (the team's pooled runs), sorted by team.
-    """
-    team = pooling.unit_map(pooled, "org", orgs)
-    df = pd.DataFrame({"name": team.index.astype(str), "team": team.to_numpy(dtype=str)})
-    df = df.sort_values(["team", "name"]).reset_index(drop=True)
-    rng = np.random.default_rng(seed)
-    rows = []
-    for t, g in df.groupby("team", sort=True):  # one draw per team (a few dozen)
-        rows.append(
-            {"team": t, "name": g["name"].iloc[int(rng.integers(len(g)))], "n_runs": len(g)}
-        )
-    return pd.DataFrame(rows)
-
-
-def unique_per_team(runs, qrels, orgs, pooled, depth) -> pd.DataFrame:
-    """|U_t| and |U_t^rel| per topic for every team (Sakai Table 2; pooling.contributions)."""
-    pr = runs[runs["name"].astype("str").isin(pooled)]
-    c = pooling.contributions(pr, depth, unit="org", orgs=orgs)
-    c = c[c["n_units"] == 1]
-    j = judge(c, qrels[["qid", "docno", "label"]], keys=[])
-    n_topics = qrels["qid"].nunique()
-    out = pd.DataFrame({"team": j["unit"].astype("str"), "rel": j["label"].fillna(0) > 0})
-    agg = out.groupby("team").agg(unique_docs=("rel", "size"), unique_rel=("rel", "sum"))
-    return (agg / n_topics).reset_index()
-
-
-def collection_table(track: str, runs, qrels, orgs, pooled, depth) -> pd.DataFrame:
-    """Sakai's Table 1 for one collection (per-topic N and R; relevance levels by label)."""
-    q = qrels.astype({"qid": "str"})
-    lab = q["label"].to_numpy()
-    per = q.assign(R=lab > 0, N=lab == 0).groupby("qid")[["R", "N"]].sum()
-    levels = q[q["label"] > 0].groupby("label").size() / len(per)
-    team = pooling.unit_map(runs["name"].astype("str").unique(), "org", orgs)
-    return pd.DataFrame(
-        [
-            {
-                "track": track,
-                "topics": len(per),
-                "pool_depth": int(depth),
-                "N_mean": per["N"].mean(),
-                "N_min": int(per["N"].min()),
-                "N_max": int(per["N"].max()),
-                "R_mean": per["R"].mean(),
-                "R_min": int(per["R"].min()),
-                "R_max": int(per["R"].max()),
-                "rel_levels": ", ".join(f"{int(k)}: {v:.1f}" for k, v in levels.items()),
-                "runs": int(runs["name"].nunique()),
-                "pooled_runs": len(pooled),
-                "teams": int(team.nunique()),
-            }
-        ]
-    )
-
-
-def _conditions(teams: list[str], uniq: pd.DataFrame, combos: int, depths, depth: int, seed: int):
-    """Every condition of the experiment, per kind: ``{kind: [(name, teams or (pd,))]}``.
-
-    take-three-teams: Sakai's three teams with the fewest unique contributions
-    (``smallest-unique``) and ``combos`` random other triples (seeded)."""
-    conds: dict[str, list[tuple[str, tuple]]] = {
-        "full": [("full", ())],
-        "leave_one_team_out": [(t, (t,)) for t in teams],
-        "take_one_team": [(t, (t,)) for t in teams],
-        "shallow": [(f"pd={d}", (int(d),)) for d in depths if int(d) < depth],
-    }
-    three = []
-    if len(teams) >= 3:
-        u = uniq.set_index("team").reindex(teams)["unique_docs"].fillna(0)
-        smallest = tuple(sorted(u.sort_values(kind="stable").index[:3]))
-        three.append(("smallest-unique", smallest))
-        rng = np.random.default_rng(seed + 3)
-        seen = {smallest}
-        n_possible = len(teams) * (len(teams) - 1) * (len(teams) - 2) // 6
-        while len(seen) < min(combos + 1, n_possible):  # a handful of seeded draws
-            c = tuple(sorted(rng.choice(teams, size=3, replace=False).tolist()))
-            if c not in seen:
-                seen.add(c)
-                three.append((f"sample-{len(three):02d}", c))
-    conds["take_three_teams"] = three
-    return conds
-
-
-def _changes(scores: pd.DataFrame, kind: str, sel: pd.DataFrame, labels, valid) -> pd.DataFrame:
-    """Tables 3/4: the team's own run, full vs reduced score and rank among selected runs."""
-    full = scores[scores["kind"] == "full"]
-    red = scores[scores["kind"] == kind]
-    rank_f = full.assign(rank=full.groupby("measure")["value"].rank(ascending=False, method="min"))
-    rank_r = red.assign(
-        rank=red.groupby(["condition", "measure"])["value"].rank(ascending=False, method="min")
-    )
-    own = sel.rename(columns={"team": "condition"})[["condition", "name"]]
-    r = rank_r.merge(own, on=["condition", "name"])
-    r = r.merge(
-        rank_f[["name", "measure", "value", "rank"]], on=["name", "measure"], suffixes=("", "_full")
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pct = 100.0 * (r["value"] - r["value_full"]) / r["value_full"]
-    out = pd.DataFrame(
-        {
-            "track": r["track"],
-            "team": r["condition"],
-            "name": r["name"],
-            "measure": r["measure"],
-            "label": r["measure"].map(labels),
-            "full": r["value_full"],
-            "reduced": r["value"],
-            "change_pct": pct,
-            "rank_full": r["rank_full"].astype(int),
-            "rank_reduced": r["rank"].astype(int),
-        }
-    )
-    out["valid"] = out["team"].map(valid).fillna(True).astype(bool)
-    return out.reset_index(drop=True)
-
-
-def _power(track, pairs, labels, valid_map, norel_map, n_topics, alpha) -> pd.DataFrame:
-    """Tables 6, 7, 9, 10: per (kind, condition, measure) power, misses and false alarms."""
-    rows = []
-    full_pairs = {m: g for m, g in pairs[pairs["kind"] == "full"].groupby("measure", sort=False)}
-    for (kind, cond, meas), g in pairs.groupby(["kind", "condition", "measure"], sort=False):
-        mf = stats.misses_false_alarms(full_pairs[meas], g).iloc[0]
-        rows.append(
-            {
-                "track": track,
-                "kind": kind,
-                "condition": cond,
-                "measure": meas,
-                "label": labels[meas],
-                "n_pairs": int(mf["n_pairs"]),
-                "n_significant": int(mf["sig_reduced"]),
-                "share_significant": float(mf["share_reduced"]),
-                "required_difference": float(g["required_diff"].max()),
-                "misses": int(mf["misses"]),
-                "false_alarms": int(mf["false_alarms"]),
-                "topics_without_rel": int(norel_map.get((kind, cond), 0)),
-                "n_topics": n_topics,
-                "alpha": alpha,
-                "valid": bool(valid_map.get((kind, cond), True)),
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def run_track(
@@ -456,7 +195,7 @@ def run_track(
         answered = runs[runs["name"].astype("str").isin(sel["name"])]
         per_q = answered.groupby(answered["qid"].astype("str"))["name"].nunique()
         topic_list = [q for q in topic_list if per_q.get(q, 0) == len(sel)]
-    conds = _conditions(teams, uniq, combos, depths, depth, seed)
+    conds = experiment_conditions(teams, uniq, combos, depths, depth, seed)
     chunk = max(1, -(-len(teams) // max(2 * (jobs or grid.default_jobs()), 1)))
     params = []
     for kind in KINDS:
@@ -518,12 +257,14 @@ def run_track(
         bool(valid_map.get((k, c), True))
         for k, c in zip(tau["kind"], tau["condition"], strict=True)
     ]
-    power = _power(track, pairs, labels, valid_map, norel_map, len(topic_list), alpha)
-    loto = _changes(
+    power = power_table(track, pairs, labels, valid_map, norel_map, len(topic_list), alpha)
+    loto = change_table(
         scores, "leave_one_team_out", sel, labels, valid_map.loc["leave_one_team_out"].to_dict()
     )
-    take1 = _changes(scores, "take_one_team", sel, labels, valid_map.loc["take_one_team"].to_dict())
-    summary = _summary(track, tau, power, labels)
+    take1 = change_table(
+        scores, "take_one_team", sel, labels, valid_map.loc["take_one_team"].to_dict()
+    )
+    summary = summary_table(track, tau, power, labels)
     dagger = validity[validity["kind"] == "take_one_team"].set_index("condition")["valid"]
     star = set(dict(conds["take_three_teams"]).get("smallest-unique", ()))
     selected = sel.assign(
@@ -542,36 +283,6 @@ def run_track(
         "summary": summary,
     }
     out["claims"] = claims_table(out, track)
-    return out
-
-
-def _summary(track: str, tau: pd.DataFrame, power: pd.DataFrame, labels) -> pd.DataFrame:
-    """Sakai's table layout: per kind (averaged over its valid conditions) and measure."""
-    m = power.merge(
-        tau[["kind", "condition", "measure", "tau"]],
-        on=["kind", "condition", "measure"],
-        how="left",
-    )
-    m = m[m["valid"]]
-    m["group"] = np.where(m["kind"] == "shallow", m["condition"], "mean")
-    extra = m[m["condition"] == "smallest-unique"].assign(group="smallest-unique")
-    m = pd.concat([m, extra], ignore_index=True)
-    out = (
-        m.groupby(["kind", "group", "measure"], sort=False)
-        .agg(
-            tau=("tau", "mean"),
-            share_significant=("share_significant", "mean"),
-            required_difference=("required_difference", "mean"),
-            misses=("misses", "mean"),
-            false_alarms=("false_alarms", "mean"),
-            n_conditions=("condition", "size"),
-        )
-        .reset_index()
-        .rename(columns={"group": "condition"})
-    )
-    out.loc[out["kind"] == "full", "condition"] = "full"
-    out.insert(0, "track", track)
-    out.insert(4, "label", out["measure"].map(labels))
     return out
 
 
@@ -618,183 +329,6 @@ def run(
         title=TITLE,
         progress=progress,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# output
-# --------------------------------------------------------------------------------------------
-
-
-def _condition_name(kind: str, condition: str) -> str:
-    if kind == "shallow":
-        return condition
-    return kind.replace("_", "-")
-
-
-def figures(result: dict[str, pd.DataFrame], out: Path) -> None:
-    """The figures ``change``, ``tau`` and ``power`` (PNG, PDF, SVG; Agg backend)."""
-    plt = _common.pyplot()
-    x = np.arange(len(LABELS))
-    for track in result["scores"]["track"].unique():
-        suffix = _common.plot_suffix(result["scores"], track)
-        # Tables 3-4: score change of each team's own run
-        fig, ax = plt.subplots(figsize=(7.5, 3.4))
-        for i, (key, kind) in enumerate(
-            (("leave-one-team-out", "leave_one_team_out"), ("take-one-team", "take_one_team"))
-        ):
-            ch = result[kind]
-            ch = ch[(ch["track"] == track) & ch["valid"]]
-            data = [ch.loc[ch["label"] == lab, "change_pct"].dropna().to_numpy() for lab in LABELS]
-            bp = ax.boxplot(
-                data,
-                positions=x + (i - 0.5) * 0.38,
-                widths=0.32,
-                patch_artist=True,
-                showfliers=True,
-                flierprops={"marker": ".", "markersize": 3},
-                medianprops={"color": "black"},
-            )
-            for box in bp["boxes"]:
-                box.set_facecolor(COLOURS[key])
-                box.set_alpha(0.8)
-            ax.plot([], [], "s", color=COLOURS[key], label=key)
-        ax.axhline(0, color="grey", lw=0.8)
-        ax.set_yscale("symlog", linthresh=1)
-        ticks = [-100, -10, -1, 0, 1, 10, 100]
-        ax.set_yticks(ticks, [f"{t:+d}".replace("-", "−") if t else "0" for t in ticks])
-        ax.yaxis.set_minor_locator(_common.matplotlib_null_locator())
-        ax.set_xticks(x, LABELS)
-        ax.set_xlabel("metric (AP' … bpref: condensed lists; AP … RBP: unjudged = non-relevant)")
-        ax.set_ylabel("score change of the team's run (%)\n(symmetric log scale)")
-        ax.set_title(f"Tables 3-4: score change when the team is left out / taken alone ({track})")
-        _common.legend_outside(ax)
-        _common.save_figure(fig, out, f"change{suffix}")
-
-        summ = result["summary"][result["summary"]["track"] == track]
-        summ = summ[summ["condition"] != "smallest-unique"]
-        keys = [(k, c) for k, c in dict.fromkeys(zip(summ["kind"], summ["condition"], strict=True))]
-        # Tables 5, 8: tau
-        tau_keys = [(k, c) for k, c in keys if k != "full"]
-        fig, ax = plt.subplots(figsize=(7.5, 3.4))
-        _bars(ax, summ, tau_keys, "tau", x)
-        ax.set_ylim(0, 1.02)
-        ax.set_ylabel("Kendall's τ-b with the ranking\nunder the full relevance data")
-        ax.set_xlabel("metric")
-        ax.set_xticks(x, LABELS)
-        ax.set_title(f"Tables 5, 8: rank stability of the selected runs ({track})")
-        _common.legend_outside(ax)
-        _common.save_figure(fig, out, f"tau{suffix}")
-        # Tables 6, 7, 9, 10: power, misses, false alarms
-        fig, axes = plt.subplots(3, 1, figsize=(7.5, 7.6), sharex=True)
-        _bars(axes[0], summ, keys, "share_significant", x, scale=100)
-        axes[0].set_ylabel(f"discriminative power\n(% of pairs, α = {_alpha(result)})")
-        axes[0].set_ylim(0, 100)
-        _bars(axes[1], summ, tau_keys, "misses", x)
-        axes[1].set_ylabel("misses (pairs;\nmean over teams/triples)")
-        _bars(axes[2], summ, tau_keys, "false_alarms", x)
-        axes[2].set_ylabel("false alarms (pairs;\nmean over teams/triples)")
-        axes[2].set_xticks(x, LABELS)
-        axes[2].set_xlabel("metric")
-        axes[0].set_title(f"Tables 6, 7, 9, 10: discriminative power ({track})")
-        _common.legend_outside(axes[0])
-        _common.save_figure(fig, out, f"power{suffix}")
-
-
-def _alpha(result) -> str:
-    return f"{result['power']['alpha'].iloc[0]:g}"
-
-
-def _bars(ax, summ, keys, what, x, scale=1.0) -> None:
-    width = 0.84 / max(len(keys), 1)
-    for i, (k, c) in enumerate(keys):
-        g = summ[(summ["kind"] == k) & (summ["condition"] == c)]
-        v = g.set_index("label")[what].reindex(list(LABELS)).to_numpy(dtype=float) * scale
-        name = _condition_name(k, c)
-        ax.bar(x - 0.42 + (i + 0.5) * width, v, width, color=COLOURS.get(name), label=name)
-
-
-def _pivot(df: pd.DataFrame, index, value: str) -> pd.DataFrame:
-    p = df.pivot_table(
-        index=index, columns="label", values=value, aggfunc="first", sort=False, observed=True
-    )
-    return p.reindex(columns=[c for c in LABELS if c in p.columns])
-
-
-def _change_table(ch: pd.DataFrame) -> str:
-    """Tables 3/4 as in the paper: the change and "full → reduced" rank per team."""
-    cell = ch.assign(
-        cell=[
-            f"{c:+.2f}% {a}{'→' if a == b else ('↑' if b < a else '↓')}{b}"
-            for c, a, b in zip(ch["change_pct"], ch["rank_full"], ch["rank_reduced"], strict=True)
-        ]
-    )
-    t = _pivot(cell, ["team", "name"], "cell")
-    t.index = [
-        f"{'†' if not v else ''}{tm[:28]} ({nm})"
-        for (tm, nm), v in zip(
-            t.index, ch.groupby(["team", "name"], sort=False)["valid"].first(), strict=True
-        )
-    ]
-    return t.to_string()
-
-
-def report(result: dict[str, pd.DataFrame]) -> str:
-    """Tables 1-10 for the terminal, then the claims."""
-    lines = []
-    pd.set_option("display.width", 250)
-    pd.set_option("display.max_columns", 20)
-    for track in result["scores"]["track"].unique():
-        lines.append(f"\n=== Sakai 2008 on {track} ===")
-        c = result["collection"]
-        c = c[c["track"] == track].iloc[0]
-        lines.append("\nTable 1: the data")
-        lines.append(
-            f"  topics {c['topics']}, documents n.a. (not in the TREC layout), pool depth "
-            f"{c['pool_depth']}\n  average N {c['N_mean']:.1f}, range N [{c['N_min']}, "
-            f"{c['N_max']}]; average R {c['R_mean']:.1f}, range R [{c['R_min']}, {c['R_max']}]"
-            f"\n  relevant documents per topic by label: {c['rel_levels']}\n  runs "
-            f"{c['runs']} ({c['pooled_runs']} pooled), teams {c['teams']}"
-        )
-        sel = result["selected"]
-        sel = sel[sel["track"] == track]
-        lines.append(
-            "\nTable 2: teams (pooled runs, |U_t| and |U_t^rel| per topic; the selected run; "
-            "† no relevant document on some topic of D_t, * take-three-teams)"
-        )
-        t2 = sel.assign(
-            team=[
-                f"{t[:40]}{'†' if d else ''}{'*' if s else ''}"
-                for t, d, s in zip(sel["team"], sel["dagger"], sel["star"], strict=True)
-            ]
-        )[["team", "n_runs", "unique_docs", "unique_rel", "name"]]
-        lines.append(t2.round(2).to_string(index=False))
-        for kind, title in (
-            ("leave_one_team_out", "Table 3: leave-one-team-out (J − U_t)"),
-            ("take_one_team", "Table 4: take-one-team (D_t)"),
-        ):
-            ch = result[kind]
-            ch = ch[ch["track"] == track]
-            lines.append(f"\n{title}: score change and rank change of each team's run")
-            lines.append(_change_table(ch))
-        s = result["summary"]
-        s = s[s["track"] == track].assign(row=lambda d: d["kind"] + " " + d["condition"])
-        lines.append("\nTables 5, 8: Kendall's tau vs the full relevance data")
-        lines.append(_pivot(s[s["kind"] != "full"], "row", "tau").round(3).to_string())
-        lines.append(
-            "\nTables 6, 7, 9, 10: discriminative power over "
-            f"{int(result['power']['n_topics'].max())} topics"
-        )
-        lines.append(_pivot(s, "row", "share_significant").round(3).to_string())
-        lines.append("\nestimated difference required (full relevance data)")
-        lines.append(
-            _pivot(s[s["kind"] == "full"], "row", "required_difference").round(3).to_string()
-        )
-        lines.append("\nmisses (mean over conditions)")
-        lines.append(_pivot(s[s["kind"] != "full"], "row", "misses").round(2).to_string())
-        lines.append("\nfalse alarms (mean over conditions)")
-        lines.append(_pivot(s[s["kind"] != "full"], "row", "false_alarms").round(2).to_string())
-    lines.append(_common.claims.report(result["claims"]))
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

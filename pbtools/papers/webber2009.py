@@ -72,12 +72,11 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pbtools import corrections, grid, measures, pooling, stats
+from pbtools import grid, measures, stats
 from pbtools.errors import InputError
 from pbtools.frames import unify
 from pbtools.papers import common as _common
@@ -85,6 +84,17 @@ from pbtools.papers.webber2009_claims import (  # noqa: F401  (CLAIMS: the decla
     CLAIMS,
     NO_MANUAL,
     claims_table,
+)
+from pbtools.papers.webber2009_report import (  # noqa: F401  (public here as before)
+    STYLE,
+    figures,
+    report,
+)
+from pbtools.papers.webber2009_sample import (  # noqa: F401  (public here as before)
+    common_topic_estimates,
+    sample_measures,
+    sample_task,
+    topic_masks,
 )
 from pbtools.pooling.who_pooled import top_rows
 
@@ -113,160 +123,6 @@ DEFAULTS = dict(
     lenient=True,
     synthetic=False,
 )
-#: one colour per estimator in every figure: (table's lists, estimator) → colour, label
-STYLE = {
-    ("irrelevant", "unadjusted"): ("#d95f02", "unadjusted, unjudged = irrelevant"),
-    ("condensed", "unadjusted"): ("#1b9e77", "unadjusted, condensed lists"),
-    ("irrelevant", "adjusted_runs"): ("#7570b3", "adjusted from systems (Alg. 1)"),
-    ("irrelevant", "adjusted"): ("#e7298a", "adjusted from common topics (Alg. 2)"),
-    ("condensed", "adjusted"): ("#e7298a", "adjusted from common topics (Alg. 2)"),
-    ("irrelevant", "mixed"): ("#66a61e", "true scores mixed in"),
-    ("condensed", "mixed"): ("#66a61e", "true scores mixed in"),
-}
-
-
-# --------------------------------------------------------------------------------------------
-# one system sample (a grid task)
-# --------------------------------------------------------------------------------------------
-
-
-def _topic_masks(rng: np.random.Generator, n_topics: int, n: int, samples: int) -> np.ndarray:
-    """``samples`` × ``n_topics`` boolean masks, each selecting ``n`` distinct topics."""
-    pick = np.argsort(rng.random((samples, n_topics)), axis=1)[:, :n]
-    mask = np.zeros((samples, n_topics), dtype=bool)
-    np.put_along_axis(mask, pick, True, axis=1)
-    return mask
-
-
-def common_topic_estimates(t: np.ndarray, x: np.ndarray, masks: np.ndarray) -> dict:
-    """Webber & Park Algorithm 2 over many common-topic sets at once.
-
-    ``t``, ``x``: true and unpooled per-topic scores (aligned); ``masks``: samples × topics,
-    True = a common (fully judged) topic. Returns per sample ``adjusted`` = mean(x) + mean_C(t −
-    x), ``mixed`` = mean of t on C and x elsewhere, ``unadjusted`` = mean(x).
-    """
-    n = masks.sum(axis=1)
-    m = masks.astype(np.float64)
-    a = m @ (t - x) / n
-    return {
-        "unadjusted": np.full(len(masks), x.mean()),
-        "adjusted": x.mean() + a,
-        "mixed": (m @ t + (1.0 - m) @ x) / len(t),
-    }
-
-
-def sample_task(
-    width: int,
-    repeat: int,
-    seed: int,
-    *,
-    runs,
-    top,
-    qrels,
-    pooled,
-    pool_depth,
-    rbp_p,
-    common,
-    topic_samples,
-    manual=(),
-) -> dict:
-    """One (width, repeat) system sample of Algorithm 3; see the module docstring.
-
-    ``runs``: the pooled runs (whole rankings: a condensed list reaches below the pool depth);
-    ``top``: their top ``pool_depth`` (all that pooling and the Table 1 estimate need).
-    ``manual``: empty, or the manual runs: then r is drawn from them and S from the pooled
-    runs that are not manual (Webber & Park's Table 1 right and Table 4).
-    Returns ``sample`` (one row of ``samples.parquet``) and ``errors`` (``width``, ``repeat``,
-    ``sample`` (j), ``table``, ``lists``, ``common_topics``, ``estimator``, ``true``,
-    ``estimate``): one row per topic sample and estimator.
-    """
-    rng = np.random.default_rng(seed)
-    if manual:
-        r = manual[int(rng.integers(len(manual)))]
-        auto = [p for p in pooled if p not in set(manual)]
-        S = sorted(auto[i] for i in rng.choice(len(auto), size=width, replace=False))
-    else:
-        chosen = [pooled[i] for i in rng.choice(len(pooled), size=width + 1, replace=False)]
-        r, S = chosen[0], sorted(chosen[1:])
-    run_r = runs[(runs["name"] == r).to_numpy()]
-    runs_s = top[top["name"].isin(S).to_numpy()]
-    q_s = pooling.repool(runs_s, qrels, pool_depth)
-    m_raw = measures.measure_names([f"RBP(p={rbp_p})@{pool_depth}"])[0]
-    m_cond = measures.measure_names([f"RBP(p={rbp_p},judged_only=True)@{pool_depth}"])[0]
-    m_judged = f"Judged@{pool_depth}"
-    both = pd.concat(
-        [qrels.assign(condition="full"), q_s.assign(condition="pooled")], ignore_index=True
-    )
-    pt = measures.evaluate(
-        run_r, both, [m_raw, m_cond, m_judged], keys=["condition"], per_topic=True
-    )
-    wide = pt.assign(key=pt["condition"].astype("str") + "|" + pt["measure"].astype("str"))
-    wide = wide.pivot_table(index="qid", columns="key", values="value", observed=True)
-    t = wide[f"full|{m_raw}"].to_numpy()
-    u = wide[f"pooled|{m_raw}"].to_numpy()
-    c = wide[f"pooled|{m_cond}"].to_numpy()
-    est = corrections.estimate(
-        runs_s,
-        run_r[run_r["rank"].to_numpy() <= pool_depth],
-        q_s,
-        depth=pool_depth,
-        measures=[m_raw],
-        estimators=["webber"],
-        replace=True,
-    )
-    w = est.loc[est["estimator"] == "webber", "value"]
-    webber = float(w.iloc[0]) if len(w) else np.nan  # NaN: no estimate (counted, not scored)
-    sample = {
-        "width": width,
-        "repeat": repeat,
-        "seed": seed,
-        "unpooled": r,
-        "pooled": pooling.SEP.join(S),
-        "n_topics": len(t),
-        "true": t.mean(),
-        "unadjusted": u.mean(),
-        "condensed": c.mean(),
-        "webber_runs": webber,
-        "judged_share": wide[f"pooled|{m_judged}"].mean(),
-        # Eqs. 3-5: σ²_t (variance of the true scores) and σ²_a (MSE of the adjusted per-topic
-        # scores x_i + A, A the true mean error: the variance of t − x)
-        "var_true": t.var(),
-        "mse_adjusted": (t - u).var(),
-        "mse_adjusted_condensed": (t - c).var(),
-    }
-    parts = [
-        pd.DataFrame(
-            {
-                "table": 1,
-                "lists": "irrelevant",
-                "common_topics": 0,
-                "estimator": ["unadjusted", "adjusted_runs"],
-                "sample": 0,
-                "true": t.mean(),
-                "estimate": [u.mean(), webber],
-            }
-        )
-    ]
-    for n in common:
-        n_eff = min(int(n), len(t) - 1)
-        masks = _topic_masks(rng, len(t), n_eff, topic_samples)
-        for table, lists, x in ((2, "irrelevant", u), (3, "condensed", c)):
-            for estimator, values in common_topic_estimates(t, x, masks).items():
-                parts.append(
-                    pd.DataFrame(
-                        {
-                            "table": table,
-                            "lists": lists,
-                            "common_topics": n_eff,
-                            "estimator": estimator,
-                            "sample": np.arange(topic_samples),
-                            "true": t.mean(),
-                            "estimate": values,
-                        }
-                    )
-                )
-    errors = pd.concat(parts, ignore_index=True).assign(width=width, repeat=repeat)
-    return {"sample": sample, "errors": errors}
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,9 +210,11 @@ def run_track(
     qrels = qrels.copy()
     for col in ("qid", "docno"):
         pooled_runs[col], qrels[col] = unify(pooled_runs[col], qrels[col])
+    m_raw = sample_measures(pool_depth, rbp_p)[0]
     shared = dict(
         runs=pooled_runs,
         top=top_rows(pooled_runs, pool_depth).reset_index(drop=True),
+        true=measures.evaluate(pooled_runs, qrels, [m_raw], per_topic=True),
         qrels=qrels,
         pooled=pooled,
         pool_depth=pool_depth,
@@ -465,148 +323,6 @@ def run(
         title=TITLE,
         progress=progress,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# output
-# --------------------------------------------------------------------------------------------
-
-
-def figures(result: dict[str, pd.DataFrame], out: Path) -> None:
-    """The figures ``figure1``, ``table1``, ``table2``, ``table3`` (PNG, PDF, SVG)."""
-    plt = _common.pyplot()
-    err, bias = result["errors"], result["bias"]
-    if "part" in err.columns:  # the figures show the paper's main experiment (Table 1 left)
-        err = err[err["part"] == "all"]
-    for track, m in err.groupby("track", sort=False):
-        suffix = _common.plot_suffix(err, track)
-        widths = sorted(m["width"].unique())
-        # Figure 1
-        bt = bias[bias["track"] == track]
-        fig, ax = plt.subplots(figsize=(6, 3.4))
-        for lists, off in (("irrelevant", -0.04), ("condensed", 0.04)):
-            g = bt[bt["lists"] == lists].sort_values("width")
-            colour, label = STYLE[(lists, "unadjusted")]
-            x = g["width"].to_numpy() * (1 + off)
-            ax.errorbar(
-                x,
-                g["median"],
-                yerr=[g["median"] - g["q1"], g["q3"] - g["median"]],
-                fmt="none",
-                ecolor=colour,
-                elinewidth=6,
-                alpha=0.35,
-            )
-            ax.plot(x, g["mean"], "o-", color=colour, ms=4, label=f"{label}: mean")
-            ax.plot(x, g["median"], "_", color=colour, ms=10, mew=2)
-        ax.plot([], [], "s", color="grey", alpha=0.35, ms=8, label="quartiles (bar), median (–)")
-        ax.axhline(0, color="grey", lw=0.8)
-        _common.log_ticks(ax, widths)
-        ax.set_xlabel("pooled systems (pool width w)")
-        ax.set_ylabel("bias of the unpooled run's\nmean RBP(p=0.8)@10 (estimate − true)")
-        ax.set_title(f"Figure 1: bias of the unpooled run against pool width ({track})")
-        _common.legend_outside(ax)
-        _common.save_figure(fig, out, f"figure1{suffix}")
-        # Table 1
-        t1 = m[m["table"] == 1]
-        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True)
-        for est, g in t1.groupby("estimator", sort=False):
-            colour, label = STYLE[("irrelevant", est)]
-            g = g.sort_values("width")
-            for ax, col in zip(axes, ("mae", "rmse"), strict=True):
-                ax.plot(g["width"], g[col], "o-", color=colour, ms=4, label=label)
-        for ax, col in zip(axes, ("MAE", "RMSE"), strict=True):
-            _common.log_ticks(ax, widths)
-            ax.set_xlabel("pooled systems (pool width w)")
-            ax.set_ylabel(f"{col} of the mean RBP(p=0.8)@10")
-            ax.set_ylim(bottom=0)
-        fig.suptitle(f"Table 1: inference from systems, unjudged = irrelevant ({track})")
-        fig.legend(
-            *axes[0].get_legend_handles_labels(),
-            loc="upper center",
-            bbox_to_anchor=(0.5, 0.0),
-            ncol=2,
-        )
-        fig.tight_layout()
-        _common.save_figure(fig, out, f"table1{suffix}")
-        # Tables 2 and 3
-        for table, lists, title in (
-            (2, "irrelevant", "unjudged = irrelevant"),
-            (3, "condensed", "condensed lists"),
-        ):
-            t = m[m["table"] == table]
-            fig, axes = plt.subplots(
-                2, len(widths), figsize=(2.1 * len(widths) + 0.6, 4.4), sharex=True, sharey="row"
-            )
-            axes = np.asarray(axes).reshape(2, len(widths))  # one width: a column, not a row
-            for j, w in enumerate(widths):
-                for est, g in t[t["width"] == w].groupby("estimator", sort=False):
-                    colour, label = STYLE[(lists, est)]
-                    g = g.sort_values("common_topics")
-                    for i, col in enumerate(("mae", "rmse")):
-                        axes[i, j].plot(
-                            g["common_topics"], g[col], "o-", color=colour, ms=3, label=label
-                        )
-                axes[0, j].set_title(f"w = {w}")
-                axes[1, j].set_xlabel("common topics n")
-                axes[1, j].set_xticks(sorted(t["common_topics"].unique()))
-            axes[0, 0].set_ylabel("MAE")
-            axes[1, 0].set_ylabel("RMSE")
-            axes[0, 0].set_ylim(bottom=0)
-            axes[1, 0].set_ylim(bottom=0)
-            fig.suptitle(f"Table {table}: inference from common topics, {title} ({track})")
-            fig.legend(
-                *axes[0, 0].get_legend_handles_labels(),
-                loc="upper center",
-                bbox_to_anchor=(0.5, 0.0),
-                ncol=3,
-            )
-            fig.tight_layout()
-            _common.save_figure(fig, out, f"table{table}{suffix}")
-
-
-def report(result: dict[str, pd.DataFrame]) -> str:
-    """Readable terminal tables in the paper's layout, then the claims."""
-    lines = []
-    err = result["errors"]
-    if "part" not in err.columns:
-        err = err.assign(part="all")
-    for track, m in err.groupby("track", sort=False):
-        lines.append(f"\n=== Webber & Park 2009 on {track} ===")
-        for note in result["notes"].loc[result["notes"]["track"] == track, "note"]:
-            lines.append(f"note: {note}")
-        bt = result["bias"]
-        bt = bt[bt["track"] == track]
-        lines.append("\nFigure 1: bias of r's mean RBP@10 (estimate − true) over the repeats")
-        lines.append(bt.drop(columns="track").round(4).to_string(index=False))
-        manual = m[m["part"] == "manual"]
-        m = m[m["part"] == "all"]
-        for g, title in (
-            (m, "Table 1 (left): inference from systems (unjudged = irrelevant)"),
-            (manual, "Table 1 (right): manual runs unpooled, automatic runs pooled"),
-        ):
-            if g.empty:
-                lines.append(f"\n{title}: not run — {NO_MANUAL}")
-                continue
-            t1 = g[g["table"] == 1].pivot_table(
-                index="width", columns="estimator", values=["mae", "rmse", "bias"]
-            )
-            lines.append(f"\n{title}")
-            lines.append(t1.round(4).to_string())
-        for table, g, title in (
-            (2, m, "Table 2: inference from common topics (unjudged = irrelevant)"),
-            (3, m, "Table 3: inference from common topics (condensed lists)"),
-            (2, manual, "Table 4: manual runs, inference from common topics"),
-        ):
-            if g.empty:
-                continue
-            t = g[g["table"] == table].pivot_table(
-                index=["width", "estimator"], columns="common_topics", values=["mae", "rmse"]
-            )
-            lines.append(f"\n{title}; columns = common topics")
-            lines.append(t.round(4).to_string())
-    lines.append(_common.claims.report(result["claims"]))
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
