@@ -119,7 +119,7 @@ def pair_significance(
     else:
 
         def fit(g):
-            return PairedT(score_matrix(g, None, missing=True), alpha, columns)
+            return _PairedT(score_matrix(g, None, missing=True), alpha, columns)
 
     if by and not compact:
         return by_groups(rows, by, lambda g: pair_table(g, [], fit))
@@ -131,7 +131,7 @@ def pair_significance(
 COMPACT_COLUMNS = ("name_a", "name_b", "diff", "p_value", "reject")
 
 
-class PairedT:
+class _PairedT:
     """The paired t-test of every pair of runs of a score matrix (NaN: a topic the run is not
     averaged over), a block of pairs at a time (:func:`pbtools.stats.matrix.pair_table`)."""
 
