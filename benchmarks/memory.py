@@ -16,7 +16,10 @@ Two generated tracks, written once into the benchmark cache (``$PBTOOLS_BENCH_CA
 
 For each case the script runs ``python -m pbtools analyze TRACK --jobs 1 --no-progress -o DIR``
 in a child process and prints its peak resident set (``ru_maxrss`` of the child), the Arrow size
-of the runs (``read_runs(...)``'s frame, ``memory_usage(deep=True)``) and the ratio::
+of the runs (``read_runs(...)``'s frame, ``memory_usage(deep=True)``), the size of the
+significance table it wrote (the one output of runs² rows) and what is left per run beyond
+2 × Arrow, ``--base`` (the process itself) and that table — the per-run constant of issue 25
+item 4 (0.10 MiB at 1,000 and at 2,000 one-line runs; docs/input.md)::
 
     python3 benchmarks/memory.py oneline --runs 2000
     python3 benchmarks/memory.py wide --runs 1000 --topics 50 --length 100
@@ -146,6 +149,12 @@ def measure(track: Path, extra: list[str], output: str | None) -> dict:
         # worktree, or the installed package), never by accident from the current directory
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        significance = 0
+        if done.returncode == 0:  # the one output of runs² rows (docs/input.md)
+            from pbtools.io import read_parquet
+
+            table = read_parquet(os.path.join(out, "significance.parquet"))
+            significance = int(table.memory_usage(deep=True).sum())
     if done.returncode != 0:
         raise SystemExit(f"analyze failed ({done.returncode}):\n{done.stderr}")
     if peak <= before:
@@ -157,7 +166,12 @@ def measure(track: Path, extra: list[str], output: str | None) -> dict:
         warnings.simplefilter("ignore")
         runs = read_runs(str(track / "Runs"), lenient=lenient)
     arrow = int(runs.memory_usage(deep=True).sum())
-    return {"peak": peak * 1024, "arrow": arrow, "runs": runs["name"].nunique()}
+    return {
+        "peak": peak * 1024,
+        "arrow": arrow,
+        "runs": runs["name"].nunique(),
+        "significance": significance,
+    }
 
 
 def main(argv=None) -> None:
@@ -168,6 +182,13 @@ def main(argv=None) -> None:
     ap.add_argument("--length", type=int, default=100, help="wide: documents per topic")
     ap.add_argument("--times", type=int, default=10, help="trec2x: copies of TREC-2's runs")
     ap.add_argument("--output", help="keep the analysis tables in this directory")
+    ap.add_argument(
+        "--base",
+        type=float,
+        default=216.0,
+        help="MiB of the process itself (the bundled sample's peak, `/usr/bin/time -v pbtools "
+        "analyze --jobs 1`), left out of the per-run figure",
+    )
     args = ap.parse_args(argv)
     if args.case == "oneline":
         track, extra = oneline(args.runs or 2000), []
@@ -177,10 +198,12 @@ def main(argv=None) -> None:
         track, extra = trec2x(args.times), ["--lenient"]
     r = measure(track, extra, args.output)
     mib = 1 << 20
+    rest = r["peak"] - 2 * r["arrow"] - args.base * mib - r["significance"]
     print(
         f"{args.case}: {r['runs']} runs, Arrow size of the runs {r['arrow'] / mib:.2f} MiB, "
-        f"analyze peak RSS {r['peak'] / mib:.0f} MiB; (peak − 2 × Arrow) per run "
-        f"{(r['peak'] - 2 * r['arrow']) / r['runs'] / 1024:.0f} KiB"
+        f"analyze peak RSS {r['peak'] / mib:.0f} MiB, significance table "
+        f"{r['significance'] / mib:.0f} MiB; (peak − 2 × Arrow − {args.base:.0f} MiB − the "
+        f"table) per run {rest / r['runs'] / 1024:.0f} KiB"
     )
 
 

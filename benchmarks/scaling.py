@@ -250,7 +250,7 @@ _GROUP = None
 
 
 def timed_group(group, **shared):
-    """``analysis._config_group`` that also logs its worker's CPU seconds (``--jobs-compare``)."""
+    """``configs.config_group`` that also logs its worker's CPU seconds (``--jobs-compare``)."""
     out = _GROUP(group, **shared)
     with open(_CPU_LOG, "a") as f:  # the worker's CPU seconds since its fork, start-up included
         f.write(f"{os.getpid()} {time.process_time()}\n")
@@ -279,10 +279,10 @@ def jobs_compare(names: list[str], repeat: int) -> None:
 
     global _CPU_LOG, _GROUP
     from pbtools import io
-    from pbtools.experiments import analysis
+    from pbtools.experiments import analysis, configs
 
-    _GROUP = analysis._config_group
-    analysis._config_group = timed_group  # pickled by reference as __main__.timed_group
+    _GROUP = configs.config_group
+    configs.config_group = timed_group  # pickled by reference as __main__.timed_group
     _CPU_LOG = Path(tempfile.mkdtemp()) / "cpu.log"
     defaults = analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB
     for name in names:

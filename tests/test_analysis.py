@@ -112,7 +112,7 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
 
 @pytest.mark.slow
 def test_jobs_give_identical_results(monkeypatch, capsys):
-    from pbtools.experiments import analysis
+    from pbtools.experiments import analysis, configs
 
     a = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=1)  # one thread
     b = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)  # this process, 2 threads
@@ -124,7 +124,7 @@ def test_jobs_give_identical_results(monkeypatch, capsys):
     monkeypatch.setattr(analysis, "MIN_ROWS_PER_JOB", 0)
     monkeypatch.setattr(analysis, "CORES_PER_PROCESS", 1)
     calls = []
-    monkeypatch.setattr(analysis, "_configs", _counting(analysis._configs, calls))
+    monkeypatch.setattr(configs, "config_tables", _counting(configs.config_tables, calls))
     d = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
     assert capsys.readouterr().err == ""
     assert calls == []  # the configurations ran in the workers, not in this process
@@ -145,11 +145,11 @@ def _counting(fn, calls):
 
 def test_jobs_cap_the_threads_of_the_analysis(monkeypatch):
     """--jobs N is the cores: the leave-out blocks see a thread cap of N (1: serial)."""
-    from pbtools.experiments import analysis
+    from pbtools.experiments import configs
     from pbtools.threads import max_threads
 
     seen = []
-    original = analysis._configs
+    original = configs.config_tables
 
     def spy(*args, **kwargs):
         seen.append(max_threads())
@@ -164,7 +164,7 @@ def test_jobs_cap_the_threads_of_the_analysis(monkeypatch):
         parsed.append(max_threads())
         return threads_for(n)
 
-    monkeypatch.setattr(analysis, "_configs", spy)
+    monkeypatch.setattr(configs, "config_tables", spy)
     monkeypatch.setattr(parse, "threads_for", spy_parse)
     analyze(SAMPLE, measures=("P@10",), run_sets=("all",), progress=False, jobs=1)
     analyze(SAMPLE, measures=("P@10",), run_sets=("all",), progress=False, jobs=None)

@@ -64,13 +64,14 @@ def test_a_failed_parquet_write_deletes_nothing(tmp_path, monkeypatch):
     io.write_parquet(frame(10), target)
     before = target.read_bytes()
 
-    def failing(table, where, **kw):
-        with open(where, "wb") as fh:
-            fh.write(b"PAR1 half")
-        os.unlink(where)  # as pyarrow does on error
-        raise OSError(28, "No space left on device")
+    class Failing:  # pbtools writes a row group at a time through a ParquetWriter
+        def __init__(self, where, schema, **kw):
+            with open(where, "wb") as fh:
+                fh.write(b"PAR1 half")
+            os.unlink(where)  # as pyarrow does on error
+            raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pq, "write_table", failing)
+    monkeypatch.setattr(pq, "ParquetWriter", Failing)
     with pytest.raises(OSError, match="No space"):
         io.write_parquet(frame(10, seed=1), target)
     assert target.read_bytes() == before

@@ -8,6 +8,8 @@ module                     holds
 ``experiments.analysis``   :func:`~pbtools.experiments.analysis.analyze` and
                            :class:`~pbtools.experiments.analysis.Analysis` (what ``pbtools
                            analyze`` runs)
+``experiments.configs``    :func:`~pbtools.experiments.configs.run_configs`: how ``analyze``
+                           runs its configurations (threads, worker processes, Dask)
 ``experiments.tracks``     :func:`~pbtools.experiments.tracks.analyze_tracks`: several
                            collections as one grid (Dask)
 =========================  ================================================================

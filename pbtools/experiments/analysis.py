@@ -225,6 +225,7 @@ def analyze(
     its stages (``pool inference``, ``leave-outs and truth``, ``significance``), in seconds.
     """
     from pbtools.corrections.choices import resolve
+    from pbtools.experiments.configs import run_configs
     from pbtools.grid import product
     from pbtools.pooling.inference import infer_pool
 
@@ -273,9 +274,8 @@ def analyze(
         t_stage = {"pool inference": time.perf_counter() - t1}
         stage("leave-outs and truth")
         t2 = time.perf_counter()
-        results = _run_configs(
-            configs, shared, jobs=jobs, dask=dask, rows=len(runs), progress=progress
-        )
+        plan = plan_configs(configs, jobs, dask, len(runs))
+        results = run_configs(configs, shared, plan, jobs=jobs, dask=dask, progress=progress)
         scores = pd.concat([r[0] for r in results], ignore_index=True)
         scores["name"] = scores["name"].astype(str)
         scores["left_out"] = scores["left_out"].astype(str)
@@ -338,41 +338,6 @@ def analyze(
         )
 
 
-def _configs(
-    configs,
-    frames,
-    measures,
-    estimators,
-    protocol,
-    pooled,
-    depth,
-    fraction,
-    topics=None,
-    progress=False,
-    top_ties="order",
-):
-    """Several leave-one-out configurations in one call: ``(scores, truth)`` per config, the
-    scores keyed by the configuration's ``leave_out``."""
-    from pbtools.experiments.leaveout import experiment_tables
-
-    results = experiment_tables(
-        frames,
-        configs,
-        measures=measures,
-        estimators=estimators,
-        protocol=protocol,
-        pooled=pooled,
-        depth=depth,
-        fraction=fraction,
-        topics=topics,
-        progress=progress,
-        top_ties=top_ties,
-    )
-    for cfg, (res, _truth) in zip(configs, results, strict=True):
-        res.insert(0, "leave_out", cfg["leave_out"])
-    return results
-
-
 #: below this many run rows per worker process, ``analyze`` uses no worker processes: each
 #: worker redoes the encoding and the merge r_p ∘ r_u, and a pool of two processes costs
 #: 0.10-0.17 s to start; on the bundled sample (24,000 rows) and a 180,000-row track the split
@@ -418,45 +383,6 @@ def plan_configs(configs, jobs, dask, rows: int) -> tuple[int, int, str | None]:
     if processes <= 1:
         return 1, cores, note
     return processes, cores // processes, note
-
-
-def _run_configs(configs, shared, *, jobs, dask, rows, progress):
-    """``(scores, truth)`` per configuration, in order: in one call on this process's threads
-    (the configurations share the encoding and the merge), or as disjoint groups on worker
-    processes or Dask (:func:`plan_configs`)."""
-    from pbtools.grid import run_grid
-    from pbtools.progress import write
-
-    n, threads, note = plan_configs(configs, jobs, dask, rows)
-    if note is not None:
-        k = threads * n
-        write(f"analyze: --jobs {jobs}: using {k} core{'s' if k != 1 else ''}: {note}")
-    if n == 1 and dask is None:  # on the threads :func:`analyze` granted
-        return _configs(configs, **shared, progress=progress)
-    # heaviest first (top75 redoes the experiment per measure), dealt round-robin
-    order = sorted(range(len(configs)), key=lambda i: configs[i]["runs"] != "top75")
-    groups = [order[g::n] for g in range(n)]
-    parts = run_grid(
-        _config_group,
-        [{"group": [configs[i] for i in g], "threads": threads} for g in groups],
-        jobs=n,
-        dask=dask,
-        progress=progress,
-        desc="leave-one-out",
-        shared=shared,
-    )
-    results: list = [None] * len(configs)
-    for g, part in zip(groups, parts, strict=True):
-        for i, r in zip(g, part, strict=True):
-            results[i] = r
-    return results
-
-
-def _config_group(group, threads=1, **shared):
-    """Several leave-one-out configurations in one worker (a grid task for processes or Dask),
-    on ``threads`` threads."""
-    with limited_threads(threads):
-        return _configs(group, **shared)
 
 
 __all__ = [

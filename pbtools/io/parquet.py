@@ -100,6 +100,11 @@ def _from_json(value):
     return value
 
 
+#: rows converted to Arrow and written at once by :func:`write_parquet`: one row group (pyarrow's
+#: default size)
+ROWS = 1 << 20
+
+
 def write_parquet(df: pd.DataFrame, path: PathLike, metadata: dict | None = None) -> None:
     """Write a frame to Parquet so that :func:`read_parquet` gives it back exactly.
 
@@ -110,16 +115,17 @@ def write_parquet(df: pd.DataFrame, path: PathLike, metadata: dict | None = None
     """
     plain = df.copy(deep=False)
     plain.attrs = {}  # stored below, as pbtools JSON (pyarrow would try and warn)
-    table = pa.Table.from_pandas(plain, preserve_index=None)
+    # converted to Arrow and written a row group at a time (:data:`ROWS`): a table of runs²
+    # pairs is never held twice (issue 25 item 4); the first group's schema for all
+    table = pa.Table.from_pandas(plain.iloc[:ROWS], preserve_index=None)
     cats = {}
     for c in df.columns:
         if isinstance(df[c].dtype, pd.CategoricalDtype):
             categories = df[c].cat.categories
-            used = df[c].cat.codes.to_numpy()
             complete = (
                 categories.is_monotonic_increasing
                 and categories.dtype == "str"
-                and len(np.unique(used[used >= 0])) == len(categories)
+                and _all_used(df[c].array.codes, len(categories))
             )
             cats[str(c)] = (
                 None
@@ -140,14 +146,42 @@ def write_parquet(df: pd.DataFrame, path: PathLike, metadata: dict | None = None
         "columns": {f.name: _type_key(f.type) for f in table.schema},
     }
     schema_meta = dict(table.schema.metadata or {})
+    if len(df) > ROWS:  # pandas' metadata of the whole frame's index, not of the first group's
+        schema_meta[b"pandas"] = _whole_index(schema_meta[b"pandas"], plain.index)
     schema_meta[_META_KEY] = json.dumps(meta).encode()
     schema_meta[_SHA_KEY] = _meta_digest(schema_meta).encode()
     import pyarrow.parquet as pq  # on first use: `import pbtools` stays cheap (~20 ms)
 
-    with atomic_path(path) as tmp:
-        pq.write_table(
-            table.replace_schema_metadata(schema_meta), str(tmp), write_page_checksum=True
-        )
+    schema = table.schema.with_metadata(schema_meta)
+    with (
+        atomic_path(path) as tmp,
+        pq.ParquetWriter(str(tmp), schema, write_page_checksum=True) as writer,
+    ):
+        writer.write_table(table.replace_schema_metadata(schema_meta))
+        del table
+        for start in range(ROWS, len(plain), ROWS):
+            part = pa.Table.from_pandas(
+                plain.iloc[start : start + ROWS], schema=schema, preserve_index=None
+            )
+            writer.write_table(part.replace_schema_metadata(schema_meta))
+
+
+def _all_used(codes: np.ndarray, n: int) -> bool:
+    """Whether ``codes`` use each of ``n`` categories, a block at a time (no copy of them)."""
+    seen = np.zeros(n, dtype=bool)
+    for start in range(0, len(codes), ROWS):
+        block = codes[start : start + ROWS]
+        seen[block[block >= 0]] = True
+    return bool(seen.all())
+
+
+def _whole_index(pandas_meta: bytes, index: pd.Index) -> bytes:
+    """pandas' metadata of a first row group, its range index made the whole frame's."""
+    meta = json.loads(pandas_meta)
+    for entry in meta.get("index_columns", []):
+        if isinstance(entry, dict) and entry.get("kind") == "range":
+            entry.update(start=int(index.start), stop=int(index.stop), step=int(index.step))
+    return json.dumps(meta).encode()
 
 
 def read_parquet(path: PathLike) -> pd.DataFrame:

@@ -214,6 +214,52 @@ def _swap(new: Path, target: Path, tables: tuple) -> None:
         aside.rmdir()
 
 
+@contextlib.contextmanager
+def _staged(path: PathLike, tables: tuple = ()) -> Iterator[Path]:
+    """Build a set for ``path`` in a sibling temporary directory, yielded, and swap it in.
+
+    ``path`` is checked before any work (:func:`check_result_dir`, ``tables`` the names an
+    older set without a manifest may hold) and its lock held throughout (:func:`hold`); the
+    temporary directory gets the permissions of a new directory (the umask's). When the block
+    ends normally — it has written the files and the manifest (:func:`_write_manifest`) — the
+    set replaces ``path`` in one step (module docstring); on any failure the temporary
+    directory is removed and ``path`` is left as it was.
+    """
+    target = Path(path)
+    check_result_dir(target, tables)
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"{path}: the directory {target.parent} does not exist")
+    with hold(target) as real:
+        new = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".new"))
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(new, 0o777 & ~umask)
+            yield new
+            _swap(new, real, tables)
+        except BaseException:
+            if new.exists():
+                shutil.rmtree(new, ignore_errors=True)  # created above: pbtools' own
+            raise
+
+
+def _write_manifest(new: Path, files: dict, params: dict | None) -> None:
+    """``manifest.json`` of the set being built in ``new``: written last."""
+    import pbtools
+
+    manifest = {
+        "format": FORMAT,
+        "pbtools_version": pbtools.__version__,
+        "files": files,
+        "parameters": params or {},
+    }
+    write_text(new / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
+
+
+def _entry(file: Path, **more) -> dict:
+    return {**more, "bytes": file.stat().st_size, "sha256": sha256_file(file)}
+
+
 def write_results(
     path: PathLike,
     tables: Mapping[str, pd.DataFrame],
@@ -240,52 +286,22 @@ def write_results(
     >>> res["t"]["x"].tolist(), res.manifest["files"]["t.parquet"]["rows"]
     ([1, 2], 2)
     """
-    import pbtools
     from pbtools.io.parquet import write_parquet
 
-    target = Path(path)
     names = tuple(tables)
-    check_result_dir(target, names)
-    if not target.parent.is_dir():
-        raise FileNotFoundError(f"{path}: the directory {target.parent} does not exist")
-    with hold(target) as real:
-        new = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".new"))
-        try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(new, 0o777 & ~umask)
-            files = {}
-            for name, df in tables.items():
-                file = new / f"{name}.parquet"
-                write_parquet(df, file, metadata=metadata)
-                files[file.name] = {
-                    "rows": len(df),
-                    "bytes": file.stat().st_size,
-                    "sha256": sha256_file(file),
-                }
-            if extra is not None:
-                extra(new)
-                for file in sorted(p for p in new.iterdir() if p.is_file()):
-                    name = file.name
-                    if name not in files and name != MANIFEST:
-                        files[name] = {
-                            "rows": None,
-                            "bytes": file.stat().st_size,
-                            "sha256": sha256_file(file),
-                        }
-            manifest = {
-                "format": FORMAT,
-                "pbtools_version": pbtools.__version__,
-                "files": files,
-                "parameters": params or {},
-            }
-            write_text(new / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
-            _swap(new, real, names)
-        except BaseException:
-            if new.exists():
-                shutil.rmtree(new, ignore_errors=True)  # created above: pbtools' own
-            raise
-    return [target / f"{name}.parquet" for name in names]
+    with _staged(path, names) as new:
+        files = {}
+        for name, df in tables.items():
+            file = new / f"{name}.parquet"
+            write_parquet(df, file, metadata=metadata)
+            files[file.name] = _entry(file, rows=len(df))
+        if extra is not None:
+            extra(new)
+            for file in sorted(p for p in new.iterdir() if p.is_file()):
+                if file.name not in files and file.name != MANIFEST:
+                    files[file.name] = _entry(file, rows=None)
+        _write_manifest(new, files, params)
+    return [Path(path) / f"{name}.parquet" for name in names]
 
 
 def write_directory(path: PathLike, build, *, params: dict | None = None) -> Path:
@@ -309,37 +325,13 @@ def write_directory(path: PathLike, build, *, params: dict | None = None) -> Pat
     >>> sorted(read_manifest(out)["files"])
     ['a/x']
     """
-    import pbtools
-
-    target = Path(path)
-    check_result_dir(target)
-    if not target.parent.is_dir():
-        raise FileNotFoundError(f"{path}: the directory {target.parent} does not exist")
-    with hold(target) as real:
-        new = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".new"))
-        try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(new, 0o777 & ~umask)
-            build(new)
-            files = {
-                f.relative_to(new).as_posix(): {"bytes": f.stat().st_size, "sha256": sha256_file(f)}
-                for f in sorted(new.rglob("*"))
-                if f.is_file()
-            }
-            manifest = {
-                "format": FORMAT,
-                "pbtools_version": pbtools.__version__,
-                "files": files,
-                "parameters": params or {},
-            }
-            write_text(new / MANIFEST, json.dumps(manifest, indent=2, default=str) + "\n")
-            _swap(new, real, ())
-        except BaseException:
-            if new.exists():
-                shutil.rmtree(new, ignore_errors=True)  # created above: pbtools' own
-            raise
-    return target
+    with _staged(path) as new:
+        build(new)
+        files = {
+            f.relative_to(new).as_posix(): _entry(f) for f in sorted(new.rglob("*")) if f.is_file()
+        }
+        _write_manifest(new, files, params)
+    return Path(path)
 
 
 def read_manifest(path: PathLike) -> dict:

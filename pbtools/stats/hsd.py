@@ -8,18 +8,25 @@ of the standard-error scale. It agrees with scipy to ~1e-9 absolute for df >= 2 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
+from scipy import optimize, sparse, special, stats
 from scipy.interpolate import CubicSpline
+from scipy.sparse import csgraph
 
-from pbtools.engine.dense import CHUNK
 from pbtools.errors import InputError
-from pbtools.stats.matrix import by_groups, pair_indices, pair_names, score_matrix
+from pbtools.stats.matrix import PAIR_BLOCK, by_groups, pair_table, score_matrix
 
 _W_MAX = 40.0  # P(range of k normals > 40) < 1e-300 for any k we meet
+
+#: (q × scale node) cells :func:`studentized_range_sf` evaluates at once: its temporaries (the
+#: spline's among them) stay a few MiB whatever the number of q, and the values do not depend on
+#: the threads of the BLAS (280,875 q of 750 runs: the same to the bit on 1 and 2 OpenBLAS
+#: threads, and as 2^22 cells on one thread; 2^22 cells on 2 threads moved 4 in the last bit)
+SF_CELLS = 1 << 18
 
 
 def _range_sf(w: np.ndarray, k: int, n_z: int = 401) -> np.ndarray:
@@ -62,6 +69,25 @@ def _scale_nodes(df: float) -> tuple[np.ndarray, np.ndarray]:
     return t, wt / wt.sum()
 
 
+def sf_rows(nodes: int) -> int:
+    """How many q :func:`studentized_range_sf` takes at once with ``nodes`` scale nodes
+    (:data:`SF_CELLS`): a multiple of 256, so that the matrix-vector product's kernel takes
+    every row in the same block as in one product. A caller that splits q in pieces of a
+    multiple of it, from q's first row, gets every value to the bit of one call.
+
+    Examples
+    --------
+    >>> sf_rows(81), sf_rows(4001)
+    (3072, 256)
+    """
+    return max(256, SF_CELLS // nodes // 256 * 256)
+
+
+def scale_nodes(df: float) -> int:
+    """The number of scale nodes :func:`studentized_range_sf` integrates over at ``df``."""
+    return len(_scale_nodes(float(df))[0])
+
+
 def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
     """Survival function of the studentized range Q(k, df), vectorised over ``q``.
 
@@ -97,11 +123,7 @@ def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
     scale = np.exp(t)[None, :]
     # q × nodes temporaries, a chunk of q at a time: a runs² vector of q (Tukey HSD's pairs)
     # costs its own size, not nodes × that (each q's value is computed alone either way)
-    # chunks of a multiple of 256 rows from row 0, so that the matrix-vector product's kernel
-    # takes every row in the same block as in one product (a q of a few thousand pairs, one
-    # chunk, is unchanged to the last bit; beyond, the last bit may move where OpenBLAS splits
-    # the rows between its threads, which a one-shot product does by the machine's cores)
-    step = max(256, CHUNK // len(t) // 256 * 256)
+    step = sf_rows(len(t))
     for lo in range(0, len(ok), step):
         rows = slice(lo, lo + step)
         w = np.minimum(np.abs(q[ok[rows]])[:, None] * scale, _W_MAX)
@@ -213,12 +235,93 @@ def tukey_hsd(
     """
     if by:
         return _grouped(results, list(by), measure, two_way, alpha, unbalanced, categorical)
+    fit = hsd_fit(results, measure, two_way, alpha, unbalanced)
+    out = pair_table(results, [], lambda _: fit, categorical)
+    out.attrs.update(
+        mse=fit.mse, df_resid=fit.df_resid, k=fit.k, n_topics=fit.t, alpha=alpha, two_way=two_way
+    )
+    return out
+
+
+#: the columns of :func:`tukey_hsd`'s table besides the names, in order
+HSD_COLUMNS = ("diff", "p_value", "reject", "q", "lower", "upper")
+
+
+@dataclass(frozen=True)
+class HsdFit:
+    """The fitted model of one Tukey HSD (:func:`hsd_fit`), from which the table of every pair
+    is computed a block of pairs at a time (:meth:`pairs`; :func:`pbtools.stats.matrix.pair_table`).
+
+    ``sizes`` is each run's number of topics (None for a balanced design: every run on the
+    ``t`` topics). ``columns`` are the table's columns (:data:`HSD_COLUMNS`, or a leading part of
+    them); ``block`` the pairs computed at once: a multiple of :func:`sf_rows`, so that every
+    p-value is the one a single call over all pairs gives, to the bit.
+    """
+
+    names: np.ndarray
+    means: np.ndarray
+    sizes: np.ndarray | None
+    mse: float
+    df_resid: int
+    t: int
+    alpha: float
+    columns: tuple[str, ...] = HSD_COLUMNS
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+    @property
+    def block(self) -> int:
+        rows = sf_rows(scale_nodes(self.df_resid))
+        return rows * max(1, PAIR_BLOCK // rows)
+
+    def pairs(self, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+        """The table's columns for the pairs ``(a, b)`` (indices into ``names``)."""
+        if self.sizes is None:
+            se = np.sqrt(self.mse / self.t)
+        else:
+            se = np.sqrt(self.mse / 2.0 * (1 / self.sizes[a] + 1 / self.sizes[b]))
+        diff = self.means[a] - self.means[b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.abs(diff) / se
+        q = np.where(diff == 0, 0.0, q)
+        p = studentized_range_sf(q, self.k, self.df_resid)
+        out = {"diff": diff, "p_value": p, "reject": p < self.alpha, "q": q}
+        if "lower" in self.columns:
+            crit = studentized_range_isf(self.alpha, self.k, self.df_resid) * se
+            out["lower"], out["upper"] = diff - crit, diff + crit
+        return {c: out[c] for c in self.columns}
+
+
+def hsd_fit(
+    results: pd.DataFrame,
+    measure: str | None = None,
+    two_way: bool = True,
+    alpha: float = 0.05,
+    unbalanced: bool = False,
+    columns: tuple[str, ...] = HSD_COLUMNS,
+) -> HsdFit:
+    """The model behind :func:`tukey_hsd` (same parameters): run means, topics per run, MSE
+    and its degrees of freedom; memory linear in the cells, whatever the number of pairs.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> per_topic = pd.DataFrame({"name": list("aabbcc"), "qid": list("121212"),
+    ...                           "value": [.9, .7, .5, .4, .1, .2]})
+    >>> fit = hsd_fit(per_topic)
+    >>> fit.k, fit.df_resid, round(fit.mse, 4)
+    (3, 2, 0.0117)
+    >>> fit.pairs(np.array([0]), np.array([2]))["diff"].round(2).tolist()
+    [0.65]
+    """
     sm = score_matrix(results, measure, missing=unbalanced)
     x, k, t = sm.values, sm.k, sm.t
-    a, b = pair_indices(k)
     if two_way and t < 2:
         raise InputError("two-way Tukey HSD needs at least 2 topics")
     present = ~np.isnan(x)
+    sizes = None
     if present.all():
         run_means = x.mean(axis=1)
         if two_way:
@@ -228,58 +331,56 @@ def tukey_hsd(
             resid = x - run_means[:, None]
             df_resid = k * t - k
     else:
-        n_r = present.sum(axis=1)
-        run_means = np.nansum(x, axis=1) / n_r
+        sizes = present.sum(axis=1)
+        run_means = np.nansum(x, axis=1) / sizes
         resid, df_resid = _residuals(x, present, run_means, two_way)
     if df_resid < 1:
         raise InputError(f"no residual degrees of freedom (k={k} runs, t={t} topics)")
     mse = float(np.square(resid).sum() / df_resid)
-    se = np.sqrt(mse / t) if present.all() else np.sqrt(mse / 2.0 * (1 / n_r[a] + 1 / n_r[b]))
-    diff = run_means[a] - run_means[b]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.abs(diff) / se
-    q = np.where(diff == 0, 0.0, q)
-    p = studentized_range_sf(q, k, df_resid)
-    crit = studentized_range_isf(alpha, k, df_resid) * se
-    name_a, name_b = pair_names(sm.names, a, b, categorical)
-    out = pd.DataFrame(
-        {
-            "name_a": name_a,
-            "name_b": name_b,
-            "diff": diff,
-            "p_value": p,
-            "reject": p < alpha,
-            "q": q,
-            "lower": diff - crit,
-            "upper": diff + crit,
-        }
-    )
-    out.attrs.update(mse=mse, df_resid=df_resid, k=k, n_topics=t, alpha=alpha, two_way=two_way)
-    return out
+    return HsdFit(sm.names, run_means, sizes, mse, int(df_resid), t, alpha, tuple(columns))
 
 
 def _residuals(x, present, run_means, two_way) -> tuple[np.ndarray, int]:
     """Residuals of the cells present and their degrees of freedom: the one-way model, or the
-    two-way additive model (run + topic) fitted by least squares (an unbalanced design)."""
+    two-way additive model (run + topic) fitted by least squares (an unbalanced design).
+
+    The two-way fit absorbs the run effects (runs as blocks): with N the runs × topics
+    incidence of the cells present, the topic effects b solve the topics × topics normal
+    equations C b = Q, C = diag(n_q) − Nᵀ diag(1/n_r) N, Q = y_·q − Nᵀ ȳ_r, one topic of each
+    connected component of runs and topics held at 0; each run's effect is ȳ_r − (N b)_r / n_r.
+    No cells × runs design matrix: memory linear in the cells (issue 25 item 4).
+    """
     r, q = np.nonzero(present)
     y = x[r, q]
     if not two_way:
         return y - run_means[r], len(y) - x.shape[0]
     k, t = x.shape
-    design = np.zeros((len(y), k + t - 1))
-    design[np.arange(len(y)), r] = 1.0
-    rest = q > 0  # topic 0 is the reference level
-    design[np.flatnonzero(rest), k + q[rest] - 1] = 1.0
-    coef, _, rank, _ = np.linalg.lstsq(design, y, rcond=None)
-    return y - design @ coef, len(y) - int(rank)
+    cells = present.astype(np.float64)
+    sizes = cells.sum(axis=1)
+    graph = sparse.coo_matrix((np.ones(len(r)), (r, k + q)), shape=(k + t, k + t))
+    n_parts, part = csgraph.connected_components(graph, directed=False)
+    first = np.zeros(t, dtype=bool)
+    first[np.unique(part[k:], return_index=True)[1]] = True  # each component's first topic
+    free = np.flatnonzero(~first)
+    c = np.diag(cells.sum(axis=0)) - cells.T @ (cells / sizes[:, None])
+    rhs = np.where(present, x, 0.0).sum(axis=0) - cells.T @ run_means
+    topic = np.zeros(t)
+    if len(free):
+        topic[free] = np.linalg.solve(c[np.ix_(free, free)], rhs[free])
+    run = run_means - (cells @ topic) / sizes
+    return y - run[r] - topic[q], len(y) - (k + t - n_parts)
 
 
 def _grouped(results, by, measure, two_way, alpha, unbalanced, categorical) -> pd.DataFrame:
+    if categorical:  # each group's table written straight into the stacked table's columns
+        return pair_table(
+            results,
+            by,
+            lambda g: hsd_fit(g, measure, two_way, alpha, unbalanced),
+            categorical=True,
+        )
     return by_groups(
         results,
         by,
-        lambda g: tukey_hsd(
-            g, measure, two_way, alpha, unbalanced=unbalanced, categorical=categorical
-        ),
-        categorical=categorical,
+        lambda g: tukey_hsd(g, measure, two_way, alpha, unbalanced=unbalanced),
     )

@@ -183,28 +183,116 @@ def pair_names(names, a, b, categorical: bool = False):
     return pd.array(names[a], dtype="str"), pd.array(names[b], dtype="str")
 
 
-def _stack_categorical(parts: list, col: str) -> pd.Categorical:
-    """The categorical column ``col`` of ``parts`` stacked over the union of their categories."""
-    cats = [p[col].cat.categories for p in parts]
-    union = pd.Index(sorted(set().union(*(c.astype(str) for c in cats))), dtype="str")
-    dtype = pd.CategoricalDtype(union)
-    codes = []
-    for p, c in zip(parts, cats, strict=True):
-        m = union.get_indexer(c.astype(str))
-        code = p[col].cat.codes.to_numpy()
-        codes.append(np.where(code >= 0, m[code], -1))
-    return pd.Categorical.from_codes(np.concatenate(codes), dtype=dtype)
+#: pairs of runs a pair test computes at once (:func:`pair_table`): its temporaries are bounded
+#: whatever the number of runs
+PAIR_BLOCK = 1 << 18
 
 
-def by_groups(
-    results: pd.DataFrame, by: list[str], test, categorical: bool = False
-) -> pd.DataFrame:
+def pair_slice(k: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``lo`` to ``hi - 1`` of :func:`pair_indices` (``k``): a block of them, without the
+    ``k(k-1)/2`` pairs.
+
+    Examples
+    --------
+    >>> [x.tolist() for x in pair_slice(4, 2, 5)], [x[2:5].tolist() for x in pair_indices(4)]
+    ([[0, 1, 1], [3, 2, 3]], [[0, 1, 1], [3, 2, 3]])
+    """
+    first = np.arange(k, dtype=np.int64)
+    start = first * (2 * k - first - 1) // 2  # the position of (a, a + 1)
+    pos = np.arange(lo, hi, dtype=np.int64)
+    a = np.searchsorted(start, pos, side="right") - 1
+    return a, pos - start[a] + a + 1
+
+
+def code_dtype(n: int) -> np.dtype:
+    """The integer type pandas keeps the codes of ``n`` categories in (int8 below 127 …).
+
+    Examples
+    --------
+    >>> str(code_dtype(100)), str(code_dtype(2000))
+    ('int8', 'int16')
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n < np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+def pair_table(results: pd.DataFrame, by: list[str], prepare, categorical: bool = False):
+    """A pair test within each group of the ``by`` keys (sorted groups, the keys leading),
+    written a block of pairs at a time straight into the table's columns: besides the table,
+    memory of one group's fit and one block (issue 25 item 4), never the pairs of a group twice.
+
+    ``prepare(group)`` fits the test on a group's rows and returns an object with ``names``
+    (the group's runs, sorted), ``columns`` (the test's columns, in order), ``block`` (pairs
+    at once) and ``pairs(a, b)`` → {column: values} for index pairs into ``names``
+    (e.g. :class:`pbtools.stats.hsd.HsdFit`). ``name_a`` and ``name_b`` are strings, or
+    with ``categorical`` codes into the union of the groups' names (the keys categorical too,
+    as they must be with ``by``).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> res = pd.DataFrame({"m": ["x", "x", "y", "y", "y"], "name": list("ababc"),
+    ...                     "value": [1.0, 2.0, 3.0, 5.0, 4.0]})
+    >>> def prepare(g):
+    ...     v = g.groupby("name")["value"].first()
+    ...     return SimpleNamespace(names=v.index.to_numpy(), columns=("diff",), block=2,
+    ...                            pairs=lambda a, b: {"diff": v.to_numpy()[a] - v.to_numpy()[b]})
+    >>> pair_table(res, ["m"], prepare, categorical=True).to_numpy().tolist()
+    [['x', 'a', 'b', -1.0], ['y', 'a', 'b', -2.0], ['y', 'a', 'c', -1.0], ['y', 'b', 'c', 1.0]]
+    """
+    if by and not categorical:
+        raise ValueError("pair_table: a grouped table is categorical (by_groups otherwise)")
+    if by:
+        grouped = results.groupby(list(by), sort=True, observed=True)
+        counts = grouped["name"].nunique()
+        keys = [k if isinstance(k, tuple) else (k,) for k in counts.index]
+        runs = counts.to_numpy(dtype=np.int64)
+        fits = (prepare(g) for _, g in grouped)
+        every = results[results[list(by)].notna().all(axis=1)]["name"]
+        union = pd.Index(sorted(set(every.astype(str))), dtype="str")
+    else:
+        only = prepare(results)
+        keys, runs, fits = [()], np.array([len(only.names)], dtype=np.int64), iter([only])
+        union = pd.Index(np.asarray(only.names, dtype=object), dtype="str")
+    sizes = runs * (runs - 1) // 2
+    total = int(sizes.sum())
+    code_a, code_b = (np.empty(total, dtype=code_dtype(len(union))) for _ in range(2))
+    cols: dict = {}
+    at = 0
+    for n, k, fit in zip(sizes, runs, fits, strict=True):
+        if len(fit.names) != k:  # the groups' names counted unlike the test's: a bug
+            raise RuntimeError(f"pair_table: {len(fit.names)} runs fitted, {k} counted")
+        for c in fit.columns:
+            if c not in cols:
+                cols[c] = None
+        to = union.get_indexer(pd.Index(np.asarray(fit.names, dtype=object), dtype="str"))
+        for lo in range(0, int(n), fit.block):
+            hi = min(int(n), lo + fit.block)
+            a, b = pair_slice(int(k), lo, hi)
+            part = slice(at + lo, at + hi)
+            code_a[part], code_b[part] = to[a], to[b]
+            for c, values in fit.pairs(a, b).items():
+                if cols[c] is None:
+                    cols[c] = np.empty(total, dtype=values.dtype)
+                cols[c][part] = values
+        at += int(n)
+    out: dict = {}
+    for c, name in enumerate(by):
+        cat = pd.Categorical(pd.Series([k[c] for k in keys]))
+        out[name] = pd.Categorical.from_codes(np.repeat(cat.codes, sizes), dtype=cat.dtype)
+    out["name_a"], out["name_b"] = pair_names(
+        union.to_numpy(dtype=object), code_a, code_b, categorical
+    )
+    out.update(cols)
+    return pd.DataFrame(out, copy=False)
+
+
+def by_groups(results: pd.DataFrame, by: list[str], test) -> pd.DataFrame:
     """``test(group)`` (a frame of pairs) within each group of the ``by`` keys, the keys
-    leading the output (sorted groups); ``by=[]``: ``test(results)``.
-
-    ``categorical``: the keys are categorical, and so are the groups' categorical columns
-    (over the union of their categories), the output built a column at a time (each group's
-    column freed as it is stacked): a table of runs² pairs is held about once, not twice.
+    leading the output (sorted groups); ``by=[]``: ``test(results)``. (A compact table of
+    runs² pairs is written without stacking the groups' tables: :func:`pair_table`.)
 
     Examples
     --------
@@ -222,20 +310,6 @@ def by_groups(
         parts.append(test(grp))
         keys.append(key if isinstance(key, tuple) else (key,))
     sizes = [len(p) for p in parts]
-    if categorical and parts:
-        group = np.repeat(np.arange(len(keys)), sizes)
-        cols: dict = {}
-        for c, name in enumerate(by):
-            cat = pd.Categorical(pd.Series([k[c] for k in keys]))
-            cols[name] = pd.Categorical.from_codes(cat.codes[group], dtype=cat.dtype)
-        for col in list(parts[0].columns):
-            if isinstance(parts[0][col].dtype, pd.CategoricalDtype):
-                cols[col] = _stack_categorical(parts, col)
-            else:
-                cols[col] = np.concatenate([p[col].to_numpy() for p in parts])
-            for p in parts:
-                del p[col]
-        return pd.DataFrame(cols)
     out = pd.concat(parts, ignore_index=True)
     for c in reversed(range(len(by))):  # the keys lead, one insert per key column
         vals = pd.Series([k[c] for k in keys])  # inferred as a scalar key inserted would be

@@ -18,7 +18,7 @@ from pbtools.frames import require_columns
 __all__ = ["SIG_ROWS", "crossed_rejects", "joint_dictionaries"]
 
 #: rows of a significance table keyed at once by :func:`crossed_rejects`
-SIG_ROWS = 1 << 20
+SIG_ROWS = 1 << 18
 
 
 def joint_dictionaries(*columns: pd.Series, as_str: bool = False):
@@ -39,9 +39,9 @@ def joint_dictionaries(*columns: pd.Series, as_str: bool = False):
     dicts, codes = [], []
     for c in columns:
         if isinstance(c.dtype, pd.CategoricalDtype):
-            code = c.cat.codes.to_numpy()
+            code = c.array.codes  # a view: ``.cat.codes`` copies them (a runs² table's column)
             values = np.asarray(c.cat.categories, dtype=object)
-            if (code < 0).any():  # missing values: one more entry, last (code −1 reads it)
+            if len(code) and code.min() < 0:  # missing values: one more entry, last (−1 reads it)
                 values = np.append(values, np.nan)
         else:
             code, values = pd.factorize(c.to_numpy(), use_na_sentinel=False)

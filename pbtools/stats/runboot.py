@@ -36,7 +36,7 @@ DEFAULT_N_BOOT = 1000
 
 
 #: cells of the crossed matrix (rows × runs) built at once by :func:`_replicate_sre`
-CROSSED_CELLS = 1 << 22
+CROSSED_CELLS = 1 << 20
 
 
 def _replicate_sre(t: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:

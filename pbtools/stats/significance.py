@@ -37,8 +37,8 @@ import pandas as pd
 
 from pbtools.errors import InputError
 from pbtools.frames import require_columns
-from pbtools.stats.hsd import tukey_hsd
-from pbtools.stats.matrix import by_groups, pair_indices, pair_names, score_matrix
+from pbtools.stats.hsd import hsd_fit, tukey_hsd
+from pbtools.stats.matrix import PAIR_BLOCK, by_groups, pair_indices, pair_table, score_matrix
 from pbtools.stats.power import paired_t_test
 
 #: the named tests behind SRE* (a path to p-values files is the third source)
@@ -107,48 +107,44 @@ def pair_significance(
     if test not in SRE_TESTS:
         raise InputError(f"unknown SRE* test {test!r}; known: {sorted(SRE_TESTS)} or a path")
     rows = _ranked(truth)
+    by = list(by or ())
     if test == "hsd" and not compact:
-        return tukey_hsd(rows, by=list(by) if by else None, alpha=alpha, unbalanced=True)
+        return tukey_hsd(rows, by=by or None, alpha=alpha, unbalanced=True)
+    columns = COMPACT_COLUMNS[2:] if compact else ("diff", "statistic", "p_value", "reject")
     if test == "hsd":
 
-        def one(g):
-            return _trim(tukey_hsd(g, alpha=alpha, unbalanced=True, categorical=True))
+        def fit(g):
+            return hsd_fit(g, alpha=alpha, unbalanced=True, columns=columns)
 
     else:
 
-        def one(g):
-            return _trim(_all_pairs_t(g, alpha, compact), compact)
+        def fit(g):
+            return _PairedT(score_matrix(g, None, missing=True), alpha, columns)
 
-    return by_groups(rows, list(by or ()), one, categorical=compact)
+    if by and not compact:
+        return by_groups(rows, by, lambda g: pair_table(g, [], fit))
+    # a compact table is written a block of pairs at a time, straight into its columns
+    return pair_table(rows, by, fit, categorical=compact)
 
 
 #: the columns of a compact significance table besides its keys (:func:`pair_significance`)
 COMPACT_COLUMNS = ("name_a", "name_b", "diff", "p_value", "reject")
 
 
-def _trim(table: pd.DataFrame, compact: bool = True) -> pd.DataFrame:
-    if not compact:
-        return table
-    # a deep copy: a selection may keep the whole block of the test's float columns alive
-    return table[[c for c in table.columns if c in COMPACT_COLUMNS]].copy(deep=True)
+class _PairedT:
+    """The paired t-test of every pair of runs of a score matrix (NaN: a topic the run is not
+    averaged over), a block of pairs at a time (:func:`pbtools.stats.matrix.pair_table`)."""
 
+    def __init__(self, sm, alpha: float, columns=("diff", "statistic", "p_value", "reject")):
+        self.names, self.values, self.alpha, self.columns = sm.names, sm.values, alpha, columns
+        self.block = max(1, PAIR_BLOCK // max(sm.t, 1))  # pairs × topics differences at once
 
-def _all_pairs_t(rows: pd.DataFrame, alpha: float, categorical: bool = False) -> pd.DataFrame:
-    sm = score_matrix(rows, None, missing=True)
-    a, b = pair_indices(sm.k)
-    z = sm.values[a] - sm.values[b]  # NaN where one run of the pair lacks the topic
-    t, p, _ = paired_t_test(z, alpha)
-    name_a, name_b = pair_names(sm.names, a, b, categorical)
-    return pd.DataFrame(
-        {
-            "name_a": name_a,
-            "name_b": name_b,
-            "diff": np.nanmean(z, axis=1),
-            "statistic": t,
-            "p_value": p,
-            "reject": p < alpha,
-        }
-    )
+    def pairs(self, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+        z = self.values[a] - self.values[b]  # NaN where one run of the pair lacks the topic
+        t, p, _ = paired_t_test(z, self.alpha)
+        out = {"diff": np.nanmean(z, axis=1), "statistic": t, "p_value": p}
+        out["reject"] = p < self.alpha
+        return {c: out[c] for c in self.columns}
 
 
 def _run_id(name: str) -> str:
