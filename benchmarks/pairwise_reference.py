@@ -17,7 +17,7 @@ Both read the encoded problem pbtools' estimators read (``Problem``: the dense r
 the label variants ``lab``, ``present``, R_p as ``pair_u``/``pair_p``), so the comparison is of
 the pairwise stage alone: encoding, pool inference and the truth are outside both. P@n only
 (the measures ``analyze`` corrects by default), α = 1, ``topics="judged"``, no rounding: the
-principled defaults (:mod:`pbtools.corrections.choices`), either tie rule, ``replace`` either way.
+principled defaults (:mod:`pbtools.presets`), either tie rule, ``replace`` either way.
 
 The outputs are compared for identity (``==``, not a tolerance): per (pair, topic) the merged
 P@n, P̄@n and the Webber & Park losses, and per (run, measure) every column pbtools' estimators

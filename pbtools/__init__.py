@@ -13,7 +13,7 @@ The front door, one verb per task, imported on first use:
 ``compare``         paired tests between runs, Markdown/LaTeX tables
                     (:func:`pbtools.stats.comparison.compare`)
 ``correct``         a new run's corrected scores against a collection, with intervals
-                    (:func:`pbtools.experiments.oneline.correct`)
+                    (:func:`pbtools.experiments.new_run.correct`)
 ``analyze``         the bias analysis of a collection, what ``pbtools analyze`` prints
                     (:func:`pbtools.experiments.analysis.analyze`)
 ``report``          its HTML page, what ``pbtools report`` writes (:func:`pbtools.toplevel.report`)
@@ -62,7 +62,7 @@ _LAZY = {
     "Comparison": "pbtools.stats.comparison",
     "analyze": "pbtools.experiments.analysis",
     "compare": "pbtools.stats.comparison",
-    "correct": "pbtools.experiments.oneline",
+    "correct": "pbtools.experiments.new_run",
     "evaluate": "pbtools.measures.evaluate",
     "read_collection": "pbtools.io.readers",
     "report": "pbtools.toplevel",

@@ -19,7 +19,7 @@ VERBS = {
     "read_collection": "pbtools.io.readers",
     "evaluate": "pbtools.measures.evaluate",
     "analyze": "pbtools.experiments.analysis",
-    "correct": "pbtools.experiments.oneline",
+    "correct": "pbtools.experiments.new_run",
     "compare": "pbtools.stats.comparison",
     "report": "pbtools.toplevel",
     "simulate_pool": "pbtools.toplevel",

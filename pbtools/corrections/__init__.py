@@ -8,7 +8,7 @@ module                         holds
 =============================  ============================================================
 ``corrections.merge``          the merge operator r_p ∘ r_u (Lipani et al. 2015 Eq. 2)
 ``corrections.indicators``     δP, δP̄, δk, ΔP, ΔP̄, Δk, λ and when the correction fires
-``corrections.choices``        every choice, its principled default, the presets
+``presets``        every choice, its principled default, the presets
 ``corrections.base``           the estimator protocol (scikit-learn's)
 ``corrections.reduced``        :class:`ReducedPool`, :class:`TrueScore`, :class:`Condensed`
 ``corrections.lipani``         :class:`Lipani` (Algorithm 1; P@n)
@@ -20,7 +20,6 @@ module                         holds
 """
 
 from pbtools.corrections.base import RESULT_COLUMNS, Estimator
-from pbtools.corrections.choices import DEFAULTS, PRESETS, resolve
 from pbtools.corrections.correct import condensed, correct, estimate
 from pbtools.corrections.lipani import Lipani
 from pbtools.corrections.merge import TIES, merge
@@ -28,6 +27,7 @@ from pbtools.corrections.reduced import Condensed, ReducedPool, TrueScore
 from pbtools.corrections.registry import ESTIMATORS
 from pbtools.corrections.webber import WebberOnRuns
 from pbtools.corrections.webber_topics import WebberCommonTopics, webber_common_topics
+from pbtools.presets import DEFAULTS, PRESETS, resolve
 
 __all__ = [
     "PRESETS",

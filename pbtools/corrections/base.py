@@ -36,12 +36,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.choices import resolve
 from pbtools.engine.build import FittedPool
 from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.names import Measure, parse_all
+from pbtools.presets import resolve
 from pbtools.validation import validates
 
 __all__ = ["Estimator", "RESULT_COLUMNS", "DEFAULT_CONTEXTS", "tidy"]
@@ -109,7 +109,7 @@ class Estimator:
     #: what the estimator corrects, in words, said when it skips a measure
     #: (:func:`pbtools.corrections.registry.skipped`); default: the bases of :attr:`supports`
     scope: str = ""
-    #: the protocol choices (:mod:`pbtools.corrections.choices`) this estimator reads
+    #: the protocol choices (:mod:`pbtools.presets`) this estimator reads
     choice_names: tuple[str, ...] = ("decimals", "topics")
 
     def __init__(

@@ -84,7 +84,7 @@ def topic_bootstrap(
 
     Examples
     --------
-    >>> from pbtools.corrections.choices import resolve
+    >>> from pbtools.presets import resolve
     >>> from pbtools.corrections.correct import run_estimators
     >>> from pbtools.engine.build import from_frames
     >>> def run(name, topic_docs):

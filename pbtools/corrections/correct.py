@@ -19,13 +19,13 @@ import pandas as pd
 
 from pbtools.corrections.base import tidy
 from pbtools.corrections.bootstrap import check_bootstrap, topic_bootstrap
-from pbtools.corrections.choices import resolve
 from pbtools.corrections.registry import defaults, get, warn_skipped
 from pbtools.engine.build import from_frames
 from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
+from pbtools.presets import resolve
 from pbtools.validation import validates
 
 __all__ = ["correct", "estimate", "condensed", "run_estimators"]
@@ -189,7 +189,7 @@ def correct(
     confidence, seed
         The interval's coverage and the resampling seed.
     protocol : str, optional
-        ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
+        ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.presets`).
     depth : int, optional
         The pool depth d (default: inferred with :func:`pbtools.pooling.infer_pool`).
     progress : callable, optional

@@ -51,7 +51,7 @@ class Lipani(Estimator):
         Topic averaging (:mod:`pbtools.measures.topics`).
 
     Unset choices come from ``protocol`` (``"lipani2015"`` reproduces Table 2) or the
-    principled defaults (:mod:`pbtools.corrections.choices`).
+    principled defaults (:mod:`pbtools.presets`).
 
     Examples
     --------

@@ -224,10 +224,10 @@ def analyze(
     time of the collection (``parse``), the time of everything after it (``analysis``) and of
     its stages (``pool inference``, ``leave-outs and truth``, ``significance``), in seconds.
     """
-    from pbtools.corrections.choices import resolve
     from pbtools.experiments.configs import run_configs
     from pbtools.grid import product
     from pbtools.pooling.inference import infer_pool
+    from pbtools.presets import resolve
 
     source = SAMPLE if source is None else source
     # --jobs is the cores to use: this process's threads (and its workers', see plan_configs)

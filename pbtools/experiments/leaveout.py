@@ -36,7 +36,6 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import RESULT_COLUMNS
-from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import run_estimators
 from pbtools.corrections.lipani import Lipani
 from pbtools.engine import chunks
@@ -52,6 +51,7 @@ from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import parse_all
 from pbtools.measures.topics import topic_mask
 from pbtools.pooling.topruns import top_fraction
+from pbtools.presets import resolve
 
 __all__ = [
     "MEASURES",
@@ -100,7 +100,7 @@ def leave_one_out_experiment(
     estimators : iterable of str
         Names of :data:`pbtools.corrections.ESTIMATORS` (``true`` is always computed).
     protocol : str, optional
-        ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.corrections.choices`).
+        ``"lipani2015"`` selects every choice of the paper (:mod:`pbtools.presets`).
     **options
         ``pooled`` (run names), ``depth``, ``fraction`` (0.75), ``progress``, ``threads``
         (:func:`experiment_tables`) and the choices ``weight``, ``tie``, ``indicator``, ``rp``,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pbtools.corrections.choices import resolve
+from pbtools.presets import resolve
 
 __all__ = ["SAMPLE", "collection_name", "load", "orgs_by_tag"]
 

@@ -260,8 +260,8 @@ def read(path, name: str, protocol, run_id: str | None):
     file, each file's organisation looked up by its tag (a tag ``desc.xml`` lacks — TREC-2's
     ``prceo1`` of ``input.prc1``/``input.prc2`` — keeps its runs in the pool, never evaluated),
     scores as float32. Otherwise with ``run_id`` (default ``"auto"``, :mod:`reading`)."""
-    from pbtools.corrections.choices import resolve
     from pbtools.experiments.load import orgs_by_tag
+    from pbtools.presets import resolve
 
     preset = protocol is not None and run_id is None
     opts = resolve(protocol)

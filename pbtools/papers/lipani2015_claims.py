@@ -28,7 +28,7 @@ from pbtools.papers.lipani2015_catalogue import (  # noqa: F401  (re-exported: t
     PAPER_ADHOC2,
     PAPER_FIG2,
 )
-from pbtools.stats.table2 import TOP, WORST
+from pbtools.stats.estimator_table import TOP, WORST
 
 
 def compare_adhoc2(table: pd.DataFrame) -> tuple[int, list[str]]:
@@ -59,7 +59,7 @@ def _top(t2: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counts(top: pd.DataFrame) -> dict:
-    """Top / worst performer counts of :func:`pbtools.stats.table2`."""
+    """Top / worst performer counts of :func:`pbtools.stats.estimator_table`."""
     lay = stats.table2(top.drop(columns=["by", "measure"]), estimators=list(ESTIMATORS))
     return {"top": lay.loc[(TOP, "")], "worst": lay.loc[(WORST, "")]}
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from pbtools.stats.comparison import Comparison, compare
 from pbtools.stats.errors import error_table, mae, sre, sre_star
+from pbtools.stats.estimator_table import table2, to_latex, to_markdown
 from pbtools.stats.gtheory import generalizability
 from pbtools.stats.hsd import studentized_range_isf, studentized_range_sf, tukey_hsd
 from pbtools.stats.multitest import p_adjust
@@ -50,7 +51,6 @@ from pbtools.stats.significance import (
     read_pvalues,
     sre_significance,
 )
-from pbtools.stats.table2 import table2, to_latex, to_markdown
 from pbtools.stats.tau import kendall_tau
 
 __all__ = [

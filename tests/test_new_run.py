@@ -13,10 +13,10 @@ import pytest
 import pbtools
 from pbtools import synth
 from pbtools.corrections.bootstrap import topic_bootstrap
-from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import correct as correct_runs
 from pbtools.corrections.correct import run_estimators
 from pbtools.engine.build import from_frames
+from pbtools.presets import resolve
 
 TREC2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
 MEASURES = ["P@5", "P@10", "AP", "nDCG@10"]

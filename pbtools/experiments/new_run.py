@@ -20,7 +20,6 @@ from os import PathLike
 import pandas as pd
 
 from pbtools.corrections.bootstrap import DEFAULT_N_BOOT, check_bootstrap
-from pbtools.corrections.choices import resolve
 from pbtools.corrections.correct import correct as correct_runs
 from pbtools.corrections.registry import SkippedMeasuresWarning, defaults, get, warn_skipped
 from pbtools.errors import InputError
@@ -29,6 +28,7 @@ from pbtools.experiments.load import load
 from pbtools.frames import ranked
 from pbtools.measures.names import parse_all
 from pbtools.pooling.inference import infer_pool
+from pbtools.presets import resolve
 from pbtools.validation import check_argument, validates
 
 __all__ = ["correct", "DEFAULT_ESTIMATORS"]
@@ -167,7 +167,7 @@ def correct(
         Residuals as they are (default) or scaled by each run's unjudged share at the cut-off
         (:mod:`pbtools.experiments.intervals`).
     protocol : str, optional
-        ``"lipani2015"``: every choice of the paper (:mod:`pbtools.corrections.choices`).
+        ``"lipani2015"``: every choice of the paper (:mod:`pbtools.presets`).
     policy : str, optional
         Pool inference policy (default: the protocol's, ``"paper"``).
     depth : int, optional
