@@ -28,7 +28,7 @@ They are scored both ways (column ``scored_by``): with the plain measures on the
 qrels, and with their own estimators (:data:`ESTIMATORS`, :mod:`pbtools.measures.sampled`:
 trec_eval's infAP for ``uniform``, xinfAP for ``stratified``, statAP for both, inferred P@10);
 the verdict names the best sampling strategy and estimator at AP beside the best non-sampling
-strategy. ``tests/test_strategies.py`` checks the verdict.
+strategy. ``tests/pooling/test_strategies.py`` checks the verdict.
 
 Depth-d pooling is represented by ``take`` (Take@N), its fixed-cost form: judging the first N
 documents by best rank is the depth-d pool whenever N is that pool's size.

@@ -1,6 +1,6 @@
 """Where infAP's and xinfAP's small-sample bias comes from: exact expectations over every sample.
 
-``tests/test_sampled.py`` finds infAP and xinfAP 3.9 and 4.6 standard errors (2.3 % and 2.9 %)
+``tests/measures/test_sampled.py`` finds infAP and xinfAP 3.9 and 4.6 standard errors (2.3 % and 2.9 %)
 away from the true AP over 50 seeded samples of ~45 % of the universe, where statAP, infNDCG and
 R̂ pass. This script removes the Monte-Carlo noise: on tiny universes it enumerates **every**
 sample a design can draw (all C(N, n) subsets of a uniform sample; all products of per-stratum
@@ -185,7 +185,7 @@ def study(seed: int = 0, topics: int = 20, N: int = 10, outside: int = 3, rel_sh
 
 
 def monte_carlo(samples: int = 50):
-    """The setting of ``tests/test_sampled.py``'s unbiasedness test (synthetic collection,
+    """The setting of ``tests/measures/test_sampled.py``'s unbiasedness test (synthetic collection,
     ``uniform:40`` and ``stratified:10,20,40:1,0.5,0.25``, 40 documents per topic, seeds
     0..samples−1): per run, how many standard errors the mean MAP of the estimator (ratio form)
     and of its numerator over the expected denominator (HT form: infAP · r_s / (R n/N), xinfAP ·

@@ -65,7 +65,7 @@ def _read_trec2(track: Path, run_id: str):
 
     from pbtools import io
 
-    with warnings.catch_warnings():  # its repairs: tests/test_io.py checks them
+    with warnings.catch_warnings():  # its repairs: tests/io/test_io.py checks them
         warnings.simplefilter("ignore")
         return io.read_collection(track, lenient=True, run_id=run_id)
 

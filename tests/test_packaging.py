@@ -62,7 +62,7 @@ def test_every_third_party_import_is_declared(folder, groups):
     reqs += [r for g, rs in extras.items() if groups is None or g in groups for r in rs]
     declared = {_requirement_name(r) for r in reqs}
     dists = packages_distributions()
-    local = {"pbtools", "conftest", "_common"} | {p.stem for p in (ROOT / "tests").glob("*.py")}
+    local = {"pbtools", "conftest", "_common"} | {p.stem for p in (ROOT / "tests").rglob("*.py")}
     missing = {}
     for path in (ROOT / folder).rglob("*.py"):
         for mod in _imports(path) - set(sys.stdlib_module_names) - local:

@@ -25,7 +25,7 @@ shared by every run set; every score comes from the one scoring engine through
 :class:`pbtools.engine.problem.Problem`.
 
 With ``protocol="lipani2015"`` it reproduces the "Ad Hoc 2" rows of Lipani et al. 2015 Table 2
-exactly (tests/test_lipani2015.py).
+exactly (tests/papers/test_lipani2015.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ is refused, so pbtools never truncates, replaces or deletes a path it did not cr
 symbolic link to a regular file is followed: the file it points to is replaced, the link kept.
 
 ``PBTOOLS_FAULT_DELAY`` (:func:`fault_point`) is a hook for the fault-injection tests
-(``tests/test_faults.py``): ``file=SECONDS`` pauses just before each rename, ``swap=SECONDS``
+(``tests/cli/test_faults.py``): ``file=SECONDS`` pauses just before each rename, ``swap=SECONDS``
 just before a result set is swapped in (:mod:`pbtools.io.results`), after a line on standard
 error saying where, so a test can interrupt a real command at that point.
 """

@@ -9,7 +9,7 @@ Relevance: a label ``>= rel`` is relevant (default 1), ``0 <= label < rel`` judg
 a missing or negative label unjudged; ``(rel=2)`` is trec_eval ``-l2`` for the binary measures.
 Gains (nDCG, Q) are the relevant labels: ``nDCG(rel=r)`` gives labels below r gain 0 in the run
 and the ideal. trec_eval's ndcg ignores ``-l``, so its ``-l2`` ndcg is pbtools' ``nDCG`` (topic
-301 of ``qrels.rel_level``: 0.1396; ``nDCG(rel=2)`` 0.0288; ``tests/test_ndcg_rel.py``).
+301 of ``qrels.rel_level``: 0.1396; ``nDCG(rel=2)`` 0.0288; ``tests/measures/test_ndcg_rel.py``).
 What each measure computes, with its trec_eval source file, and trec_eval's command line in
 ``pbtools evaluate``: ``docs/measures.md``. String measures (``Relstring``) fill a ``text``
 column and have no average; ``GMAP``/``GMBpref`` average by trec_eval's geometric mean.

@@ -5,7 +5,7 @@ Every claim is a :class:`~pbtools.papers.claims.Claim` in :data:`CLAIMS` (its qu
 the quantity computed and the criterion with the reading of the paper's wording).
 :func:`claims_table` computes the quantities on one track and applies the criteria; it reads
 only the ``samples``, ``errors`` and ``bias`` frames, so the verdicts can be tested on frames
-built by hand (``tests/test_webber2009.py``).
+built by hand (``tests/papers/test_webber2009.py``).
 
 Two readings are worth stating here. "Roughly halving when the pool width is doubled" (F1c)
 says |bias| ∝ w^−b with b = 1; "roughly" is read as: the exponent b fitted by least squares

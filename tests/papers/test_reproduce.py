@@ -16,7 +16,7 @@ from pbtools.errors import InputError
 from pbtools.papers import reading
 from pbtools.papers import reproduce as rep
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_track(path: Path, *, shared_tag: bool = False, blank_line: bool = False) -> Path:

@@ -21,7 +21,7 @@ import pytest
 from pbtools import InputError, TrecFormatError
 from pbtools.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 

@@ -18,7 +18,7 @@ from pbtools.corrections.correct import run_estimators
 from pbtools.engine.build import from_frames
 from pbtools.presets import resolve
 
-TREC2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
+TREC2 = Path(__file__).resolve().parents[3] / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
 MEASURES = ["P@5", "P@10", "AP", "nDCG@10"]
 
 

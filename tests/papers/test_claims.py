@@ -13,7 +13,7 @@ import pytest
 
 from pbtools import io
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 _PAPERS = {
@@ -165,7 +165,7 @@ def test_readme_claims_block_is_the_generated_one():
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     pat = re.compile(r"^<!-- claims:begin -->\n.*?^<!-- claims:end -->", re.S | re.M)
     ours = pat.search((root / "README.md").read_text())
     generated = pat.search((root / "benchmarks" / "README.md").read_text())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-TRACK = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
+TRACK = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
 
 # (estimator, n) → (MAE, SRE), Table 2 "Ad Hoc 2", top 75%, leave-one-organization-out
 TARGETS = {

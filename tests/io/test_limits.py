@@ -18,7 +18,7 @@ from pbtools.io import files, limits
 from pbtools.io.desc import parse_desc
 from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LINE = b"1 Q0 d1 1 3.0 r\n"
 
 

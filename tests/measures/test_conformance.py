@@ -24,7 +24,7 @@ from pbtools.measures.trec import trec_measures
 
 pytestmark = pytest.mark.shared
 
-CONF = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval_conformance"
+CONF = Path(__file__).resolve().parents[3] / "shared" / "data" / "trec_eval_conformance"
 MEAS_PARAMS = [
     "P.3,5,7",
     "recall.20,2000",

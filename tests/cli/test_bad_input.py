@@ -28,7 +28,7 @@ import pytest
 from pbtools import TrecFormatWarning, experiments, io
 from pbtools.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QRELS = ["1 0 d1 1", "1 0 d2 0", "1 0 d3 1", "2 0 d1 1", "2 0 d4 0", "2 0 d5 1"]
 RUN = [
     "1 Q0 d1 1 3.0 r",

@@ -438,7 +438,7 @@ def test_a_budget_is_required_unless_the_strategy_has_a_size():
 # benchmarks/pooling_strategies.py (docs/pooling.md: tests/test_docs.py)
 # --------------------------------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _bench():

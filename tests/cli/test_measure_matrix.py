@@ -104,7 +104,7 @@ def test_analyze_true_scores_are_the_evaluated_scores(sample):
     np.testing.assert_allclose(both["true"], both["value"], atol=1e-12)
     # the reduced pool cannot raise a score that counts unjudged documents as non-relevant and
     # does not divide by R (P@n, RBP, RR); AP, R@n, nDCG, Rprec, Q and bpref can rise when
-    # relevant documents lose their judgments (tests/test_relevance_removal.py)
+    # relevant documents lose their judgments (tests/papers/test_relevance_removal.py)
     plain = both[both["measure"].isin(["P@10", "RBP(p=0.8)@10", "RR"])]
     assert plain["measure"].nunique() == 3
     assert (plain["estimate"] <= plain["true"] + 1e-12).all()

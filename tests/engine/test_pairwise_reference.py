@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # compiling the kernels takes longer than the quick subset allows (cached afterwards)
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ import pytest
 
 from pbtools import TrecFormatError, TrecFormatWarning, packed
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def random_strings(rng, n: int, longest: int, alphabet: str) -> list[str]:

@@ -1,7 +1,7 @@
 """Lipani 2015 and Buckley 2006 as papers of ``pbtools reproduce``: their outputs on the bundled
 sample, and the TREC-2 pins (``slow``; skipped without ../shared): Table 2's 30 values under the
 preset and every claim's verdict, so that a change of pbtools that moves a verdict fails here.
-The science of each claim (where it must hold, where it must fail) is tests/test_papers_claims.py.
+The science of each claim (where it must hold, where it must fail) is tests/papers/test_papers_claims.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pbtools.experiments.analysis import SAMPLE
 from pbtools.papers import buckley2006, lipani2015
 from pbtools.papers.reproduce import reproduce
 
-TREC2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
+TREC2 = Path(__file__).resolve().parents[3] / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
 
 
 def on_trec2(test):

@@ -4,7 +4,7 @@ in each command's output (header, Parquet metadata), and leave-one-organization-
 as what it then is, leave-one-run-out (the same numbers).
 
 The probable mistakes of the same item (a qrels file given as a run …) are cases of
-``tests/test_bad_input.py`` (class ``mistakes``).
+``tests/cli/test_bad_input.py`` (class ``mistakes``).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def test_correct_leave_out_org_without_desc_is_leave_out_run(no_desc, capsys, tm
 
 
 # --------------------------------------------------------------------------------------------
-# what counts as a binary file (the refusal itself: tests/test_bad_input.py, class mistakes)
+# what counts as a binary file (the refusal itself: tests/cli/test_bad_input.py, class mistakes)
 # --------------------------------------------------------------------------------------------
 
 

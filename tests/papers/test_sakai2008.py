@@ -303,7 +303,7 @@ def test_run_writes_tables_claims_figures(tiny_track, tiny_out):
     n_sel = len(res["selected"])
     assert loto["rank_full"].between(1, n_sel).all()
     # leaving a team out removes judged documents: P@k-like RBP with unjudged = non-relevant
-    # cannot rise (AP can: its R shrinks too; see tests/test_relevance_removal.py)
+    # cannot rise (AP can: its R shrinks too; see tests/papers/test_relevance_removal.py)
     rbp = loto[loto["label"] == "RBP"]
     assert (rbp["reduced"] <= rbp["full"] + 1e-12).all()
     power = res["power"]

@@ -1,5 +1,5 @@
 """Atomic files (pbtools.io.atomic), result sets (pbtools.io.results) and the integrity checks
-of pbtools.io.read_parquet, in process; tests/test_faults.py kills real commands."""
+of pbtools.io.read_parquet, in process; tests/cli/test_faults.py kills real commands."""
 
 from __future__ import annotations
 

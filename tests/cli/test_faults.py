@@ -27,7 +27,7 @@ import pytest
 from pbtools import io
 from pbtools.experiments.analysis import SAMPLE
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: the analysis options of every run here: one configuration, one measure, one thread
 QUICK = ["--no-progress", "--leave-out", "org", "--run-sets", "all", "--jobs", "1"]
 OLD, NEW = "P@10", "P@5"  # the measure of the previous result set and of the new one
