@@ -1,11 +1,12 @@
 """Where infAP's and xinfAP's small-sample bias comes from: exact expectations over every sample.
 
-``tests/measures/test_sampled.py`` finds infAP and xinfAP 3.9 and 4.6 standard errors (2.3 % and 2.9 %)
-away from the true AP over 50 seeded samples of ~45 % of the universe, where statAP, infNDCG and
-R̂ pass. This script removes the Monte-Carlo noise: on tiny universes it enumerates **every**
-sample a design can draw (all C(N, n) subsets of a uniform sample; all products of per-stratum
-subsets of a stratified one), scores each with pbtools (one topic per sample: the one engine,
-the estimators exactly as trec_eval and sample_eval.pl compute them) and takes the exact mean.
+``tests/measures/test_sampled.py`` finds infAP and xinfAP 3.9 and 4.6 standard errors (2.3 % and
+2.9 %) away from the true AP over 50 seeded samples of ~45 % of the universe, where statAP,
+infNDCG and R̂ pass. This script removes the Monte-Carlo noise: on tiny universes it enumerates
+**every** sample a design can draw (all C(N, n) subsets of a uniform sample; all products of
+per-stratum subsets of a stratified one), scores each with pbtools (one topic per sample: the
+one engine, the estimators exactly as trec_eval and sample_eval.pl compute them) and takes the
+exact mean.
 
 Both estimators are ratios X / Y of a sum over the sampled relevant documents of an estimated
 precision, X, and an estimate of the number of relevant documents, Y (infAP: the sampled

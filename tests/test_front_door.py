@@ -67,7 +67,8 @@ def test_report_of_an_analysis_or_of_a_collection(small, tmp_path, monkeypatch):
     from pbtools.experiments import htmlreport
     from pbtools.experiments.analysis import Analysis
 
-    drawn = []  # the page itself is tests/experiments/test_report.py's: here, what report() hands it
+    # the page itself is tests/experiments/test_report.py's: here, what report() hands it
+    drawn = []
 
     def page(analysis, *, title=None):
         drawn.append(analysis)

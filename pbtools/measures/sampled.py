@@ -43,7 +43,8 @@ sample_eval.pl's conventions are kept: ties by docno descending, only the first 
 (1000) documents, the within-stratum smoothing (+1e-5, +3e-5), the rounding of the ideal
 grade counts; a document outside the universe counts as non-relevant. Its averages (the ``all``
 line) are trec_eval's: means over the topics a run answers that the qrels hold, except the
-summed counts. Golden values: ``tests/measures/test_sampled.py`` (``../shared/data/sample_eval``, 1e-4).
+summed counts. Golden values: ``tests/measures/test_sampled.py``
+(``../shared/data/sample_eval``, 1e-4).
 
 References
 ----------

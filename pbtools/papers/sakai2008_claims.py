@@ -3,9 +3,9 @@ verdicts on the frames of :func:`pbtools.papers.sakai2008.run_track`.
 
 Every claim is a :class:`~pbtools.papers.claims.Claim` in :data:`CLAIMS`. :func:`claims_table`
 reads only the ``leave_one_team_out``, ``take_one_team``, ``summary`` and ``power`` frames, so
-the verdicts can be tested on frames built by hand (``tests/papers/test_sakai2008.py``); the criteria
-also hold on the paper's own Tables 3, 5, 6 and 8 (:data:`PAPER_TABLE3`, …), which the tests
-check.
+the verdicts can be tested on frames built by hand (``tests/papers/test_sakai2008.py``); the
+criteria also hold on the paper's own Tables 3, 5, 6 and 8 (:data:`PAPER_TABLE3`, …), which the
+tests check.
 
 Readings of the paper's wording, fixed here for every claim: "tend to", "generally" and "more
 generally" are :func:`~pbtools.papers.claims.generally` (≥ 2/3 of the comparisons) over the

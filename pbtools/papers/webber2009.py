@@ -25,7 +25,8 @@ of pooled runs − 1) and every repeat i = 1..I (``--repeats``, default 100 as t
 Errors of each estimate against mean_T(t) over the I × J samples: MAE (``pbtools.stats.mae``)
 and RMSE. Step 6 is evaluated for all J topic subsets at once (:func:`common_topic_estimates`,
 one matrix product); it equals ``pbtools.corrections.webber_common_topics`` applied to each
-subset (``tests/papers/test_webber2009.py`` checks the two agree), which is too slow for 10⁵ subsets.
+subset (``tests/papers/test_webber2009.py`` checks the two agree), which is too slow for 10⁵
+subsets.
 
 Table 1's right half and Table 4 use the TREC-8 manual runs: r is drawn from the manual runs
 and S from the other (automatic) pooled runs. ``--manual RUN,...`` (``manual=`` of :func:`run`)

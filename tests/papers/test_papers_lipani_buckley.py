@@ -1,7 +1,8 @@
 """Lipani 2015 and Buckley 2006 as papers of ``pbtools reproduce``: their outputs on the bundled
 sample, and the TREC-2 pins (``slow``; skipped without ../shared): Table 2's 30 values under the
 preset and every claim's verdict, so that a change of pbtools that moves a verdict fails here.
-The science of each claim (where it must hold, where it must fail) is tests/papers/test_papers_claims.py.
+The science of each claim (where it must hold, where it must fail) is
+tests/papers/test_papers_claims.py.
 """
 
 from __future__ import annotations
