@@ -161,3 +161,30 @@ def test_correct_parses_its_measures_once(tiny, monkeypatch):
         out = pbtools.correct(new, pool, ["P@5", "AP"], n_boot=2, jobs=1, prediction=False)
     assert seen == ["P@5", "AP"]  # the prediction intervals read their frames' measure column
     assert set(out["measure"]) == {"P@5", "AP"}
+
+
+def test_correct_and_reproduce_run_under_the_one_scheduler(tiny, monkeypatch):
+    from pbtools.experiments.analysis import SAMPLE
+    from pbtools.threads import max_threads
+
+    runs, qrels, orgs = tiny
+    with pytest.raises(InputError, match="jobs must be an integer >= 1"):
+        pbtools.correct(runs[runs["name"] == "x"], tiny, ["P@5"], jobs=-1)
+    with pytest.raises(InputError, match="jobs must be an integer >= 1"):
+        pbtools.reproduce("buckley2006", SAMPLE, jobs=-1)
+    seen = []
+    monkeypatch.setattr(
+        "pbtools.experiments.new_run.correct_runs",
+        lambda *a, **k: seen.append(max_threads()) or (_ for _ in ()).throw(KeyError("stop")),
+    )
+    name = sorted(runs["name"].unique())[-1]
+    with pytest.raises(KeyError, match="stop"):
+        pbtools.correct(
+            runs[runs["name"] == name],
+            (runs[runs["name"] != name], qrels, orgs),
+            ["P@5"],
+            jobs=1,
+            prediction=False,
+            n_boot=2,
+        )
+    assert seen == [1]  # the estimators ran on the one core granted
