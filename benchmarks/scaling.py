@@ -34,7 +34,7 @@ needs no hook inside the estimators; the stage times are :attr:`Analysis.timings
 and alternates, ``--repeat`` times on the same frames, ``analyze(jobs=1)`` (one thread),
 ``analyze(jobs=2)`` (one process on two threads) and the same configurations on two
 single-threaded worker processes (the split ``--jobs`` makes only beyond
-``analysis.CORES_PER_PROCESS`` cores, forced here): medians of the wall time and of the CPU
+``configs.CORES_PER_PROCESS`` cores, forced here): medians of the wall time and of the CPU
 seconds (with workers, also the critical path: the parent's own work plus the slower worker's,
 which is what the wall time would be on two otherwise idle cores).
 
@@ -267,7 +267,7 @@ JOB_MODES = {
 
 def jobs_compare(names: list[str], repeat: int) -> None:
     """``analyze(jobs=1)`` (one thread), ``analyze(jobs=2)`` (this process on two threads, what
-    ``--jobs 2`` does on a machine of up to ``analysis.CORES_PER_PROCESS`` cores) and two
+    ``--jobs 2`` does on a machine of up to ``configs.CORES_PER_PROCESS`` cores) and two
     single-threaded worker processes (the split ``--jobs`` uses beyond that, forced here) on
     the frames of each shape, alternated ``repeat`` times (medians).
 
@@ -284,7 +284,7 @@ def jobs_compare(names: list[str], repeat: int) -> None:
     _GROUP = configs.config_group
     configs.config_group = timed_group  # pickled by reference as __main__.timed_group
     _CPU_LOG = Path(tempfile.mkdtemp()) / "cpu.log"
-    defaults = analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB
+    defaults = configs.CORES_PER_PROCESS, configs.MIN_ROWS_PER_JOB
     for name in names:
         if name.startswith("scaling:"):  # scaling:RUNS:TOPICS, a point of the scaling table
             path = track(*map(int, name.split(":")[1:]))
@@ -302,14 +302,14 @@ def jobs_compare(names: list[str], repeat: int) -> None:
             for mode, (jobs, forced) in JOB_MODES.items():
                 _CPU_LOG.write_text("")
                 if forced:
-                    analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB = 1, 0
+                    configs.CORES_PER_PROCESS, configs.MIN_ROWS_PER_JOB = 1, 0
                 t, c = time.perf_counter(), time.process_time()
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         analysis.analyze(frames, jobs=jobs, progress=False)
                 finally:
-                    analysis.CORES_PER_PROCESS, analysis.MIN_ROWS_PER_JOB = defaults
+                    configs.CORES_PER_PROCESS, configs.MIN_ROWS_PER_JOB = defaults
                 wall[mode].append(time.perf_counter() - t)
                 own = time.process_time() - c  # this process, all its threads
                 per_pid: dict[str, float] = {}

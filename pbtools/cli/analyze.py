@@ -141,7 +141,8 @@ def validate_analysis(args: argparse.Namespace) -> None:
     """Check the analysis options of ``args`` (``analyze`` and ``report``) before any work."""
     from pbtools.experiments import analysis
 
-    check_measures(args.measure or analysis.MEASURES)
+    # the one parse of -m: Measure objects from here inward (analysis_from_args)
+    args._measures = check_measures(args.measure or analysis.MEASURES)
     check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
     check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     estimators_of(args, "analyze")
@@ -177,14 +178,12 @@ def _check_pvalues(args: argparse.Namespace) -> None:
     """--sre-pvalues: an existing file, or a directory with each measure's pValues file."""
     from pathlib import Path
 
-    from pbtools.experiments import analysis
-    from pbtools.measures import parse_all
     from pbtools.stats.significance import pvalues_file
 
     path = getattr(args, "sre_pvalues", None)
     if path is None:
         return
-    measures = parse_all(args.measure or analysis.MEASURES)
+    measures = list(dict.fromkeys(args._measures))  # parsed by validate_analysis
     if Path(path).is_file() and len(measures) > 1:
         raise UsageError(
             f"--sre-pvalues {path}: a file holds one measure's p-values; with "
@@ -209,39 +208,45 @@ def analysis_from_args(args: argparse.Namespace):
     """Run :func:`analyze` on the analysis options of ``args`` (checked by
     :func:`validate_analysis`)."""
     from pbtools.experiments import analysis
+    from pbtools.experiments.configs import Design, Execution, Reading
     from pbtools.experiments.load import collection_name
-    from pbtools.measures import measure_names
 
-    measures = measure_names(args.measure or analysis.MEASURES)
+    measures = getattr(args, "_measures", None) or check_measures(args.measure or analysis.MEASURES)
     leave_out = check_choices(args.leave_out, LEAVE_OUT, flag="--leave-out")
     run_sets = check_choices(args.run_sets, RUN_SETS, flag="--run-sets")
     source = (
         None if not args.paths else (args.paths[0] if len(args.paths) == 1 else list(args.paths))
     )
     strategy = check_strategy(args)
-    given = {"name": args.name}
+    name, pool = args.name, {}
     if strategy is not None:
-        given["name"] = args.name or collection_name(source)
+        name = args.name or collection_name(source)
         source, pool = _simulated(args, strategy, source, analysis.SAMPLE)
-        given.update(pool)
-    return analysis.analyze(
-        source,
-        measures=measures,
+    reading = Reading(
+        lenient=args.lenient, float32=args.float32, run_id=args.run_id, desc=args.desc
+    )
+    design = Design(
         leave_out=leave_out,
         run_sets=run_sets,
         estimators=estimators_of(args, "analyze"),
         protocol=args.protocol,
-        lenient=args.lenient,
-        float32=args.float32,
-        run_id=args.run_id,
-        desc=args.desc,
-        jobs=args.jobs,
-        dask=getattr(args, "dask", None),
-        progress=False if args.no_progress else None,
         topics="all" if args.all_topics else None,
         sre_test=getattr(args, "sre_pvalues", None) or getattr(args, "sre_test", "hsd"),
         top_ties=getattr(args, "top_ties", "order"),
-        **given,
+        **pool,
+    )
+    execution = Execution(
+        jobs=args.jobs,
+        dask=getattr(args, "dask", None),
+        progress=False if args.no_progress else None,
+    )
+    return analysis.analyze(
+        source,
+        measures=measures,
+        design=design,
+        reading=reading,
+        execution=execution,
+        name=name,
     )
 
 

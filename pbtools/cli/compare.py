@@ -88,7 +88,7 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--samples must be positive, got {args.samples}")
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
-    check_measures(args.measure or DEFAULT_MEASURES)
+    args._measures = check_measures(args.measure or DEFAULT_MEASURES)  # the one parse of -m
     check_inputs([args.qrels, *args.runs])
     check_output(args.output, inputs=[args.qrels, *args.runs])
 
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     """``pbtools compare``: :func:`pbtools.compare` on the runs' per-topic scores."""
     from pbtools import io
     from pbtools import measures as m
+    from pbtools.measures.names import measure_column
     from pbtools.stats.comparison import compare
 
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     names = sorted(runs["name"].astype("str").unique())
     if args.baseline is not None and args.baseline not in names:
         raise UsageError(f"--baseline {args.baseline!r} is not among the runs {names}")
-    measures = args.measure or list(DEFAULT_MEASURES)
+    measures = list(dict.fromkeys(args._measures))  # parsed by _check: Measure objects inward
     per = m.evaluate(
         runs, qrels, measures, per_topic=True, topics="all" if args.all_topics else None
     )
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     if args.format == "parquet":
-        meta = {"command": "compare", "measures": measures, "summary": cmp.summary}
+        meta = {"command": "compare", "measures": measure_column(measures), "summary": cmp.summary}
         emit(cmp.tests, "parquet", args.output, meta, args)
         return 0
     if args.format == "tsv":  # every digit of the p-values

@@ -160,7 +160,7 @@ def register(sub) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     """Every argument and path checked before any input is read."""
-    check_measures(args.measure or ["P@10"])
+    args._measures = check_measures(args.measure or ["P@10"])  # the one parse of -m
     estimators_of(args, "cli")
     if args.bootstrap < 0:
         raise UsageError(f"--bootstrap must be >= 0, not {args.bootstrap}")
@@ -176,7 +176,8 @@ def validate(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
     from pbtools import corrections, io
-    from pbtools.measures import measure_names, warn_coverage
+    from pbtools.measures import warn_coverage
+    from pbtools.measures.names import measure_column
     from pbtools.pooling.inference import infer_pool
     from pbtools.progress import progress_bar
 
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
             "not biased. --leave-out run|org shows what it would have scored unpooled.",
             file=sys.stderr,
         )
-    measures = measure_names(args.measure or ["P@10"])
+    measures = list(dict.fromkeys(args._measures))  # parsed by validate: Measure objects
     estimators = estimators_of(args, "cli")
     if args.leave_out and "true" not in estimators:
         estimators.insert(0, "true")
@@ -251,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
         )
     meta = {
         "command": "correct",
-        "measures": measures,
+        "measures": measure_column(measures),
         "estimators": estimators,
         "leave_out": args.leave_out,
         "protocol": args.protocol,

@@ -79,7 +79,11 @@ def provenance(args: argparse.Namespace | None, inputs: Iterable | None = None) 
     params = (
         {}
         if args is None
-        else {k: v for k, v in vars(args).items() if k not in ("func", "validate")}
+        else {
+            k: v
+            for k, v in vars(args).items()
+            if k not in ("func", "validate") and not k.startswith("_")  # _measures: parsed -m
+        }
     )
     if inputs is None:
         inputs = []

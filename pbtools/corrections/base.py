@@ -40,7 +40,7 @@ from pbtools.engine.build import FittedPool
 from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
-from pbtools.measures.names import Measure, parse_all
+from pbtools.measures.names import Measure, measure_list, parse_all
 from pbtools.presets import resolve
 from pbtools.validation import validates
 
@@ -158,8 +158,9 @@ class Estimator:
 
     @classmethod
     def supported(cls, measures) -> list[Measure]:
-        """The measures of ``measures`` this estimator can correct."""
-        ms = parse_all(measures)
+        """The measures of ``measures`` (parsed: :func:`pbtools.measures.parse_all`) this
+        estimator can correct."""
+        ms = measure_list(measures, f"{cls.__name__}.supported")
         return [m for m in ms if cls.accepts(m)]
 
     @classmethod

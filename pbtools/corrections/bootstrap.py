@@ -96,7 +96,8 @@ def topic_bootstrap(
     >>> qrels = pd.DataFrame({"qid": ["1", "1", "2", "2"], "docno": list("abef"),
     ...                       "label": [1, 0, 1, 1]})
     >>> pr = from_frames(pooled, run("u", {"1": "xayb", "2": "efxy"}), qrels, depth=2)
-    >>> est = lambda p: run_estimators(p, ["P@2"], ["reduced"], resolve(None))
+    >>> from pbtools.measures import parse_all
+    >>> est = lambda p: run_estimators(p, parse_all(["P@2"]), ["reduced"], resolve(None))
     >>> out = topic_bootstrap(pr, est, n_boot=200)
     >>> out[["value", "topic_ci_low", "topic_ci_high"]].to_numpy().tolist()
     [[0.75, 0.5, 1.0]]

@@ -24,7 +24,7 @@ from pbtools.engine.build import from_frames
 from pbtools.engine.problem import Problem
 from pbtools.errors import InputError
 from pbtools.frames import ranked
-from pbtools.measures.names import parse_all
+from pbtools.measures.names import measure_list, parse_all
 from pbtools.presets import resolve
 from pbtools.validation import validates
 
@@ -33,8 +33,9 @@ __all__ = ["correct", "estimate", "condensed", "run_estimators"]
 
 def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: dict):
     """Every estimator of ``estimators`` on ``problem``, each on the measures it supports;
-    the tidy frame of their rows (estimators supporting none of the measures add nothing)."""
-    ms = parse_all(measures)
+    the tidy frame of their rows (estimators supporting none of the measures add nothing).
+    ``measures``: parsed :class:`~pbtools.measures.Measure` objects."""
+    ms = measure_list(measures, "run_estimators")
     parts = []
     for name in estimators:  # a handful of estimators
         cls = get(name)
@@ -47,7 +48,7 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
         if not use:
             continue
         params = {c: opts.get(c) for c in cls.choice_names}
-        est = cls(measures=[str(m) for m in use], **params)
+        est = cls(measures=use, **params)
         parts.append(tidy(est.estimate(problem, use)))
     if not parts:
         return tidy(pd.DataFrame({"name": [], "measure": [], "estimator": [], "value": []}))

@@ -7,7 +7,6 @@ import pandas as pd
 
 from pbtools.corrections.base import Estimator
 from pbtools.engine.problem import Problem, condensed_measures, precision_parts
-from pbtools.measures.names import parse_all
 
 __all__ = ["ReducedPool", "TrueScore", "Condensed"]
 
@@ -19,8 +18,8 @@ def _precision_columns(problem: Problem, measures) -> dict[str, np.ndarray]:
     parts = problem.precision_frame(measures)
     if parts.empty:
         return {}
-    pm = [str(p[2]) for p in precision_parts(measures)]
-    pos = np.array([pm.index(str(m)) if str(m) in pm else -1 for m in parse_all(measures)])
+    pm = [p[2] for p in precision_parts(measures)]
+    pos = np.array([pm.index(m) if m in pm else -1 for m in measures])
     n = len(problem.new)
     cols = {}
     for c in ("P", "AntiP", "k"):

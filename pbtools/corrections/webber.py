@@ -25,7 +25,7 @@ import pandas as pd
 from pbtools.corrections.base import Estimator
 from pbtools.engine.losses import loss_rows
 from pbtools.engine.problem import Problem
-from pbtools.measures.names import parse_all
+from pbtools.measures.names import measure_list
 
 __all__ = ["WebberOnRuns"]
 
@@ -87,7 +87,7 @@ class WebberOnRuns(Estimator):
 
     def estimate(self, problem: Problem, measures) -> pd.DataFrame:
         """Algorithm 1 for every run of the problem and every measure at once."""
-        ms = parse_all(measures)
+        ms = measure_list(measures, "Webber.estimate")
         own = problem.own(ms)
         n_new, M = len(problem.new), len(ms)
         if len(problem.pair_u) == 0:

@@ -25,7 +25,7 @@ import pandas as pd
 from pbtools.engine.dense import DenseRuns, label_histograms, row_chunks
 from pbtools.engine.rowgroups import dense_unique, group_rows, same_rankings
 from pbtools.measures import kernels as K
-from pbtools.measures.names import Measure, parse_all
+from pbtools.measures.names import Measure, measure_column, measure_list
 from pbtools.measures.rounding import round_half_up
 from pbtools.measures.topics import topic_mask
 
@@ -34,14 +34,14 @@ __all__ = ["Problem", "condensed_measures", "precision_parts"]
 
 def condensed_measures(measures) -> list[Measure]:
     """The condensed-list versions (``judged_only=True``) of ``measures`` (Sakai 2008 §3)."""
-    return [_replace(m, judged_only=True) for m in parse_all(measures)]
+    return [_replace(m, judged_only=True) for m in measure_list(measures, "condensed_measures")]
 
 
 def precision_parts(measures) -> list[tuple[Measure, Measure, Measure]]:
     """For each P@n of ``measures``: ``(P@n, AntiP@n, the measure as given)`` — the parts of
     Lipani et al.'s k̄@n = 1 − P@n − P̄@n."""
     out = []
-    for m in parse_all(measures):
+    for m in measure_list(measures, "precision_parts"):
         if m.base == "P" and not m.judged_only:
             out.append((m, _replace(m, base="AntiP"), m))
     return out
@@ -195,7 +195,7 @@ class Problem:
         (sets × labels) that row i reads at ``topic[i]``. Chunked; the scores come from
         :func:`pbtools.measures.kernels.score`.
         """
-        ms = parse_all(measures)
+        ms = measure_list(measures, "Problem.score_cells")
         out = np.zeros((len(labels), len(ms)))
         width = labels.shape[1] if labels.ndim == 2 else 1
         shared = None if topic is None else K.Topics.from_hist(hist)
@@ -241,7 +241,7 @@ class Problem:
 
     def score_docs(self, docs: np.ndarray, var: np.ndarray, t: np.ndarray, measures):
         """Scores of rankings of local docs (rows × W) on topic ``t`` under variant ``var``."""
-        ms = parse_all(measures)
+        ms = measure_list(measures, "Problem.score_docs")
         out = np.zeros((len(docs), len(ms)))
         width = docs.shape[1] if docs.ndim == 2 else 1
         hist = self.hist.reshape(-1, self.hist.shape[-1])  # (variant, topic) × labels
@@ -288,7 +288,7 @@ class Problem:
         Kept for the problem's lifetime (weight-free), scored together with the P̄@n of every
         P@n: Webber's score(p, Q_u) and Lipani's P@n, P̄@n of the same pooled runs read one
         scoring of those rows."""
-        ms = parse_all(measures)
+        ms = measure_list(measures, "Problem.per_topic")
         key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes())
         got = self._cache.get(key)
         if got is None or not set(ms) <= set(got[0]):
@@ -315,7 +315,8 @@ class Problem:
         if len(slots) < 2 * n_runs:  # few repeats: grouping would not pay
             return self.score_docs(enc.D[slots, t, :w], var, t, measures)
         extra = []
-        if K.reads_relevance_set(parse_all(measures)):  # equal relevance sets, by their id
+        ms = measure_list(measures, "Problem.score_runs")
+        if K.reads_relevance_set(ms):  # equal relevance sets, by their id
             V, T = self.hist.shape[:2]
             hid = group_rows(list(self.hist.reshape(V * T, -1).T))[1]
             extra = [hid[var * T + t]]
@@ -332,7 +333,7 @@ class Problem:
     # ---------------------------------------------------------------------------- shared parts
     def own(self, measures) -> np.ndarray:
         """The runs to score on their own variants (len(new) × measures), rounded; cached."""
-        ms = parse_all(measures)
+        ms = measure_list(measures, "Problem.own")
         key = ("own", tuple(ms))
         if key not in self._cache:
             self._cache[key] = self.run_scores(self.new, self.new_var, ms)
@@ -350,7 +351,7 @@ class Problem:
         out = pd.DataFrame(
             {
                 "name": np.repeat(self.names, len(parts)),
-                "measure": np.tile([str(p[2]) for p in parts], n),
+                "measure": np.tile(measure_column(p[2] for p in parts), n),
                 "P": P.ravel(),
                 "AntiP": A.ravel(),
             }
@@ -361,11 +362,11 @@ class Problem:
     def frame(self, values: np.ndarray, measures, estimator: str, **columns) -> pd.DataFrame:
         """Long frame of run-level ``values`` (len(new) × measures): ``name``, ``measure``,
         ``estimator``, ``value`` + extra columns (arrays of the same shape, raveled)."""
-        ms = parse_all(measures)
+        ms = measure_list(measures, "Problem.frame")
         out = pd.DataFrame(
             {
                 "name": np.repeat(self.names, len(ms)),
-                "measure": np.tile([str(m) for m in ms], len(self.new)),
+                "measure": np.tile(measure_column(ms), len(self.new)),
                 "estimator": estimator,
                 "value": np.asarray(values, dtype=np.float64).ravel(),
             }

@@ -44,12 +44,20 @@ import pandas as pd
 
 from pbtools import stats
 from pbtools.corrections.registry import defaults, warn_skipped
-from pbtools.engine.parallel import MAX_THREADS
+from pbtools.errors import InputError
+from pbtools.experiments.configs import (
+    CORES_PER_PROCESS,
+    MIN_ROWS_PER_JOB,
+    Design,
+    Execution,
+    Reading,
+    options_from,
+    run_configs,
+)
 from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
-from pbtools.measures.names import measure_names
+from pbtools.measures.names import Measure, measure_column, parse_all
 from pbtools.progress import stage, staged
-from pbtools.threads import cores_for, limited_threads, max_threads
 
 #: the default estimators when the module was imported; ``analyze(estimators=None)`` reads the
 #: registry at call time (:func:`pbtools.corrections.registry.defaults`)
@@ -94,10 +102,11 @@ class Analysis:
         return text_report(self, wide=wide, verbose=verbose)
 
 
-def _read(source, *, protocol, lenient, float32, run_id, desc):
+def _read(source, protocol, reading: Reading):
     """``(runs, qrels, orgs, collection)`` read once for every configuration."""
     from pbtools import experiments, io
 
+    desc = reading.desc
     if isinstance(source, tuple):
         runs, qrels, orgs = source
         return runs, qrels, orgs, None
@@ -112,7 +121,7 @@ def _read(source, *, protocol, lenient, float32, run_id, desc):
             warnings.simplefilter("ignore", TrecFormatWarning)
             return runs, qrels, orgs, io.read_orgs(desc_file, lenient=True)
     paths = [source] if not isinstance(source, list | tuple) else list(source)
-    col = io.load_collection(paths, desc=desc, lenient=lenient, float32=float32, run_id=run_id)
+    col = io.load_collection(paths, desc=desc, **reading.kwargs())
     runs, qrels = col.runs, col.qrels
     runs.attrs, qrels.attrs = {}, {}
     return runs, qrels, col.orgs, col
@@ -152,131 +161,137 @@ def _properties(name, runs, qrels, orgs, info, col) -> pd.DataFrame:
     )
 
 
-@staged("reading", "pool inference", "leave-outs and truth", "significance", desc="analyze")
 def analyze(
     source=None,
     *,
-    measures: Sequence[str] = MEASURES,
-    leave_out: Sequence[str] = ("org", "run"),
-    run_sets: Sequence[str] = ("all", "top75"),
-    estimators: Sequence[str] | None = None,
-    protocol: str | None = None,
-    lenient: bool = False,
-    float32: bool = False,
-    run_id: str = "tag",
-    desc=None,
-    fraction: float = 0.75,
-    policy: str = "paper",
-    pooled: Sequence[str] | None = None,
-    depth: int | None = None,
-    topics: str | None = None,
-    jobs: int | None = None,
-    dask=None,
-    progress: bool | None = None,
-    alpha: float = 0.05,
-    sre_test: str | Path = "hsd",
-    top_ties: str = "order",
+    measures: Sequence[str | Measure] = MEASURES,
+    design: Design | None = None,
+    reading: Reading | None = None,
+    execution: Execution | None = None,
     name: str | None = None,
+    **options,
 ) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
 
-    ``source``: a track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
-    :data:`SAMPLE`), a list ``[QRELS, RUNS...]`` (``desc`` names the desc.xml), or a tuple of
-    frames ``(runs, qrels, orgs)``. ``measures``: any measures; an estimator skips those it
-    does not correct (Lipani: P@n only; no rows, announced once as a ``SkippedMeasuresWarning``,
-    ``params["skipped"]``). ``estimators``: names of
-    :data:`pbtools.corrections.registry.ESTIMATORS` (default: the registry's defaults for
-    ``"analyze"``, :func:`~pbtools.corrections.registry.defaults`: reduced, webber, lipani).
-    ``leave_out``: ``"org"`` and/or ``"run"``; ``run_sets``:
-    ``"all"`` and/or ``"top75"`` (the best ``fraction`` of the pooled runs per measure, the
-    experiment redone inside them, PROTOCOL item 9). ``protocol="lipani2015"`` applies the
-    choices that reproduce the paper (:data:`pbtools.corrections.PRESETS`) — with it, reading
-    follows the preset too (lenient, as the reference code read dirty archives; run identity;
-    float32 scores), whatever ``lenient``, ``float32`` and ``run_id`` say, and ``params``
-    records the reading done (``lenient=True``, ``float32=True``, ``run_id="lipani2015"``).
-    ``dask`` (a scheduler address, a ``distributed.Client`` or ``"local"`` for a
-    ``LocalCluster`` of this machine's cores) runs the configurations on a Dask cluster, with
-    identical results (:func:`pbtools.grid.run_grid`).
+    Parameters
+    ----------
+    source : path, list or tuple, optional
+        A track directory ``TRACK/{QRels/,Runs/,desc.xml}`` (default: the bundled sample
+        :data:`SAMPLE`), a list ``[QRELS, RUNS...]`` (``Reading.desc`` names the desc.xml), or
+        a tuple of frames ``(runs, qrels, orgs)``.
+    measures : sequence of str or Measure
+        Any measures (default P@5, P@10, P@20, P@30, P@100), parsed once here
+        (:func:`pbtools.measures.parse_all`); an estimator skips those it does not correct
+        (Lipani: P@n only; no rows, announced once as a ``SkippedMeasuresWarning``,
+        ``params["skipped"]``).
+    design : Design, optional
+        The experiment: leave-out units, run sets, estimators, protocol, pool, topics, SRE*'s
+        test (:class:`~pbtools.experiments.configs.Design`; default ``Design()``).
+    reading : Reading, optional
+        How the files are read (:class:`~pbtools.experiments.configs.Reading`: ``lenient``,
+        ``float32``, ``run_id``, ``desc``). Under ``protocol="lipani2015"`` the preset reads
+        the track as its reference code did, and ``params`` records the reading done
+        (``lenient=True``, ``float32=True``, ``run_id="lipani2015"``); ``run_id="file"`` is
+        then refused (:class:`~pbtools.errors.InputError`).
+    execution : Execution, optional
+        Where it runs (:class:`~pbtools.experiments.configs.Execution`: ``jobs``, ``dask``,
+        ``progress``), planned by :meth:`Execution.plan
+        <pbtools.experiments.configs.Execution.plan>`: threads of this process, worker
+        processes beyond :data:`~pbtools.experiments.configs.CORES_PER_PROCESS` cores, or a
+        Dask cluster. The tables never depend on it.
+    name : str, optional
+        The collection's name in the reports (default: its path below the folder it was found
+        in, :func:`pbtools.io.track_name`: ``TREC-2/Adhoc``; ``sample`` for the bundled one).
+    **options
+        Any field of the three option objects as a keyword, the short way to change one
+        (``analyze(src, measures=["P@10"], leave_out=["org"], jobs=1)``); a field of an
+        object also given is refused (:class:`~pbtools.errors.InputError`), an unknown
+        keyword raises ``TypeError``.
 
-    ``sre_test``: SRE*'s significance test (:data:`pbtools.stats.SRE_TESTS`: ``"hsd"``,
-    ``"t"``), or a directory of (or the one measure's) ``pValues.<metric>.csv`` files
-    (:func:`pbtools.stats.pvalue_significance`). ``top_ties``: how a tie of scores at the
-    top-``fraction`` cut is broken (:data:`pbtools.pooling.TIE_RULES`; each tie is warned about
-    and listed in ``params["top75_ties"]``).
-    ``name`` names the collection in the reports (default: its path below the folder it was
-    found in, :func:`pbtools.io.track_name`: ``TREC-2/Adhoc``; ``sample`` for the bundled one).
+    Returns
+    -------
+    Analysis
+        The tables of the module docstring; ``timings`` holds the parse time of the collection
+        (``parse``), the time of everything after it (``analysis``) and of its stages
+        (``pool inference``, ``leave-outs and truth``, ``significance``), in seconds.
 
-    ``topics`` overrides the preset's topic averaging (:mod:`pbtools.measures.topics`;
-    ``"all"`` is trec_eval's ``-c``). Topics only the runs answer, or only the qrels judge, are
-    reported once (:class:`pbtools.measures.CoverageWarning`).
+    Notes
+    -----
+    Topics only the runs answer, or only the qrels judge, are reported once
+    (:class:`pbtools.measures.CoverageWarning`). Each tie at the top-``fraction`` cut is warned
+    about and listed in ``params["top75_ties"]``.
 
-    ``pooled`` and ``depth`` give the pool instead of inferring it (e.g. a simulated pool
-    built by a strategy, whose pooled runs and contribution depth are known).
-
-    ``jobs`` is the cores to use (None or 0, the default: every usable core; 1: one thread, the
-    least memory). They run the parse, the leave-out blocks and Lipani's merges as threads of
-    this process; only beyond :data:`CORES_PER_PROCESS` cores are the configurations split into
-    disjoint groups on worker processes, each of which redoes the encoding and the merge
-    r_p ∘ r_u (:func:`plan_configs`). The tables never depend on ``jobs``; a request for more
-    cores than are usable is granted what is usable, with a note on standard error.
-
-    Returns an :class:`Analysis` (columns in the module docstring); ``timings`` holds the parse
-    time of the collection (``parse``), the time of everything after it (``analysis``) and of
-    its stages (``pool inference``, ``leave-outs and truth``, ``significance``), in seconds.
+    Examples
+    --------
+    >>> from pbtools.experiments import Design, Execution
+    >>> a = analyze(SAMPLE, measures=["P@10"], design=Design(leave_out=["org"], run_sets=["all"]),
+    ...             execution=Execution(jobs=1, progress=False))
+    >>> a.errors[["leave_out", "runs", "measure", "estimator"]].to_numpy().tolist()
+    [['org', 'all', 'P@10', 'lipani'], ['org', 'all', 'P@10', 'reduced'], \
+['org', 'all', 'P@10', 'webber']]
     """
-    from pbtools.experiments.configs import run_configs
+    opts = options_from({"design": design, "reading": reading, "execution": execution}, options)
+    ms = parse_all(measures)  # the one parse: Measure objects from here to the kernels
+    x, protocol, run_id = opts["execution"], opts["design"].protocol, opts["reading"].run_id
+    if protocol is not None and run_id != "tag":  # as the command line refuses --run-id
+        raise InputError(
+            f"run_id={run_id!r} cannot apply with protocol={protocol!r}: the preset names runs "
+            "by file and organizations by tag (PROTOCOL item 1)"
+        )
+    return _analyze(source, ms, opts["design"], opts["reading"], x, name, progress=x.progress)
+
+
+@staged("reading", "pool inference", "leave-outs and truth", "significance", desc="analyze")
+def _analyze(source, ms, d: Design, r: Reading, x: Execution, name, progress=None) -> Analysis:
+    """:func:`analyze` on its parsed measures and option objects (``progress``: the stages'
+    bar, :func:`pbtools.progress.staged`)."""
     from pbtools.grid import product
+    from pbtools.measures.topics import warn_coverage
     from pbtools.pooling.inference import infer_pool
     from pbtools.presets import resolve
 
+    estimators = defaults("analyze") if d.estimators is None else d.estimators
     source = SAMPLE if source is None else source
-    # --jobs is the cores to use: this process's threads (and its workers', see plan_configs)
-    cap = cores_for(jobs)[0] if dask is None else max_threads()
-    with limited_threads(cap):
+    with x.limits():  # the cores granted: this process's threads (and its workers', see plan)
         t0 = time.perf_counter()
         stage("reading")
-        runs, qrels, orgs, col = _read(
-            source, protocol=protocol, lenient=lenient, float32=float32, run_id=run_id, desc=desc
-        )
-        if protocol is not None and not isinstance(source, tuple):
+        runs, qrels, orgs, col = _read(source, d.protocol, r)
+        if d.protocol is not None and not isinstance(source, tuple):
             # the preset read the track as its reference code does (PROTOCOL items 1-2):
             # leniently, with its float32 and run_id; the parameters record what was done
-            read = resolve(protocol)
-            lenient, float32, run_id = True, bool(read["float32"]), str(read["run_id"])
+            read = resolve(d.protocol)
+            done = {"lenient": True, "float32": bool(read["float32"]), "run_id": read["run_id"]}
+        else:
+            done = r.kwargs()
         t_parse = time.perf_counter() - t0
         t1 = time.perf_counter()
         stage("pool inference")
-        from pbtools.measures.topics import warn_coverage
-
-        mode = str(resolve(protocol, topics=topics)["topics"])
+        mode = str(resolve(d.protocol, topics=d.topics)["topics"])
         warn_coverage(runs, qrels, topics=mode)
-        if pooled is not None and depth is not None:  # a pool whose builder is known (a strategy)
-            info = SimpleNamespace(depth=int(depth), pooled_runs=sorted(map(str, pooled)))
+        if d.pooled is not None:  # a pool whose builder is known (a strategy)
+            info = SimpleNamespace(depth=int(d.depth), pooled_runs=list(d.pooled))
         else:
-            info = infer_pool(runs, qrels, policy=policy, depth=depth)
+            info = infer_pool(runs, qrels, policy=d.policy, depth=d.depth)
         name = name or collection_name(source)
         props = _properties(name, runs, qrels, orgs, info, col)
-        measures = measure_names(measures)
-        estimators = defaults("analyze") if estimators is None else estimators
-        skips = warn_skipped(estimators, measures, stacklevel=4)  # once (@staged: +1)
-        configs = product(leave_out=list(leave_out), runs=list(run_sets))
+        skips = warn_skipped(estimators, ms, stacklevel=5)  # once (@staged, analyze: +2)
+        configs = product(leave_out=list(d.leave_out), runs=list(d.run_sets))
         shared = {
             "frames": (runs, qrels, orgs),
-            "measures": measures,
+            "measures": ms,
             "estimators": tuple(estimators),
-            "protocol": protocol,
+            "protocol": d.protocol,
             "pooled": list(info.pooled_runs),
             "depth": int(info.depth),
-            "fraction": fraction,
-            "topics": topics,
-            "top_ties": top_ties,
+            "fraction": d.fraction,
+            "topics": d.topics,
+            "top_ties": d.top_ties,
         }
         t_stage = {"pool inference": time.perf_counter() - t1}
         stage("leave-outs and truth")
         t2 = time.perf_counter()
-        plan = plan_configs(configs, jobs, dask, len(runs))
-        results = run_configs(configs, shared, plan, jobs=jobs, dask=dask, progress=progress)
-        scores = pd.concat([r[0] for r in results], ignore_index=True)
+        results = run_configs(configs, shared, x, rows=len(runs))
+        scores = pd.concat([res[0] for res in results], ignore_index=True)
         scores["name"] = scores["name"].astype(str)
         scores["left_out"] = scores["left_out"].astype(str)
         # the truth depends on the run set only: one per run set
@@ -287,42 +302,32 @@ def analyze(
         t_stage["leave-outs and truth"] = time.perf_counter() - t2
         stage("significance")
         t3 = time.perf_counter()
-        significance = stats.sre_significance(
-            truth, sre_test, ["runs", "measure"], alpha, compact=True
-        )
-        keys = ["leave_out", "runs", "measure", "estimator"]
-        keyed = scores[[*keys, "name", "true", "estimate"]]
-        errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
-        tau = stats.kendall_tau(keyed, by=keys)
-        errors = errors.merge(tau, on=keys, how="left")
-        noise, differences = stats.error_intervals(keyed, keys[:-1], seed=0)
-        noise = noise[[*keys, "mae_low", "mae_high", "sre_low", "sre_high"]]
-        errors = errors.merge(noise, on=keys, how="left")
+        significance, errors, differences = _statistics(scores, truth, d.sre_test, d.alpha)
         t_stage["significance"] = time.perf_counter() - t3
         t_analysis = time.perf_counter() - t1
         params = {
             "collection": name,
-            "measures": measures,
-            "leave_out": list(leave_out),
-            "run_sets": list(run_sets),
+            "measures": measure_column(ms),
+            "leave_out": list(d.leave_out),
+            "run_sets": list(d.run_sets),
             "estimators": list(estimators),
-            "protocol": protocol,
-            "lenient": lenient,
-            "float32": float32,
-            "run_id": run_id,
-            "fraction": fraction,
-            "top_ties": top_ties,
-            "top75_ties": next((r[0].attrs["top75_ties"] for r in results if r[0].attrs), []),
-            "sre_test": str(sre_test),
+            "protocol": d.protocol,
+            "lenient": done["lenient"],
+            "float32": done["float32"],
+            "run_id": str(done["run_id"]),
+            "fraction": d.fraction,
+            "top_ties": d.top_ties,
+            "top75_ties": next((res[0].attrs["top75_ties"] for res in results if res[0].attrs), []),
+            "sre_test": str(d.sre_test),
             "topics": mode,
-            "policy": policy,
-            "alpha": alpha,
+            "policy": d.policy,
+            "alpha": d.alpha,
             "depth": int(info.depth),
             "pooled_runs": list(info.pooled_runs),
             # why each run is its own organization (no desc.xml …), None when desc.xml said
             "one_org_per_run": orgs.attrs.get("one_org_per_run"),
             "skipped": skips,
-            "pool": "given" if pooled is not None and depth is not None else "inferred",
+            "pool": "given" if d.pooled is not None else "inferred",
         }
         return Analysis(
             properties=props,
@@ -338,51 +343,31 @@ def analyze(
         )
 
 
-#: below this many run rows per worker process, ``analyze`` uses no worker processes: each
-#: worker redoes the encoding and the merge r_p ∘ r_u, and a pool of two processes costs
-#: 0.10-0.17 s to start; on the bundled sample (24,000 rows) and a 180,000-row track the split
-#: saved only 0.2 CPU seconds (``benchmarks/scaling.py --jobs-compare ...``)
-MIN_ROWS_PER_JOB = 100_000
-
-#: the cores one process keeps busy: its leave-out blocks and Lipani's merges run on up to this
-#: many threads (:data:`pbtools.engine.parallel.MAX_THREADS`). Worker processes are used
-#: only for cores beyond it — each worker redoes the encoding and the merge (1.4-1.5× the CPU
-#: of one process), and on 2 idle cores two single-threaded workers took 1.02-1.07× the wall
-#: time of one process on two threads (``benchmarks/scaling.py --jobs-compare trec2 synth127``;
-#: more than 2 cores could not be measured on the development machines).
-CORES_PER_PROCESS = MAX_THREADS
+def _statistics(scores, truth, sre_test, alpha) -> tuple:
+    """``(significance, errors, differences)``: SRE*'s tests on the per-topic truth, then MAE,
+    SRE, SRE*, τ and their bootstrap intervals per configuration and estimator."""
+    significance = stats.sre_significance(truth, sre_test, ["runs", "measure"], alpha, compact=True)
+    keys = ["leave_out", "runs", "measure", "estimator"]
+    keyed = scores[[*keys, "name", "true", "estimate"]]
+    errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
+    tau = stats.kendall_tau(keyed, by=keys)
+    errors = errors.merge(tau, on=keys, how="left")
+    noise, differences = stats.error_intervals(keyed, keys[:-1], seed=0)
+    noise = noise[[*keys, "mae_low", "mae_high", "sre_low", "sre_high"]]
+    errors = errors.merge(noise, on=keys, how="left")
+    return significance, errors, differences
 
 
 def plan_configs(configs, jobs, dask, rows: int) -> tuple[int, int, str | None]:
-    """How to run ``configs`` on ``jobs`` cores: ``(processes, threads per process, note)``.
+    """``(processes, threads per process, note)`` for ``configs``:
+    :meth:`Execution(jobs, dask).plan(len(configs), rows)
+    <pbtools.experiments.configs.Execution.plan>`, the one scheduler (kept for callers of the
+    name).
 
-    ``jobs`` is the cores to use (None or 0: every usable core, :func:`pbtools.threads.cores_for`;
-    ``note`` says why fewer were granted). Without Dask: one process — this one, on that many
-    threads — up to :data:`CORES_PER_PROCESS` cores; beyond it, one worker process per
-    :data:`CORES_PER_PROCESS` cores (at most one per configuration and one per
-    :data:`MIN_ROWS_PER_JOB` run rows), the cores shared out as threads. A Dask cluster gets one
-    single-threaded group per configuration, or ``jobs`` groups if ``jobs`` > 1
-    (``dask="local"``: one per usable core).
-
-    Examples
-    --------
-    >>> configs = [{"leave_out": "org", "runs": "all"}, {"leave_out": "run", "runs": "all"}]
-    >>> plan_configs(configs, 1, None, 10_000_000)
+    >>> plan_configs([{"leave_out": "org", "runs": "all"}], 1, None, 10_000_000)
     (1, 1, None)
-    >>> plan_configs(configs, 2, "tcp://scheduler:8786", 10_000_000)
-    (2, 1, None)
     """
-    from pbtools.grid import plan_jobs
-
-    if dask == "local":  # a LocalCluster of this machine's cores: one group per worker
-        return plan_jobs(jobs if jobs and jobs > 1 else 0, len(configs))[0], 1, None
-    if dask is not None:
-        return (min(jobs, len(configs)) if jobs and jobs > 1 else len(configs)), 1, None
-    cores, note = cores_for(jobs)
-    processes = min(-(-cores // CORES_PER_PROCESS), len(configs), rows // max(MIN_ROWS_PER_JOB, 1))
-    if processes <= 1:
-        return 1, cores, note
-    return processes, cores // processes, note
+    return tuple(Execution(jobs=jobs, dask=dask).plan(len(configs), rows))
 
 
 __all__ = [
@@ -394,4 +379,7 @@ __all__ = [
     "MIN_ROWS_PER_JOB",
     "CORES_PER_PROCESS",
     "SAMPLE",
+    "Design",
+    "Execution",
+    "Reading",
 ]

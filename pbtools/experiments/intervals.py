@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.errors import InputError
-from pbtools.measures.names import parse
+from pbtools.measures.names import Measure, measure_column, measure_list, parse, parse_all
 
 __all__ = [
     "ExtrapolationWarning",
@@ -60,6 +60,7 @@ __all__ = [
     "PI_COLUMNS",
     "conformal_offsets",
     "share_measure",
+    "unjudged_share",
     "calibration_errors",
     "prediction_inputs",
     "with_prediction",
@@ -127,6 +128,11 @@ def _leave_out_quantiles(residuals, units, n_units: int, confidence: float) -> n
     return q
 
 
+def unjudged_share(measure: Measure, depth: int) -> Measure:
+    """:func:`share_measure` of a parsed measure, parsed (``Unjudged@n``)."""
+    return Measure("Unjudged", int(measure.cutoff) if measure.cutoff else int(depth))
+
+
 def share_measure(measure, depth: int) -> str:
     """The unjudged-share measure that goes with ``measure``: ``Unjudged@n`` at its cut-off,
     at the pool depth d for a measure without one.
@@ -134,8 +140,7 @@ def share_measure(measure, depth: int) -> str:
     >>> share_measure("P@10", 100), share_measure("AP", 100)
     ('Unjudged@10', 'Unjudged@100')
     """
-    m = parse(str(measure))
-    return f"Unjudged@{int(m.cutoff) if m.cutoff else int(depth)}"
+    return str(unjudged_share(parse(str(measure)), depth))
 
 
 def _bounded(measure: str, depth: int) -> bool:
@@ -178,12 +183,14 @@ def calibration_errors(
     """
     from pbtools.experiments.leaveout import leave_one_out_experiment
 
-    ms = [str(m) for m in measures]
-    shares = {m: share_measure(m, depth) for m in ms}
+    parsed = parse_all(measures)  # a guard: the callers here pass parsed measures
+    share_of = [unjudged_share(m, depth) for m in parsed]
+    ms = measure_column(parsed)  # matched against the experiment's measure column
+    shares = dict(zip(ms, measure_column(share_of), strict=True))
     asked = [e for e in dict.fromkeys(estimators) if e != "true"]
     res = leave_one_out_experiment(
         collection_or_frames,
-        list(dict.fromkeys([*ms, *shares.values()])),
+        list(dict.fromkeys([*parsed, *share_of])),
         leave_out=leave_out,
         estimators=list(dict.fromkeys(["reduced", *asked])),
         protocol=protocol,
@@ -375,15 +382,18 @@ def nested_intervals(
     return out
 
 
-def prediction_inputs(measures, estimators, depth: int) -> tuple[list[str], list[str]]:
-    """The extra measures and estimators to score the new runs with so that
-    :func:`with_prediction` has their reduced score and unjudged share.
+def prediction_inputs(measures, estimators, depth: int) -> tuple[list, list[str]]:
+    """The extra measures (parsed, :class:`~pbtools.measures.Measure`) and estimators to score
+    the new runs with so that :func:`with_prediction` has their reduced score and unjudged
+    share. ``measures``: parsed measures (:func:`pbtools.measures.parse_all`).
 
-    >>> prediction_inputs(["P@10", "AP"], ["webber"], 100)
+    >>> from pbtools.measures.names import measure_column, parse_all
+    >>> extra, est = prediction_inputs(parse_all(["P@10", "AP"]), ["webber"], 100)
+    >>> measure_column(extra), est
     (['Unjudged@10', 'Unjudged@100'], ['reduced'])
     """
-    ms = [str(m) for m in measures]
-    extra = [m for m in dict.fromkeys(share_measure(m, depth) for m in ms) if m not in ms]
+    ms = measure_list(measures, "prediction_inputs")
+    extra = [m for m in dict.fromkeys(unjudged_share(m, depth) for m in ms) if m not in ms]
     return extra, ([] if "reduced" in estimators else ["reduced"])
 
 
@@ -415,6 +425,8 @@ def with_prediction(
         protocol=protocol,
         **choices,
     )
+    parsed = dict(zip(measure_column(ms), ms, strict=True))  # the frames' column → measure
+    ms = list(parsed)
     name = out["name"].astype(str)
     measure = out["measure"].astype(str)
     red = out[out["estimator"].astype(str) == "reduced"]
@@ -425,7 +437,7 @@ def with_prediction(
     keep = (measure.isin(ms) & out["estimator"].astype(str).isin(names)).to_numpy()
     est = out.loc[keep].reset_index(drop=True)
     n, m = name[keep].to_numpy(), measure[keep].to_numpy()
-    shares = [share_measure(x, depth) for x in m]
+    shares = [str(unjudged_share(parsed[x], depth)) for x in m]
     est["reduced"] = red.reindex(pd.MultiIndex.from_arrays([n, m])).to_numpy()
     est["share"] = red.reindex(pd.MultiIndex.from_arrays([n, shares])).to_numpy()
     exclude = {}

@@ -48,7 +48,7 @@ from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.ids import index_in
 from pbtools.measures.kernels import depth_needed
-from pbtools.measures.names import parse_all
+from pbtools.measures.names import measure_column, parse_all
 from pbtools.measures.topics import topic_mask
 from pbtools.pooling.topruns import top_fraction
 from pbtools.presets import resolve
@@ -339,7 +339,7 @@ def _top_blocks(base: EncodedPool, slots: np.ndarray, ms, fraction: float, ties:
     scores = pd.DataFrame(
         {
             "name": np.tile(names, len(ms)),
-            "measure": np.repeat([str(m) for m in ms], len(slots)),
+            "measure": np.repeat(measure_column(ms), len(slots)),
             "value": values.T.ravel(),
         }
     )
@@ -413,7 +413,7 @@ def _finish(base: EncodedPool, ms, built, res):
     rn = res["name"].astype(str).to_numpy(dtype=object)
     rm = res["measure"].astype(str).to_numpy(dtype=object)
     run_i = index_in(pd.Index(rn, dtype="str"), pd.Index(evaluated, dtype="str"))
-    m_i = index_in(pd.Index(rm, dtype="str"), pd.Index([str(m) for m in ms], dtype="str"))
+    m_i = index_in(pd.Index(rm, dtype="str"), pd.Index(measure_column(ms), dtype="str"))
     ok = (run_i >= 0) & (m_i >= 0)
     true = np.where(ok, true_means[run_i, m_i], np.nan)
     units = np.array([unit_of.get(n, np.nan) for n in evaluated], dtype=object)
@@ -424,7 +424,7 @@ def _finish(base: EncodedPool, ms, built, res):
     rows = judged[item, t] | own
     truth_frame = pd.DataFrame(
         {
-            "measure": np.repeat([str(m) for m in ms], int(rows.sum())),
+            "measure": np.repeat(measure_column(ms), int(rows.sum())),
             "name": np.tile(evaluated[item[rows]], len(ms)),
             "qid": np.tile(np.asarray(enc.qids)[t[rows]], len(ms)),
             "value": values[rows].T.ravel(),

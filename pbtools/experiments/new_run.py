@@ -23,6 +23,7 @@ from pbtools.corrections.bootstrap import DEFAULT_N_BOOT, check_bootstrap
 from pbtools.corrections.correct import correct as correct_runs
 from pbtools.corrections.registry import SkippedMeasuresWarning, defaults, get, warn_skipped
 from pbtools.errors import InputError
+from pbtools.experiments.configs import Execution
 from pbtools.experiments.intervals import SCALES, prediction_inputs, with_prediction
 from pbtools.experiments.load import load
 from pbtools.frames import ranked
@@ -94,6 +95,7 @@ def correct(
     prediction: bool = True,
     scale: str | None = None,
     policy: str | None = None,
+    jobs: int | None = None,
     **choices,
 ) -> pd.DataFrame:
     """Correct a new run's scores for pool bias, with prediction intervals, in one line.
@@ -124,8 +126,8 @@ def correct(
     (``prediction=False`` skips it). ``docs/uncertainty.md`` has the measured coverage.
 
     The one signature of the verb: :func:`pbtools.corrections.correct` has the same parameters
-    in the same order (without ``prediction``, ``scale`` and ``policy``), and takes the pool
-    itself as ``collection``.
+    in the same order (without ``prediction``, ``scale``, ``policy`` and ``jobs``), and takes
+    the pool itself as ``collection``.
 
     Parameters
     ----------
@@ -170,6 +172,9 @@ def correct(
         ``"lipani2015"``: every choice of the paper (:mod:`pbtools.presets`).
     policy : str, optional
         Pool inference policy (default: the protocol's, ``"paper"``).
+    jobs : int, optional
+        The cores to use (None or 0: every usable core; 1: one thread, the least memory):
+        :class:`~pbtools.experiments.configs.Execution`, the scheduler ``analyze`` uses.
     depth : int, optional
         Fix the pool depth d instead of inferring it.
     progress : bool, optional
@@ -221,87 +226,88 @@ def correct(
     >>> bool(((out["pi_low"] <= out["pi_high"])).all())
     True
     """
-    ms = parse_all(measures)  # unknown names and bad arguments fail before any work
-    names = list(defaults("correct") if estimators is None else estimators)
-    for n in names:
-        get(n)
-    check_bootstrap(n_boot, confidence)
-    skips = warn_skipped(names, ms)  # once, here (pointing at the caller's line)
-    if scale not in SCALES:
-        raise InputError(f"scale must be one of {SCALES}, not {scale!r}")
-    if topics is not None:
-        choices["topics"] = topics
-    opts = resolve(protocol, **choices)
-    runs = check_argument(runs, "run", "runs", lenient=lenient)
-    collection = check_argument(collection, "collection", "collection", lenient=lenient)
-    new = _new_runs(runs, lenient)
-    if len(new) == 0:
-        raise InputError("the new run has no rows")
-    all_runs, qrels, orgs = load(collection, protocol=protocol)
-    S = ranked(all_runs)
-    pool = infer_pool(S, qrels, policy=policy or str(opts["pool_policy"]), depth=depth)
-    pooled = pool.pooled(S)
-    new_names = set(new["name"].astype(str).unique())
-    clash = sorted(new_names & set(pool.pooled_runs))
-    if clash and leave_out is None:
-        raise InputError(
-            f"run(s) {', '.join(clash)} are pooled runs of the collection: pass "
-            "leave_out='run' or 'org' to score them as if they had not contributed, or rename "
-            "the new run"
-        )
-    ms_str = [str(m) for m in ms]
-    # the new run's reduced score and unjudged share, as the calibration has them
-    extra_ms, extra_est = prediction_inputs(ms_str, names, pool.depth) if prediction else ([], [])
-    bar = None
-    if n_boot:
-        from pbtools.progress import progress_bar
+    execution = Execution(jobs=jobs, progress=progress)  # the one scheduler
+    with execution.limits():  # this process's threads: the cores granted
+        ms = parse_all(measures)  # unknown names and bad arguments fail before any work
+        names = list(defaults("correct") if estimators is None else estimators)
+        for n in names:
+            get(n)
+        check_bootstrap(n_boot, confidence)
+        skips = warn_skipped(names, ms)  # once, here (pointing at the caller's line)
+        if scale not in SCALES:
+            raise InputError(f"scale must be one of {SCALES}, not {scale!r}")
+        if topics is not None:
+            choices["topics"] = topics
+        opts = resolve(protocol, **choices)
+        runs = check_argument(runs, "run", "runs", lenient=lenient)
+        collection = check_argument(collection, "collection", "collection", lenient=lenient)
+        new = _new_runs(runs, lenient)
+        if len(new) == 0:
+            raise InputError("the new run has no rows")
+        all_runs, qrels, orgs = load(collection, protocol=protocol)
+        S = ranked(all_runs)
+        pool = infer_pool(S, qrels, policy=policy or str(opts["pool_policy"]), depth=depth)
+        pooled = pool.pooled(S)
+        new_names = set(new["name"].astype(str).unique())
+        clash = sorted(new_names & set(pool.pooled_runs))
+        if clash and leave_out is None:
+            raise InputError(
+                f"run(s) {', '.join(clash)} are pooled runs of the collection: pass "
+                "leave_out='run' or 'org' to score them as if they had not contributed, or rename "
+                "the new run"
+            )
+        # the new run's reduced score and unjudged share, as the calibration has them
+        extra_ms, extra_est = prediction_inputs(ms, names, pool.depth) if prediction else ([], [])
+        bar = None
+        if n_boot:
+            from pbtools.progress import progress_bar
 
-        bar = progress_bar(n_boot, progress, desc="bootstrap")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SkippedMeasuresWarning)  # announced above
-            out = correct_runs(
-                new,
-                (pooled, qrels, orgs),
-                [*ms_str, *extra_ms],
+            bar = progress_bar(n_boot, progress, desc="bootstrap")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SkippedMeasuresWarning)  # announced above
+                out = correct_runs(
+                    new,
+                    (pooled, qrels, orgs),
+                    [*ms, *extra_ms],
+                    leave_out=leave_out,
+                    estimators=[*names, *extra_est],
+                    protocol=protocol,
+                    depth=pool.depth,
+                    n_boot=n_boot,
+                    confidence=confidence,
+                    seed=seed,
+                    progress=None if bar is None else (lambda i, n: bar.update(1)),
+                    **choices,
+                )
+        finally:
+            if bar is not None:
+                bar.close()
+        n_cal = None
+        if prediction:
+            out, n_cal = with_prediction(
+                out,
+                (all_runs, qrels, orgs),
+                pool.pooled_runs,
+                pool.depth,
+                ms,
+                names,
                 leave_out=leave_out,
-                estimators=[*names, *extra_est],
-                protocol=protocol,
-                depth=pool.depth,
-                n_boot=n_boot,
                 confidence=confidence,
-                seed=seed,
-                progress=None if bar is None else (lambda i, n: bar.update(1)),
+                scale=scale,
+                protocol=protocol,
                 **choices,
             )
-    finally:
-        if bar is not None:
-            bar.close()
-    n_cal = None
-    if prediction:
-        out, n_cal = with_prediction(
-            out,
-            (all_runs, qrels, orgs),
-            pool.pooled_runs,
-            pool.depth,
-            ms_str,
-            names,
-            leave_out=leave_out,
-            confidence=confidence,
-            scale=scale,
-            protocol=protocol,
-            **choices,
-        )
-    out.attrs = {
-        "depth": int(pool.depth),
-        "pooled_runs": list(pool.pooled_runs),
-        "unpooled_runs": pool.unpooled_runs,
-        "policy": pool.policy,
-        "n_boot": int(n_boot),
-        "confidence": float(confidence),
-        "seed": seed,
-        "skipped": skips,
-        "scale": scale,
-        "n_calibration": n_cal,
-    }
-    return out
+        out.attrs = {
+            "depth": int(pool.depth),
+            "pooled_runs": list(pool.pooled_runs),
+            "unpooled_runs": pool.unpooled_runs,
+            "policy": pool.policy,
+            "n_boot": int(n_boot),
+            "confidence": float(confidence),
+            "seed": seed,
+            "skipped": skips,
+            "scale": scale,
+            "n_calibration": n_cal,
+        }
+        return out

@@ -16,7 +16,8 @@ them back.
 
 Canonical names: ``str(m)`` is ``BASE(params)@cutoff`` with only the non-default parameters (RBP
 always shows ``p``), and ``parse(str(m)) == m``. Result frames name their measures this way
-(:func:`measure_names`). What each measure computes: :mod:`pbtools.measures`.
+(:func:`measure_column`, the one place where parsed measures become strings again: a result
+frame's ``measure`` column). What each measure computes: :mod:`pbtools.measures`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ __all__ = [
     "MEASURES",
     "MIN_GEO_MEAN",
     "measure_names",
+    "measure_column",
+    "measure_list",
+    "as_measure",
 ]
 
 #: every measure family by name (:data:`pbtools.measures.registry.FAMILIES`): the grammar reads
@@ -330,3 +334,48 @@ def measure_names(measures: Iterable) -> list[str]:
     ['P@10', 'nDCG@10', 'RBP(p=0.9)']
     """
     return [str(m) for m in parse_all(measures)]
+
+
+def measure_column(measures: Iterable[Measure]) -> list[str]:
+    """The ``measure`` column's strings for parsed ``measures``: their canonical names.
+
+    Measures are parsed once where they enter (the command line or a public function,
+    :func:`parse_all`) and travel inward as :class:`Measure` objects; this is where they turn
+    back into strings — when a result frame's ``measure`` column (or its metadata) is written.
+    A string given here is refused: parse it first.
+
+    Parameters
+    ----------
+    measures : iterable of Measure
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> measure_column(parse_all(["P_10", "ndcg_cut_10"]))
+    ['P@10', 'nDCG@10']
+    >>> measure_column(["P@10"])
+    Traceback (most recent call last):
+    ...
+    TypeError: measure_column takes parsed measures (pbtools.measures.parse_all), got 'P@10'
+    """
+    return [str(as_measure(m, "measure_column")) for m in measures]
+
+
+def as_measure(m, where: str) -> Measure:
+    """``m`` itself if it is a :class:`Measure`; ``TypeError`` naming ``where`` otherwise — the
+    guard of the inner functions, which take parsed measures only (no second parse)."""
+    if not isinstance(m, Measure):
+        raise TypeError(f"{where} takes parsed measures (pbtools.measures.parse_all), got {m!r}")
+    return m
+
+
+def measure_list(measures, where: str) -> list[Measure]:
+    """``measures`` (parsed ones) as a list, each checked by :func:`as_measure`.
+
+    >>> measure_list(parse_all(["AP"]), "here")
+    [Measure(base='AP', cutoff=None, rel=1, judged_only=False, p=None, beta=None, extra=())]
+    """
+    return [as_measure(m, where) for m in measures]

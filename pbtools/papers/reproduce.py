@@ -104,7 +104,9 @@ def reproduce(
     progress : bool or None
         Progress bars on standard error (None: when it is a terminal).
     jobs : int, optional
-        Worker threads or processes (default: every core).
+        The cores to use: worker threads or processes (default: every core;
+        :class:`~pbtools.experiments.configs.Execution`, the scheduler of ``analyze`` and
+        ``correct``).
     **params
         The paper's options (its module's ``DEFAULTS``), e.g. ``cutoffs=(5, 10)``,
         ``run_id="file"``, ``protocol="default"``.
@@ -136,7 +138,12 @@ def reproduce(
         from pbtools.io.results import check_result_dir
 
         check_result_dir(out)  # without matplotlib the figures are left out, said on stderr
-    return module.run(root, out, jobs=jobs, progress=progress, **params)
+    from pbtools.experiments.configs import Execution
+
+    # the one scheduler (analyze's and correct's): jobs checked, this process's threads capped
+    # at the cores granted (the paper's grids count their processes: pbtools.grid.plan_jobs)
+    with Execution(jobs=jobs, progress=progress).limits():
+        return module.run(root, out, jobs=jobs, progress=progress, **params)
 
 
 # --------------------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ def test_correct_has_one_signature():
     shared = [p for p in low if p in top]
     assert shared == [p for p in top if p in low]  # the same order
     assert set(low) - set(top) == {"rp_pairs"}
-    assert set(top) - set(low) == {"prediction", "scale", "policy"}
+    assert set(top) - set(low) == {"prediction", "scale", "policy", "jobs"}
     for name in ("leave_out", "topics", "estimators"):
         assert name in shared
 

@@ -17,6 +17,7 @@ from pbtools.engine.build import (
     unit_map,
 )
 from pbtools.engine.dense import DenseRuns, label_histograms
+from pbtools.measures import parse_all
 
 # four pooled runs of three organisations, two topics, pool depth 2 (the top 2 of each run):
 #   topic 1: a1 x y | w   a2 y z   b1 z x | v   c1 v w
@@ -179,5 +180,5 @@ def test_encoded_pool_truth_and_problem():
     pb = base.problem(enc.slots(0), truth, enc.slots(0), np.zeros(4, np.int64), 0)
     assert len(pb.pair_u) == 0 and pb.present.shape == (1, enc.T)
     # the runs on the truth: P@2 of a1 (x, y: 1 of 2 relevant) on topic 1 and (p) on topic 2
-    p2 = pb.run_scores(pb.new, pb.new_var, ["P@2"])[:, 0]
+    p2 = pb.run_scores(pb.new, pb.new_var, parse_all(["P@2"]))[:, 0]
     assert p2.tolist() == [(0.5 + 0.5) / 2, 0.5, (1.0 + 1.0) / 2, 0.5]

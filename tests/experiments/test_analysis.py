@@ -112,7 +112,7 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
 
 @pytest.mark.slow
 def test_jobs_give_identical_results(monkeypatch, capsys):
-    from pbtools.experiments import analysis, configs
+    from pbtools.experiments import configs
 
     a = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=1)  # one thread
     b = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)  # this process, 2 threads
@@ -121,8 +121,8 @@ def test_jobs_give_identical_results(monkeypatch, capsys):
     c = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=10_000)
     assert "--jobs 10000: using" in capsys.readouterr().err
     # forced onto two worker processes (disjoint groups of configurations), the same tables
-    monkeypatch.setattr(analysis, "MIN_ROWS_PER_JOB", 0)
-    monkeypatch.setattr(analysis, "CORES_PER_PROCESS", 1)
+    monkeypatch.setattr(configs, "MIN_ROWS_PER_JOB", 0)
+    monkeypatch.setattr(configs, "CORES_PER_PROCESS", 1)
     calls = []
     monkeypatch.setattr(configs, "config_tables", _counting(configs.config_tables, calls))
     d = analyze(SAMPLE, measures=("P@10",), progress=False, jobs=2)
@@ -186,7 +186,7 @@ def test_cli_refuses_a_bad_thread_cap_before_any_work(monkeypatch, capsys, tmp_p
 
 
 def test_plan_configs_never_asks_for_more_than_it_can_use(monkeypatch):
-    from pbtools.experiments import analysis
+    from pbtools.experiments import configs as planner
     from pbtools.experiments.analysis import MIN_ROWS_PER_JOB, plan_configs
     from pbtools.threads import max_threads
 
@@ -198,8 +198,8 @@ def test_plan_configs_never_asks_for_more_than_it_can_use(monkeypatch):
     n, threads, note = plan_configs(configs, 64, None, big)
     assert n * threads <= cores and note is not None and f"only {cores}" in note
     # beyond it: one worker per CORES_PER_PROCESS cores, at most one per configuration
-    monkeypatch.setattr(analysis, "CORES_PER_PROCESS", 1)
-    monkeypatch.setattr(analysis, "max_threads", lambda: 64)
+    monkeypatch.setattr(planner, "CORES_PER_PROCESS", 1)
+    monkeypatch.setattr(planner, "max_threads", lambda: 64)
     monkeypatch.setattr("pbtools.threads.max_threads", lambda: 64)
     assert plan_configs(configs, 64, None, big) == (4, 16, None)
     assert plan_configs(configs[:1], 2, None, big) == (1, 2, None)

@@ -16,6 +16,7 @@ from pbtools.corrections.bootstrap import topic_bootstrap
 from pbtools.corrections.correct import correct as correct_runs
 from pbtools.corrections.correct import run_estimators
 from pbtools.engine.build import from_frames
+from pbtools.measures import parse_all
 from pbtools.presets import resolve
 
 TREC2 = Path(__file__).resolve().parents[3] / "shared" / "data" / "trec" / "TREC-2" / "Adhoc"
@@ -106,11 +107,11 @@ def test_a_replicate_is_the_estimator_on_the_resampled_collection(coll, protocol
     ests = ["reduced", "webber", "lipani"]
     pr = from_frames(pooled, new, qrels, depth=10, orgs=orgs, rp=str(opts["rp"]))
     pr.memoize = True
-    run_estimators(pr, MEASURES, ests, opts)  # fills the memo unweighted
+    run_estimators(pr, parse_all(MEASURES), ests, opts)  # fills the memo unweighted
     w = np.array([mult.get(str(q), 0) for q in pr.enc.qids], dtype=np.float64)
     assert w.sum() == len(qids) and (w == 0).any()  # some topics drawn twice, some dropped
     pr.set_weights(w)
-    weighted = run_estimators(pr, MEASURES, ests, opts)
+    weighted = run_estimators(pr, parse_all(MEASURES), ests, opts)
     dup = from_frames(
         _resampled(pooled, mult),
         _resampled(new, mult),
@@ -119,7 +120,7 @@ def test_a_replicate_is_the_estimator_on_the_resampled_collection(coll, protocol
         orgs=orgs,
         rp=str(opts["rp"]),
     )
-    direct = run_estimators(dup, MEASURES, ests, opts)
+    direct = run_estimators(dup, parse_all(MEASURES), ests, opts)
     np.testing.assert_allclose(weighted["value"], direct["value"], atol=1e-12)
     lip = weighted["estimator"] == "lipani"
     assert (weighted.loc[lip, "fired"].to_numpy() == direct.loc[lip, "fired"].to_numpy()).all()
@@ -131,7 +132,7 @@ def test_bootstrap_is_seeded_and_leaves_the_problem_unweighted(coll):
     opts = resolve(None)
 
     def est(p):
-        return run_estimators(p, ["P@10", "AP"], ["reduced", "webber", "lipani"], opts)
+        return run_estimators(p, parse_all(["P@10", "AP"]), ["reduced", "webber", "lipani"], opts)
 
     # ten resamples show what forty did: the same seed, the same intervals; another, others
     a = topic_bootstrap(pr, est, n_boot=10, seed=1)

@@ -52,7 +52,7 @@ def test_a_family_reading_past_its_cutoff_is_scored_alike_by_evaluate_and_the_es
     assert by_eval[("u", "Lookahead@2")] == 0.25 and by_eval[("v", "Lookahead@2")] == 0.5
     assert K.depth_needed(measures.parse_all(ms)) == 4
     problem = from_frames(POOLED, NEW, QRELS, depth=2)
-    own = problem.own(ms)  # the estimators' engine: rankings cut at depth_needed
+    own = problem.own(measures.parse_all(ms))  # the estimators' engine: cut at depth_needed
     names = list(problem.enc.names[problem.new])
     for i, name in enumerate(names):
         for j, m in enumerate(ms):
@@ -64,7 +64,7 @@ def test_an_undeclared_depth_is_the_cutoff_in_both_paths():
     family("Shallow", _lookahead, cutoff="required")
     try:
         ev = measures.evaluate(NEW, QRELS, ["Shallow@2"], warn=False)
-        own = from_frames(POOLED, NEW, QRELS, depth=2).own(["Shallow@2"])
+        own = from_frames(POOLED, NEW, QRELS, depth=2).own(measures.parse_all(["Shallow@2"]))
         # the top 2 only: u = x a → 1/4, v = f e → 1/4 (not v's 2/4 of the top 4)
         assert ev["value"].tolist() == own[:, 0].tolist() == [0.25, 0.25]
         assert K.depth_needed(measures.parse_all(["Shallow@2"])) == 2
