@@ -24,9 +24,13 @@ item 1). For each shape it prints:
   (``benchmarks/parse_floor.py``: every run line's six fields, ids and rank as Arrow strings,
   score as float64, one table, no dictionary encoding). Target: ≤ 3×.
 * **in-process breakdown** of ``pbtools evaluate`` (a fresh child process per repeat, medians):
-  import of the command line, parse (``io.read_qrels`` + ``io.read_runs``), evaluate
-  (``measures.evaluate``: judge, order, score), aggregate (``measures.aggregate``), write (the
-  averages table as text), and the rest of that child's wall time: interpreter start-up and exit.
+  import of the command line (pandas with it), qrels (``io.read_qrels``), runs
+  (``io.read_runs``), judge (the join with the qrels and the coverage check of
+  ``measures.evaluate``), compute (``measures.compute``: grouping, trec order, the kernels),
+  aggregate (``measures.aggregate``), write (the averages table as text), and the rest of that
+  child's time: interpreter start-up and exit; on the wall clock, in CPU (user + system, every
+  thread) and in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
+  the 129-run shape under load).
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
@@ -135,37 +139,54 @@ def pytrec_evaluate(qrel, runs):
 
 def breakdown_child(track: str, lenient: bool) -> None:
     """The steps of ``pbtools evaluate`` (``pbtools/cli/evaluate.py``) timed one by one; prints
-    a JSON object: each step's wall seconds (``wall``) and CPU seconds of the process, every
-    thread (``cpu``)."""
-    marks = [(time.perf_counter(), time.process_time())]
+    a JSON object: each step's wall seconds (``wall``), CPU seconds of the process, every
+    thread (``cpu``: user + system) and the system part of them (``sys``: mostly the kernel
+    zeroing the pages of fresh arrays)."""
+    import resource
+
+    def mark():
+        sys_time = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        marks.append((time.perf_counter(), time.process_time(), sys_time))
+
+    marks: list = []
+    mark()
     import pbtools.cli  # noqa: F401  (what `python -m pbtools` imports)
     from pbtools import io
     from pbtools import measures as m
     from pbtools.cli.common import emit
+    from pbtools.frames import judge
 
-    marks.append((time.perf_counter(), time.process_time()))
+    mark()
     warnings.simplefilter("ignore")
     qrels_file, run_dir = track_files(Path(track))
     qrels = io.read_qrels(qrels_file, lenient=lenient)
+    mark()
     runs = io.read_runs(run_dir, lenient=lenient)
-    marks.append((time.perf_counter(), time.process_time()))
-    per = m.evaluate(runs, qrels, PB_MEASURES, per_topic=True)
-    marks.append((time.perf_counter(), time.process_time()))
+    mark()
+    m.warn_coverage(runs, qrels)  # what measures.evaluate does before scoring
+    judged = judge(runs, qrels)
+    mark()
+    per = m.compute(judged, qrels, PB_MEASURES)
+    mark()
     avg = m.aggregate(per, qrels=qrels)
-    marks.append((time.perf_counter(), time.process_time()))
+    mark()
     with open(os.devnull, "w") as null:
         stdout, sys.stdout = sys.stdout, null
         try:
             emit(avg.pb.wide(), "table", None)
         finally:
             sys.stdout = stdout
-    marks.append((time.perf_counter(), time.process_time()))
-    steps = ("import", "parse", "evaluate", "aggregate", "write")
+    mark()
     out = {
-        kind: {k: marks[i + 1][j] - marks[i][j] for i, k in enumerate(steps)}
-        for j, kind in enumerate(("wall", "cpu"))
+        kind: {k: marks[i + 1][j] - marks[i][j] for i, k in enumerate(STAGES)}
+        for j, kind in enumerate(("wall", "cpu", "sys"))
     }
     print(json.dumps(out))
+
+
+#: the steps of :func:`breakdown_child`: qrels and runs are the parse; judge is the join with
+#: the qrels (and the coverage check), compute the grouping, trec order and kernels
+STAGES = ("import", "qrels", "runs", "judge", "compute", "aggregate", "write")
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,7 +248,7 @@ def whole_process(shape: str, track: Path, repeat: int) -> dict:
     ]
     for cmd in (pb, te, bd):  # warm-up (page cache, .pyc files)
         child(cmd)
-    keys = ("pb", "te", "pb_rss", "te_rss", "pb_cpu", "te_cpu", "stages", "stage_cpu")
+    keys = ("pb", "te", "pb_rss", "te_rss", "pb_cpu", "te_cpu", "stages", "stage_cpu", "stage_sys")
     rec: dict = {k: [] for k in keys}
     for _ in range(repeat):
         for key, cmd in (("pb", pb), ("te", te)):
@@ -243,8 +264,10 @@ def whole_process(shape: str, track: Path, repeat: int) -> dict:
         cpus = steps["cpu"]
         cpus["start-up and exit"] = max(cpu - sum(cpus.values()), 0.0)
         rec["stage_cpu"].append(cpus)
-    med = {k: statistics.median(v) for k, v in rec.items() if k not in ("stages", "stage_cpu")}
-    for key in ("stages", "stage_cpu"):
+        rec["stage_sys"].append(steps["sys"])
+    staged = ("stages", "stage_cpu", "stage_sys")
+    med = {k: statistics.median(v) for k, v in rec.items() if k not in staged}
+    for key in staged:
         med[key] = {k: statistics.median(s[k] for s in rec[key]) for k in rec[key][0].keys()}
     return med
 
@@ -338,11 +361,11 @@ def report_whole(shape: str, track: Path, repeat: int) -> None:
         "(target ≤ 0.5; the CPU ratio is the steadier on a shared machine)"
     )
     print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
-    for key, label in (("stages", "wall"), ("stage_cpu", "CPU")):
+    for key, label in (("stages", "wall"), ("stage_cpu", "CPU"), ("stage_sys", "system CPU")):
         st = med[key]
         parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
-        share = st["parse"] / sum(st.values())
-        print(f"  pbtools stages ({label} s, medians): {parts}; parse {share:.0%} of the process")
+        share = (st["qrels"] + st["runs"]) / max(sum(st.values()), 1e-9)
+        print(f"  pbtools stages ({label} s, medians): {parts}; parse {share:.0%} of it")
 
 
 def _load() -> str:

@@ -75,7 +75,9 @@ def emit(
     if fmt == "tsv":
         text = df.to_csv(sep="\t", index=False, float_format="%.4f")
     else:
-        text = df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n"
+        from pbtools.cli.table import table_text
+
+        text = table_text(df)  # pandas' to_string, one format per distinct cell
     if out:
         from pbtools.io.atomic import write_text
 

@@ -113,11 +113,11 @@ def with_all_rows(per, avg):
     cols = [c for c in per.columns if c in avg.columns or c == "qid"]  # no average of a text
     both = pd.concat([per.astype({"qid": "str"}), avg.assign(qid="all")[cols]], ignore_index=True)
     both["qid"] = encode(both["qid"].astype("str"))
-    names = both["name"].astype("str").to_numpy()
-    is_all = (both["qid"].astype("str") == "all").to_numpy()
-    run_order = {n: i for i, n in enumerate(pd.unique(names))}
-    key = np.array([run_order[n] for n in names]) * 2 + is_all
-    return both.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    # each run's place in order of first appearance, by its code (no Python loop over rows)
+    code, _ = pd.factorize(both["name"].astype("str"), sort=False)
+    is_all = np.zeros(len(both), dtype=np.int64)
+    is_all[len(per) :] = 1  # the averages, appended after every per-topic row
+    return both.iloc[np.argsort(code * 2 + is_all, kind="stable")].reset_index(drop=True)
 
 
 def run(args: argparse.Namespace) -> int:

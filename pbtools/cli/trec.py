@@ -137,11 +137,21 @@ def truncate(runs: pd.DataFrame, n: int | None) -> pd.DataFrame:
     return runs[runs["rank"].to_numpy() <= n].reset_index(drop=True)
 
 
-def _values(frame: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
-    """The printed values: ``%6.4f``, ``%ld`` for counts, ``'text'`` for strings."""
+def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Each row's index into the column's distinct values (as strings), and those values."""
+    import pandas as pd
+
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
+    codes, uniq = pd.factorize(column.astype(str))
+    return codes, [str(u) for u in uniq]
+
+
+def _values(value: np.ndarray, text, kinds: np.ndarray) -> np.ndarray:
+    """The printed values: ``%6.4f``, ``%ld`` for counts, ``'text'`` for strings (``text``: a
+    function giving the strings of a row mask). Each distinct value is formatted once."""
     import numpy as np
 
-    value = frame["value"].to_numpy(dtype=np.float64)
     out = np.empty(len(value), dtype=object)
     for kind, fmt in (("float", "{:.4f}"), ("summary", "{:.4f}"), ("long", "{:.0f}")):
         mask = kinds == kind
@@ -151,32 +161,46 @@ def _values(frame: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
             out[mask] = np.array([fmt.format(x) for x in u.tolist()], dtype=object)[inv.ravel()]
     mask = kinds == "text"
     if mask.any():
-        out[mask] = ("'" + frame["text"].astype(str).to_numpy(dtype=object)[mask] + "'").astype(
-            object
-        )
+        out[mask] = ("'" + text(mask) + "'").astype(object)
     return out
 
 
-def _rows(frame: pd.DataFrame, lines: list, skip: str, qid: str | None) -> pd.DataFrame:
-    """``frame``'s rows as printed lines (one per TrecLine of its measure, ``skip`` kinds out),
-    with the run, the topic and the line's position for ordering."""
+def _rows(frame: pd.DataFrame, lines: list, skip: str) -> dict:
+    """``frame``'s rows as printed lines, one per TrecLine of its measure (``skip`` kinds out),
+    without the topic: ``head`` (the line's name, padded, and a tab), ``value`` (the printed
+    value), ``name`` (the run's code in ``runs``), ``qid`` (its code in ``qids``, when
+    ``frame`` has one) and ``pos`` (the line's place in ``lines``). No Python loop over rows:
+    the measures' lines are looked up by the measure's code."""
     import numpy as np
-    import pandas as pd
 
-    table = pd.DataFrame(
-        [(str(t.measure), i, t.name, t.kind) for i, t in enumerate(lines) if t.measure is not None]
-        or [("", 0, "", "")],
-        columns=["measure", "pos", "shown", "kind"],
-    )
-    table = table[table["kind"] != skip]
-    cols = ["name", "measure", "value"] + (["text"] if "text" in frame.columns else [])
-    f = frame[cols + ([] if qid else ["qid"])].astype({"measure": str, "name": str})
-    f = f.merge(table, on="measure", how="inner")
-    text = _values(f, f["kind"].to_numpy())
-    q = qid if qid else f["qid"].astype(str).to_numpy(dtype=object)
-    shown = np.array([f"{s:<22s}" for s in f["shown"]], dtype=object)
-    f["line"] = shown + "\t" + q + "\t" + text
-    return f
+    mcode, measures = _codes(frame["measure"])
+    where = {m: i for i, m in enumerate(measures)}
+    hits: list[list[int]] = [[] for _ in measures]  # the lines showing each measure
+    for i, t in enumerate(lines):
+        if t.measure is not None and t.kind != skip and str(t.measure) in where:
+            hits[where[str(t.measure)]].append(i)
+    head = np.array([f"{t.name:<22s}\t" for t in lines] or [""], dtype=object)
+    kind = np.array([t.kind for t in lines] or [""], dtype=object)
+    parts = []
+    for k in range(max(map(len, hits), default=0)):  # a measure shown by k+1 lines (rare)
+        line_of = np.array([h[k] if len(h) > k else -1 for h in hits] or [-1], dtype=np.int64)
+        pos = line_of[mcode]
+        parts.append((np.flatnonzero(pos >= 0), pos[pos >= 0]))
+    rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    pos = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    value = frame["value"].to_numpy(dtype=np.float64)[rows]
+    has_text = "text" in frame.columns
+
+    def text(mask):
+        return frame["text"].astype(str).to_numpy(dtype=object)[rows[mask]] if has_text else ""
+
+    ncode, runs = _codes(frame["name"])
+    out = dict(head=head[pos], value=_values(value, text, kind[pos]), pos=pos, runs=runs)
+    out["name"] = ncode[rows]
+    if "qid" in frame.columns:
+        qcode, out["qids"] = _codes(frame["qid"])
+        out["qid"] = qcode[rows]
+    return out
 
 
 def trec_report(
@@ -190,33 +214,63 @@ def trec_report(
 ) -> str:
     """trec_eval's output of ``lines`` (:func:`trec_lines_of`), one block per run: per-topic lines
     (``per_topic``: topics in order, each with its lines in ``lines``' order), then (``summary``)
-    ``runid``, ``num_q`` and the averages. The rows are formatted at once; the loop over runs
-    joins each run's lines."""
+    ``runid``, ``num_q`` and the averages. The rows are formatted at once and put in order by
+    one sort of (run, part, topic, line); only ``runid`` and ``num_q`` are made per run."""
     import numpy as np
     import pandas as pd
 
     names = list(pd.unique(avg["name"].astype(str))) if len(avg) else []
     names += [n for n in pd.unique(per["name"].astype(str)) if n not in names]
     order = {n: i for i, n in enumerate(names)}
-    qids = pd.unique(per["qid"].astype(str))
-    qorder = {q: i for i, q in enumerate(sorted(qids))}
-    blocks = {n: [] for n in names}
+    pcode, pnames = _codes(per["name"])
+    qcode, qids = _codes(per["qid"])
+    run_of = np.array([order.get(n, -1) for n in pnames] or [-1], dtype=np.int64)
+    text, run, part, topic, pos = [], [], [], [], []  # one entry per group of lines
+
+    def add(t, r, p, q, o):
+        n = len(t)
+        text.append(t)
+        run.append(np.broadcast_to(np.asarray(r, dtype=np.int64), n))
+        part.append(np.full(n, p, dtype=np.int64))
+        topic.append(np.broadcast_to(np.asarray(q, dtype=np.int64), n))
+        pos.append(np.broadcast_to(np.asarray(o, dtype=np.int64), n))
+
     if per_topic:
-        f = _rows(per, lines, "summary", None)
-        key = np.lexsort([f["pos"], f["qid"].astype(str).map(qorder), f["name"].map(order)])
-        for n, chunk in f.iloc[key].groupby("name", sort=False)["line"]:
-            blocks[n].extend(chunk.tolist())
+        f = _rows(per, lines, "summary")
+        rank = np.argsort(np.argsort(np.array(f["qids"], dtype=object), kind="stable"))
+        qtext = np.array(f["qids"], dtype=object)
+        fn = np.array([order[n] for n in f["runs"]] or [-1], dtype=np.int64)
+        add(
+            f["head"] + qtext[f["qid"]] + "\t" + f["value"],
+            fn[f["name"]],
+            0,
+            rank[f["qid"]],
+            f["pos"],
+        )
     if summary:
         asked = {t.name for t in lines if t.measure is None} if strict else {"runid", "num_q"}
-        num_q = per.groupby(per["name"].astype(str).to_numpy(), sort=False)["qid"].nunique()
-        f = _rows(avg, lines, "text", "all")
-        f = f.iloc[np.lexsort([f["pos"], f["name"].map(order)])]
-        grouped = dict(tuple(f.groupby("name", sort=False)["line"]))
-        for n in names:
-            if "runid" in asked:
-                blocks[n].append(f"{'runid':<22s}\tall\t{n}")
-            if "num_q" in asked:
-                blocks[n].append(f"{'num_q':<22s}\tall\t{int(num_q.get(n, 0))}")
-            if n in grouped:
-                blocks[n].extend(grouped[n].tolist())
-    return "".join("\n".join(b) + "\n" for b in blocks.values() if b)
+        pairs = np.unique(pcode.astype(np.int64) * max(len(qids), 1) + qcode)
+        num_q = np.bincount(run_of[pairs // max(len(qids), 1)], minlength=len(names))
+        if "runid" in asked:
+            add(
+                np.array([f"{'runid':<22s}\tall\t{n}" for n in names], dtype=object),
+                np.arange(len(names)),
+                1,
+                0,
+                0,
+            )
+        if "num_q" in asked:
+            add(
+                np.array([f"{'num_q':<22s}\tall\t{int(q)}" for q in num_q], dtype=object),
+                np.arange(len(names)),
+                2,
+                0,
+                0,
+            )
+        f = _rows(avg, lines, "text")
+        fn = np.array([order[n] for n in f["runs"]] or [-1], dtype=np.int64)
+        add(f["head"] + "all\t" + f["value"], fn[f["name"]], 3, 0, f["pos"])
+    if not text or not sum(map(len, text)):
+        return ""
+    key = np.lexsort([np.concatenate(c) for c in (pos, topic, part, run)])
+    return "\n".join(np.concatenate(text)[key].tolist()) + "\n"

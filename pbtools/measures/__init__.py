@@ -9,7 +9,8 @@ module                 holds
 ``measures.formulas_trec``  the kernels of the rest of trec_eval's all_trec
 ``measures.registry``  :func:`family`: a measure family's one declaration (name, parameters,
                        defaults, formula, citation, depth, trec_eval names, kernel)
-``measures.evaluate``  :func:`compute`, :func:`evaluate`, :func:`aggregate`
+``measures.scoring``   :func:`compute`: judged rankings grouped, ordered and scored per topic
+``measures.evaluate``  :func:`evaluate` (judge, then :func:`compute`), :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
 ``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
 ``measures.sampled``   estimators for sampled pools: infAP, xinfAP, infNDCG, statAP

@@ -94,9 +94,15 @@ class View:
         return self._cache["condensed"]
 
     def cum(self, x: np.ndarray) -> np.ndarray:
-        """Inclusive running sum of the integer array ``x`` inside each group (exact)."""
-        cs = np.cumsum(x, dtype=np.int64)
-        base = np.zeros(self.G, dtype=np.int64)
+        """Inclusive running sum of the integer array ``x`` inside each group (exact).
+
+        A boolean ``x`` (a count: relevant, judged non-relevant so far) is summed in int32 when
+        the rows fit, as no running count can exceed them: half the memory written of int64
+        (6.45 M rows: 25 MB a call instead of 50, every page a fresh one)."""
+        wide = x.dtype != np.bool_ or len(x) >= 2**31
+        dtype = np.int64 if wide else np.int32
+        cs = np.cumsum(x, dtype=dtype)
+        base = np.zeros(self.G, dtype=dtype)
         ne = self.length > 0
         base[ne] = cs[self.start[ne]] - x[self.start[ne]]
         cs -= base[self.g]
@@ -168,7 +174,7 @@ class View:
         key = ("crel", rel)
         if key not in self._cache:
             crel = self.cum(self.rel(rel))  # counts within a ranking: int32 is enough
-            self._cache[key] = crel.astype(np.int32) if len(crel) < 2**31 else crel
+            self._cache[key] = crel.astype(np.int32, copy=False) if len(crel) < 2**31 else crel
         return self._cache[key]
 
     def first_rel_rank(self, rel: int) -> np.ndarray:
