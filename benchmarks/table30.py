@@ -154,8 +154,8 @@ def measure_evaluate(shape_name: str) -> dict:
     pb = [sys.executable, "-m", "pbtools", "evaluate", str(qrels_file), str(run_dir), *ms]
     pb += ["--lenient"] if shape_name == "trec2" else []
     te = [sys.executable, ev.__file__, "--pytrec-child", str(qrels_file), *files]
-    now, now_rss, _ = ev.child(pb)
-    base, base_rss, _ = ev.child(te)
+    now, now_rss, *_ = ev.child(pb)  # (wall, peak MiB, output, CPU)
+    base, base_rss, *_ = ev.child(te)
     return {"now": now, "base": base, "now_rss": now_rss, "base_rss": base_rss}
 
 
@@ -231,7 +231,7 @@ def measure_memory(kind: str) -> dict:
         track = memory.wide(1000, 50, 100)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pbtools", "analyze", str(track), "--jobs", "1"]
-        _, peak, _ = ev.child([*cmd, "--no-progress", "-o", str(Path(tmp) / "out")])
+        _, peak, *_ = ev.child([*cmd, "--no-progress", "-o", str(Path(tmp) / "out")])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = io.read_runs(str(track / "Runs"))
