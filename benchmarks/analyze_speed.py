@@ -17,7 +17,7 @@ Peak memory: the peak resident set of a forked child running the analysis alone,
 resident set at the start (the frames already loaded).
 
     PYTHONPATH=. python benchmarks/analyze_speed.py [--shape trec2] [--repeat 3] [--cpu]
-        [--profile] [--memory]
+        [--profile] [--memory] [--measures P@10,AP] [--estimators lipani,webber]
 
 Issue 30 item 5: the non-pairwise rest (every stage but Lipani, Webber & Park and the merges:
 pool inference, encoding, truth, blocks, true scores, reduced pool, statistics and what no probe
@@ -182,12 +182,38 @@ class Probes:
                 setattr(obj, attr, value)
 
 
+#: ``measures``/``estimators`` of every analysis timed (``--measures``, ``--estimators``)
+ANALYSIS_OPTIONS: dict = {}
+#: what the last :func:`serial_stages` run counted: ``cells`` scored (:func:`scored_cells`)
+LAST_RUN: dict = {}
+
+
 def _analysis(frames, jobs=None):
     from pbtools.experiments.analysis import analyze
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return analyze(frames, progress=False, jobs=jobs)
+        return analyze(frames, progress=False, jobs=jobs, **ANALYSIS_OPTIONS)
+
+
+@contextlib.contextmanager
+def scored_cells():
+    """Count the (row × measure) cells the engine scores in ``Problem.score_runs`` (runs on
+    their topics: pooled runs, runs to score, truth): yields a one-item list, the count. The
+    work a shared scoring step saves (issue 29: Lipani's and Webber & Park's pooled runs)."""
+    from pbtools.engine.problem import Problem
+
+    count, original = [0], Problem.score_runs
+
+    def counted(self, slots, var, t, width, measures):
+        count[0] += len(slots) * len(measures)
+        return original(self, slots, var, t, width, measures)
+
+    Problem.score_runs = counted
+    try:
+        yield count
+    finally:
+        Problem.score_runs = original
 
 
 def _child(conn, frames):
@@ -213,13 +239,14 @@ def peak_mib(frames) -> float:
 def serial_stages(frames, clock, profile: str | None = None) -> tuple[dict, float, list]:
     """The stage times of one analysis run on one thread (``jobs=1``: the probes time one call
     stack), that run's total and, with ``profile`` (a stage), the cProfile profiles of its
-    calls."""
+    calls; the cells it scored (:func:`scored_cells`) go to ``LAST_RUN["cells"]``."""
     probes = Probes(clock, profile)
-    with probes.active():
+    with probes.active(), scored_cells() as cells:
         t = clock()
         _analysis(frames, jobs=1)
         total = clock() - t
     probes.times["other"] = total - sum(probes.times.values())
+    LAST_RUN["cells"] = cells[0]
     return probes.times, total, getattr(probes, "stats", [])
 
 
@@ -275,6 +302,7 @@ def bench(
         totals.append(clock() - t)
     floor, total = statistics.median(floors), statistics.median(totals)
     best, serial, _ = serial_stages(frames, clock)
+    cells = LAST_RUN["cells"]
     mem = peak_mib(frames)
     size = arrow_mib(col.runs)
     print(f"{name}: {len(files)} run files; pbtools parse {parse_s:.2f} s (once)")
@@ -283,7 +311,10 @@ def bench(
         f"  analysis after parsing         {total:7.2f} s = {total / floor:5.2f}× floor"
         f"   (target ≤ 3×)   peak +{mem:.0f} MiB"
     )
-    print(f"  stages of one serial run ({serial:.2f} s, exclusive times; threads: 1)")
+    print(
+        f"  stages of one serial run ({serial:.2f} s, exclusive times; threads: 1; "
+        f"{cells:,} (row × measure) cells scored by Problem.score_runs)"
+    )
     for k, v in sorted(best.items(), key=lambda kv: -kv[1]):
         print(f"    {k:20s} {v:7.2f} s  {v / floor:5.2f}× floor")
     pairwise = sum(best.get(k, 0.0) for k in PAIRWISE)
@@ -310,6 +341,7 @@ def bench(
         "peak_mib": mem,
         "arrow_mib": size,
         "largest_rest_stage": top,
+        "cells_scored": cells,
     }
     if profile:
         _, _, profs = serial_stages(frames, clock, profile=top)
@@ -366,7 +398,16 @@ def main(argv=None):
         action="store_true",
         help="profile (cProfile) the largest stage of the non-pairwise rest in one more serial run",
     )
+    ap.add_argument("--measures", help="comma-separated measures of analyze (default its own)")
+    ap.add_argument(
+        "--estimators",
+        help="comma-separated estimators of analyze in their order (default its own), e.g. "
+        "lipani,webber: Lipani first asks for fewer measures of the pooled runs",
+    )
     args = ap.parse_args(argv)
+    for opt in ("measures", "estimators"):
+        if getattr(args, opt):
+            ANALYSIS_OPTIONS[opt] = getattr(args, opt).split(",")
     with open("/proc/loadavg") as fh:
         print("load average:", " ".join(fh.read().split()[:3]))
     for name in args.shape or SHAPES:

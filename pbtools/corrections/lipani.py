@@ -108,11 +108,9 @@ class Lipani(Estimator):
         if len(problem.pair_u) == 0:
             out = own.assign(estimator=self.name, value=own["P"], adjustment=0.0, n_pooled=0)
             return out
-        enc = problem.enc
-        # every pooled run of R_p on every variant it is compared under (its own topics)
-        combo = problem.new_var[problem.pair_u] * enc.R + problem.pair_p
-        uc, inv = np.unique(combo, return_inverse=True)
-        pooled_vals = problem.run_scores(uc % enc.R, uc // enc.R, pa)[inv.ravel()]
+        # every pooled run of R_p on every variant it is compared under (its own topics),
+        # scored once for every estimator of the problem
+        pooled_vals = problem.rounded(problem.pooled_scores(pa)[0])
         # r' = r_p ∘ r_u on the topics both runs have, scored on r_u's variant
         depth = max(m.cutoff for m, _, _ in parts)
 

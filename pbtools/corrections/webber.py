@@ -114,17 +114,12 @@ def _losses(problem: Problem, ms, replace: bool):
     a bootstrap replicate, so they are computed once (:meth:`Problem.memo`) and only
     re-averaged.
     """
-    enc, pair_u, pair_p, var_u = problem.enc, problem.pair_u, problem.pair_p, problem.new_var
-    # score(p, Q_u): every pooled run once per variant it is compared under (its own topics)
-    combo = var_u[pair_u] * enc.R + pair_p
-    uc, inv = np.unique(combo, return_inverse=True)
-    inv = inv.ravel()
-    item, t, vals = problem.per_topic(uc % enc.R, uc // enc.R, ms)
-    full = problem.topic_means(item, t, vals, len(uc))[inv]
-    n_topics = problem.topic_counts(item, t, len(uc))[inv]
-    before = (inv, item, t, vals)
+    pair_u = problem.pair_u
+    # score(p, Q_u): every pooled run once per variant it is compared under (its own topics),
+    # scored once for every estimator of the problem
+    full, n_topics = problem.pooled_scores(ms)
     rr, tt, diff = problem.memo(
-        ("webber_loss", tuple(ms), replace), lambda: loss_rows(problem, ms, replace, before)
+        ("webber_loss", tuple(ms), replace), lambda: loss_rows(problem, ms, replace)
     )
     w = None if problem.weights is None else problem.weights[tt]
     loss = np.zeros((len(pair_u), len(ms)))

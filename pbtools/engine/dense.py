@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.engine.histograms import label_histograms, variant_histograms
+from pbtools.engine.histograms import group_owners, label_histograms, variant_histograms
 from pbtools.frames import encode, mapped_codes
 from pbtools.ids import index_in
 
@@ -419,23 +419,10 @@ class DenseRuns:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Who pooled what, by group: per (topic, local doc) the number of groups among whose
         runs ``slots`` x is in a top ``depth`` (T × U), and the only such group where there is
-        one (−1 elsewhere). The same as counting ``top_counts(..., groups=)`` > 0, but over the
-        pooled entries (slots × T × depth) instead of groups × T × U cells.
+        one (−1 elsewhere); :func:`~pbtools.engine.histograms.group_owners` of their rankings.
         """
-        dd = min(int(depth), self.L)
-        docs = self.D[slots, :, :dd]
-        ok = docs >= 0
-        cell = (np.arange(self.T)[None, :, None] * self.U + docs)[ok]
-        g = np.broadcast_to(np.asarray(groups, np.int64)[:, None, None], docs.shape)[ok]
-        key = np.sort(cell * max(n_groups, 1) + g)  # distinct (cell, group): sort, not a hash
-        key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
-        cells, gs = key // max(n_groups, 1), key % max(n_groups, 1)
-        count = np.bincount(cells, minlength=self.T * self.U)
-        owner = np.full(self.T * self.U, -1, dtype=np.int64)
-        one = count[cells] == 1
-        owner[cells[one]] = gs[one]
-        shape = (self.T, self.U)
-        return count.reshape(shape), owner.reshape(shape)
+        docs = self.D[slots, :, : min(int(depth), self.L)]
+        return group_owners(docs, groups, n_groups, self.U)
 
     def run_rows(self, slots: np.ndarray, topics: np.ndarray | None = None, width=None):
         """Rows (item, topic) and each row's top-``width`` local docs (rows × width, −1 pad).

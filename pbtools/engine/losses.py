@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def loss_rows(problem: Problem, ms, replace: bool, before):
+def loss_rows(problem: Problem, ms, replace: bool, before=None):
     """Per (R_p pair, topic) row where p's withdrawal changes Q_u, the loss on that topic.
 
     Parameters
@@ -42,10 +42,11 @@ def loss_rows(problem: Problem, ms, replace: bool, before):
         The measures (parsed).
     replace : bool
         r_u takes p's place in the inner pool.
-    before : tuple
+    before : tuple, optional
         ``(inv, item, t, values)``: the per-topic scores score(p, Q_u) of the (variant, pooled
         run) combinations (:meth:`Problem.per_topic`: ``item``, ``t``, ``values``) and each
-        pair's combination ``inv``.
+        pair's combination ``inv``; by default the problem's own
+        (:meth:`Problem.pooled_variant_scores`, scored once for every estimator).
 
     Returns
     -------
@@ -66,8 +67,7 @@ def loss_rows(problem: Problem, ms, replace: bool, before):
     >>> pb = from_frames(pd.concat([run("p1", "abz"), run("p2", "cdw")]), run("u", "cqr"),
     ...                  qrels, depth=2)
     >>> ms = parse_all(["P@2"])
-    >>> item, t, vals = pb.per_topic(pb.pair_p, pb.new_var[pb.pair_u], ms)
-    >>> pair, t, loss = loss_rows(pb, ms, True, (np.arange(2), item, t, vals))
+    >>> pair, t, loss = loss_rows(pb, ms, True)
     >>> pair.tolist(), loss.ravel().tolist()  # p1 loses a and b; p2 loses d (u rescues c)
     ([0, 1], [1.0, 0.0])
     """
@@ -114,7 +114,7 @@ def loss_rows(problem: Problem, ms, replace: bool, before):
         a, b = np.searchsorted(ls, [sl.start, sl.stop])
         labels[ls[a:b] - sl.start, lj[a:b]] = K.UNJUDGED
         after[sl] = problem.score_cells(labels, inner_hist[r], ms)
-    inv, b_item, b_t, b_vals = before
+    inv, b_item, b_t, b_vals = problem.pooled_variant_scores(ms) if before is None else before
     b_pos = np.full(int(inv.max()) * enc.T + enc.T if len(inv) else 0, -1, dtype=np.int64)
     b_pos[b_item * enc.T + b_t] = np.arange(len(b_item))
     out_d = b_vals[b_pos[inv[rows] * enc.T + tt]] - after[grp]

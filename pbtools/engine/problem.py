@@ -132,7 +132,8 @@ class Problem:
         """Weight every topic average by ``weights`` (T,; None: unweighted) from now on; the
         cached run scores that depend on the weights are dropped."""
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
-        for k in [k for k in self._cache if isinstance(k, tuple) and k[0] == "own"]:
+        weighted = ("own", "pooled_means")
+        for k in [k for k in self._cache if isinstance(k, tuple) and k[0] in weighted]:
             del self._cache[k]
 
     def memo(self, key, compute):
@@ -286,19 +287,81 @@ class Problem:
         averaged over: ``(item, t, values)`` with values rows × measures.
 
         Kept for the problem's lifetime (weight-free), scored together with the P̄@n of every
-        P@n: Webber's score(p, Q_u) and Lipani's P@n, P̄@n of the same pooled runs read one
-        scoring of those rows."""
+        P@n; a later call that asks for more measures scores only those it adds: Webber's
+        score(p, Q_u) and Lipani's P@n, P̄@n of the same pooled runs read one scoring of
+        those rows, whichever estimator runs first."""
         ms = measure_list(measures, "Problem.per_topic")
+        wide, (item, t, values) = self._topic_scores(slots, var, ms)
+        return item, t, values[:, [wide.index(m) for m in ms]]
+
+    def _topic_scores(self, slots: np.ndarray, var: np.ndarray, ms: list[Measure]):
+        """``(measures scored, (item, t, values))`` of :meth:`per_topic`'s rows, with every
+        measure of ``ms`` (and the P̄@n of its P@n) among those scored; cached."""
         key = ("per_topic", np.asarray(slots).tobytes(), np.asarray(var).tobytes())
         got = self._cache.get(key)
-        if got is None or not set(ms) <= set(got[0]):
-            wide = list(dict.fromkeys([*ms, *(m for p in precision_parts(ms) for m in p[:2])]))
+        if got is None:
             item, t = np.nonzero(self.topic_rows(slots, var))
-            vals = self.score_runs(slots[item], var[item], t, K.depth_needed(wide), wide)
-            got = (wide, (item, t, vals))
+            got = ([], (item, t, np.zeros((len(item), 0))))
+        wide, (item, t, values) = got
+        want = dict.fromkeys([*ms, *(m for p in precision_parts(ms) for m in p[:2])])
+        add = [m for m in want if m not in wide]
+        if add:
+            more = self.score_runs(slots[item], var[item], t, K.depth_needed(add), add)
+            wide, values = [*wide, *add], (np.hstack([values, more]) if wide else more)
+        self._cache[key] = got = (wide, (item, t, values))
+        return got
+
+    def pooled_variants(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every pooled run of R_p on every variant it is compared under, once: ``(slots, var,
+        inv)``, the distinct (pooled run, variant) items and each pair's item (aligned with
+        :attr:`pair_u`); cached."""
+        got = self._cache.get("pooled_variants")
+        if got is None:
+            R = self.enc.R
+            combo = self.new_var[self.pair_u] * R + self.pair_p
+            uc, inv = np.unique(combo, return_inverse=True)
+            got = (uc % R, uc // R, inv.ravel())
+            self._cache["pooled_variants"] = got
+        return got
+
+    def pooled_variant_scores(self, measures):
+        """Per-topic scores of every pooled run of R_p on every variant it is compared under
+        (its own topics): ``(inv, item, t, values)``, each pair's item (:meth:`pooled_variants`)
+        and the items' rows (:meth:`per_topic`). One scoring for every estimator of the
+        problem: Lipani's P@n, P̄@n and Webber & Park's score(p, Q_u) read the same rows."""
+        slots, var, inv = self.pooled_variants()
+        return (inv, *self.per_topic(slots, var, measures))
+
+    def pooled_scores(self, measures) -> tuple[np.ndarray, np.ndarray]:
+        """Per R_p pair, its pooled run's mean over its topics on the pair's variant (pairs ×
+        measures, unrounded, :meth:`topic_means`) and its number of topics (pairs; both
+        weighted by :attr:`weights`). The items' means are kept until :meth:`set_weights`,
+        for every measure scored so far (:meth:`pooled_variant_scores`).
+
+        Examples
+        --------
+        >>> from pbtools.engine.build import from_frames
+        >>> def run(name, docs):
+        ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
+        ...                          "score": range(len(docs), 0, -1)})
+        >>> pooled = pd.concat([run("p1", "ab"), run("p2", "cd")])
+        >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abc"), "label": [1, 0, 1]})
+        >>> p = from_frames(pooled, run("u", "ax"), qrels, depth=2)
+        >>> from pbtools.measures.names import parse_all
+        >>> means, n_topics = p.pooled_scores(parse_all(["P@2"]))
+        >>> means.ravel().tolist(), n_topics.tolist()
+        ([0.5, 0.5], [1.0, 1.0])
+        """
+        ms = measure_list(measures, "Problem.pooled_scores")
+        slots, var, inv = self.pooled_variants()
+        wide, (item, t, values) = self._topic_scores(slots, var, ms)
+        key = ("pooled_means", tuple(wide))
+        got = self._cache.get(key)
+        if got is None:
+            n = len(slots)
+            got = (self.topic_means(item, t, values, n), self.topic_counts(item, t, n))
             self._cache[key] = got
-        item, t, values = got[1]
-        return item, t, values[:, [got[0].index(m) for m in ms]]
+        return got[0][inv][:, [wide.index(m) for m in ms]], got[1][inv]
 
     def score_runs(self, slots, var, t, width: int | None, measures) -> np.ndarray:
         """Scores of runs ``slots`` cut at ``width`` (None: whole) on topics ``t`` under

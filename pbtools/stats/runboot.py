@@ -35,18 +35,16 @@ __all__ = ["error_intervals", "DEFAULT_N_BOOT"]
 DEFAULT_N_BOOT = 1000
 
 
-#: cells of the crossed matrix (rows × runs) built at once by :func:`_replicate_sre`
-CROSSED_CELLS = 1 << 20
-
-
 def _replicate_sre(t: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
     """SRE of every replicate and estimator: Σ_i Σ_j w_bi C_kij w_bj ((B + 1) × E), with
     C_kij = 1 when j ≠ i lies in i's crossed interval (lo, hi] (lo, hi: min and max of the
     truth t_i and estimate e_ki).
 
-    C is built a block of rows i at a time (at most :data:`CROSSED_CELLS` cells), never
-    n × n whole: every term is an integer (the weights are multinomial counts), so the sums
-    are exact in float64 whatever their order.
+    Never builds C: Σ_j w_bj C_kij = W_b(hi_ki) − W_b(lo_ki) − w_bi·[lo_ki < t_i], with
+    W_b(x) = Σ_{j: t_j ≤ x} w_bj the replicate's cumulative weight along the sorted truth, read
+    where ``searchsorted`` places lo and hi (the same places for every replicate): B × n work
+    per estimator, not B × n². Every term is an integer (the weights are multinomial counts),
+    so the sums are exact in float64 whatever their order.
 
     Examples
     --------
@@ -57,15 +55,16 @@ def _replicate_sre(t: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
            [2.]])
     """
     lo, hi = np.minimum(t, e), np.maximum(t, e)  # E × n
-    n = t.size
+    order = np.argsort(t, kind="stable")
+    cum = np.zeros((len(w), t.size + 1))  # W_b at each sorted position, 0 before the first
+    np.cumsum(w[:, order], axis=1, out=cum[:, 1:])
+    below_lo = np.searchsorted(t[order], lo, side="right")  # #{j: t_j ≤ lo_ki}
+    below_hi = np.searchsorted(t[order], hi, side="right")
+    itself = lo < t  # i lies in its own interval (t_i ≤ hi_ki always)
     out = np.zeros((len(w), len(e)))
-    step = max(1, CROSSED_CELLS // max(n, 1))
-    for a in range(0, n, step):
-        b = min(a + step, n)
-        for k in range(len(e)):  # a handful of estimators
-            c = (lo[k, a:b, None] < t[None, :]) & (t[None, :] <= hi[k, a:b, None])
-            c[np.arange(b - a), np.arange(a, b)] = False
-            out[:, k] += (w[:, a:b] * (w @ c.T.astype(np.float64))).sum(axis=1)
+    for k in range(len(e)):  # a handful of estimators
+        crossed = cum[:, below_hi[k]] - cum[:, below_lo[k]] - w * itself[k]
+        out[:, k] = (w * crossed).sum(axis=1)
     return out
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from pbtools import synth
-from pbtools.engine import dense
+from pbtools.engine import dense, histograms
 from pbtools.engine.dense import DenseRuns
 from pbtools.engine.problem import Problem
 from pbtools.frames import as_qrels, ranked
@@ -148,6 +148,22 @@ def test_top_counts_dense_and_sparse_agree():
             want[g, t, docs[t, j]] += 1
         np.testing.assert_array_equal(enc.top_counts(S, d, groups=groups, n_groups=3), want)
         np.testing.assert_array_equal(enc.top_counts(S, d), want.sum(axis=0))
+
+
+@pytest.mark.parametrize("table_cells", [histograms.PRESENCE_CELLS, -(10**9)])
+def test_top_owners_table_and_sort_agree_with_top_counts(table_cells, monkeypatch):
+    # both paths of DenseRuns.top_owners (a presence table; sorted keys) against its
+    # definition: how many groups pooled each doc (top_counts > 0) and the only one
+    monkeypatch.setattr(histograms, "PRESENCE_CELLS", table_cells)
+    c = synth.generate(topics=4, docs=40, runs=7, orgs=3, run_length=25, depth=10, seed=2)
+    enc = DenseRuns([c.runs], [c.qrels])
+    S, groups = np.arange(1, enc.R), np.array([0, 2, 1, 0, 4, 2])  # group 3 pools nothing
+    for d in (1, 5, 25):
+        has = enc.top_counts(S, d, groups=groups, n_groups=5) > 0
+        count, owner = enc.top_owners(S, d, groups, 5)
+        np.testing.assert_array_equal(count, has.sum(axis=0))
+        np.testing.assert_array_equal(owner, np.where(count == 1, has.argmax(axis=0), -1))
+        assert (count == 1).any() and (count > 1).any()
 
 
 def _rankings(enc, slots):

@@ -119,3 +119,27 @@ def test_experiment_blocks_identical_whatever_the_thread_count(monkeypatch):
             assert len(s1) and len(t1)
             pd.testing.assert_frame_equal(s1, s2)
             pd.testing.assert_frame_equal(t1, t2)
+
+
+def test_pooled_runs_scored_once_for_lipani_and_webber(monkeypatch):
+    # both estimators on one problem (as analyze runs them): every (rows, measure) is scored
+    # once even when Lipani, asking for fewer measures, runs first, and each estimate equals
+    # the estimator's on a problem of its own
+    from pbtools.corrections.correct import run_estimators
+    from pbtools.engine.problem import Problem
+    from pbtools.presets import resolve
+
+    opts, ms, order = resolve(None), parse_all(["P@5", "AP"]), ("lipani", "webber")
+    alone = {e: run_estimators(_problem(), ms, [e], opts) for e in order}
+    scored, score_runs = [], Problem.score_runs
+
+    def counted(self, slots, var, t, width, measures):
+        key = (np.asarray(slots).tobytes(), np.asarray(var).tobytes(), np.asarray(t).tobytes())
+        scored.extend((key, str(m)) for m in measures)
+        return score_runs(self, slots, var, t, width, measures)
+
+    monkeypatch.setattr(Problem, "score_runs", counted)
+    both = run_estimators(_problem(), ms, list(order), opts)
+    assert len(scored) > 4 and len(set(scored)) == len(scored)
+    want = pd.concat([alone[e] for e in order], ignore_index=True)
+    pd.testing.assert_frame_equal(both, want, check_exact=True)
