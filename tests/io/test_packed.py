@@ -143,7 +143,7 @@ def test_file_order_moves_topic_blocks_like_a_full_sort():
         assert np.array_equal(q[got], q[ref]) and np.array_equal(d[got], d[ref])
     # a topic in two blocks is not a block move
     q = np.array([1, 0, 1], dtype=np.int32)
-    assert topic_blocks(q, q[1:] == q[:-1], np.array([3.0, 2.0, 1.0])) is None
+    assert topic_blocks(q, q[1:] == q[:-1]) is None
 
 
 def write_run(path: Path, topics: list[int], docs_per_topic: int, rng, prefix: str = "") -> None:
