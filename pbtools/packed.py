@@ -31,9 +31,6 @@ __all__ = [
     "presence",
     "rank_rows",
     "Radix",
-    "COMPACT_ROWS",
-    "sort_order",
-    "union",
     "unpack",
 ]
 
@@ -114,38 +111,56 @@ def string_order(strings: pa.Array) -> np.ndarray:
 KEY_WORDS = 2
 
 
-def encode(strings: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
-    """Dictionary-encode strings of up to 16 bytes by integer sorts: ``(keys, indices)``, the
-    distinct strings as sorted packed keys (one word each, shape ``(n,)``, when every string
-    fits 8 bytes; else two, shape ``(n, 2)``) and each string's position among them (int32),
-    or None when a string is longer, holds a NUL byte, or two-word keys cannot be compacted
-    into one word (:func:`compact`).
+def encode(
+    inputs: Sequence[Sequence[np.ndarray]], map_=None
+) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """Dictionary-encode the packed ids (:func:`words`, up to :data:`KEY_WORDS` words) of
+    several inputs together: ``(keys, codes)``, the distinct ids as sorted packed keys (one
+    word each, shape ``(n,)``, or ``(n, words)``) and, for each input, every row's position
+    among them (int32); None when the ids and the row numbers need more than 64 bits.
+
+    Each row becomes one 64-bit number, its id's mixed-radix number (:class:`Radix`, from the
+    pair tables of all inputs) above its row number; one ``np.sort`` of those numbers puts
+    equal ids together in order, and their ranks are the codes (:func:`rank_rows`): no
+    comparison of strings, no hash table (whose probes miss the cache once it holds millions
+    of ids), no dictionary per input to merge afterwards. ``map_(fn, items)`` (default: the
+    built-in ``map``) runs the per-input steps, e.g. in a thread pool (the pair tables in two
+    lanes, each with its own table).
 
     Examples
     --------
-    >>> keys, idx = encode(pa.array(["b", "a", "b"]))
-    >>> unpack(keys).to_pylist(), idx.tolist()
-    (['a', 'b'], [1, 0, 1])
-    >>> keys, idx = encode(pa.array(["WSJ870324-0002", "AP880212-0001", "WSJ870324-0002"]))
-    >>> keys.shape, unpack(keys).to_pylist(), idx.tolist()
-    ((2, 2), ['AP880212-0001', 'WSJ870324-0002'], [1, 0, 1])
+    >>> keys, codes = encode([words(pa.array(["b", "a", "b"])), words(pa.array(["WSJ870324-02"]))])
+    >>> unpack(keys).to_pylist(), [c.tolist() for c in codes]
+    (['WSJ870324-02', 'a', 'b'], [[2, 1, 2], [0]])
     """
-    packed = words(strings, max_words=KEY_WORDS)
-    if packed is None:
+    map_ = map_ or (lambda fn, items: list(map(fn, items)))
+    inputs = list(inputs)
+    places = 4 * max(len(w) for w in inputs)
+    start = np.concatenate([[0], np.cumsum([len(w[0]) for w in inputs])]).astype(np.int64)
+    n = int(start[-1])
+    low = max((n - 1).bit_length(), 1)  # bits of the row number
+    lanes = [lane for lane in np.array_split(np.arange(len(inputs)), 2) if len(lane)]
+
+    def tables(lane: np.ndarray) -> np.ndarray:
+        out = np.zeros((places, 1 << 16), dtype=bool)
+        for i in lane:
+            presence(inputs[i], places, out)
+        return out
+
+    radix = Radix(np.logical_or.reduce(map_(tables, lanes)))
+    if radix.bits > 64 - low:
         return None
-    order = sort_order(packed)
-    if order is None:
-        return None
-    sk = [w[order] for w in packed]
-    new = np.empty(len(order), dtype=bool)
-    new[0] = True
-    np.not_equal(sk[0][1:], sk[0][:-1], out=new[1:])
-    for w in sk[1:]:
-        new[1:] |= w[1:] != w[:-1]
-    indices = np.empty(len(order), dtype=np.int32)
-    indices[order] = np.cumsum(new, dtype=np.int32) - 1
-    keys = sk[0][new] if len(sk) == 1 else np.stack([w[new] for w in sk], axis=1)
-    return keys, indices
+    value = np.empty(n, dtype=np.uint64)
+
+    def number(i: int) -> None:
+        radix.number(inputs[i], value[start[i] : start[i + 1]], low, row0=int(start[i]))
+
+    map_(number, range(len(inputs)))
+    value.sort()
+    codes = np.empty(n, dtype=np.int32)
+    distinct = rank_rows(value, low, codes)
+    value = None  # spent: its pages go before the keys are made
+    return radix.keys(distinct), np.split(codes, start[1:-1])
 
 
 def presence(
@@ -237,11 +252,12 @@ class Radix:
         for p in range(len(self.present)):
             if p not in self.ranks:
                 pairs[p] = np.flatnonzero(self.present[p])[0] if n else 0
-        value = number.copy()
+        dt = np.uint32 if self.bits <= 32 else np.uint64  # 32-bit divisions: faster
+        value = number.astype(dt)
         for p, base in zip(reversed(self.places), reversed(self.bases), strict=True):
             table = np.flatnonzero(self.present[p]).astype(np.uint64)
-            pairs[p] = table[value % np.uint64(base)]
-            value //= np.uint64(base)
+            pairs[p] = table[value % dt(base)]
+            value //= dt(base)
         keys = np.zeros((n, words_), dtype=np.uint64)
         for p in range(len(self.present)):
             keys[:, p // 4] |= pairs[p] << np.uint64(16 * (3 - p % 4))
@@ -268,75 +284,6 @@ def compact(packed: Sequence[np.ndarray], spare: int) -> np.ndarray | None:
     value = np.empty(len(packed[0]), dtype=np.uint64)
     radix.number(packed, value, spare)
     return value
-
-
-#: keys from which one-word keys are compacted before their sort (:func:`sort_order`): below,
-#: the tables of 65,536 pair values cost more than ``np.argsort`` saves (127 files of 34,000
-#: rows: 0.45 s CPU against 0.33 s)
-COMPACT_ROWS = 1 << 17
-
-
-def sort_order(packed: Sequence[np.ndarray]) -> np.ndarray | None:
-    """A permutation that sorts packed keys (:func:`words`; ties in any order), or None for
-    keys of several words that do not compact (:func:`compact`) with room for the row number.
-
-    When they do, the row number goes in the low bits of the compacted keys and one
-    ``np.sort`` of those words (SIMD sorting) gives the order: 1 M MS MARCO passage ids
-    ~0.05 s CPU against 0.07–0.10 s for ``np.argsort`` of the packed keys, which one-word
-    keys that do not compact get, and fewer than :data:`COMPACT_ROWS` (an LSD radix argsort
-    compiled with numba took 0.09 s).
-
-    Examples
-    --------
-    >>> sort_order([np.array([30, 10, 20], dtype=np.uint64)]).tolist()
-    [1, 2, 0]
-    """
-    n = len(packed[0])
-    if len(packed) == 1 and n < COMPACT_ROWS:
-        return np.argsort(packed[0])
-    low = max((n - 1).bit_length(), 1)  # bits of the row number
-    value = compact(packed, low)
-    if value is None:
-        return np.argsort(packed[0]) if len(packed) == 1 else None
-    value |= np.arange(n, dtype=np.uint64)
-    value.sort()
-    value &= np.uint64((1 << low) - 1)
-    return value.astype(np.intp)
-
-
-def union(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]] | None:
-    """The sorted union of sorted distinct packed keys (:func:`encode`; one-word keys are
-    taken as two-word keys with an empty second word where others have two) and, for each
-    input, the position of every one of its keys in the union (int32); None when two-word keys
-    do not compact into one word (:func:`compact`).
-
-    One stable argsort of all the keys merges the sorted inputs (timsort finds them as runs:
-    10 inputs of 350,000 keys, 0.10 s CPU against 0.33 s for a sort and one binary search per
-    input, whose needles miss the cache); each key's position is then scattered back.
-
-    Examples
-    --------
-    >>> u, lookups = union([np.array([1, 5], np.uint64), np.array([2, 5], np.uint64)])
-    >>> u.tolist(), [lk.tolist() for lk in lookups]
-    ([1, 2, 5], [[0, 2], [1, 2]])
-    """
-    if all(k.ndim == 1 for k in keys):
-        merged = np.concatenate(keys)
-        value = merged
-    else:
-        merged = np.concatenate([k if k.ndim == 2 else _two_words(k) for k in keys])
-        value = compact([merged[:, 0].copy(), merged[:, 1].copy()], 0)
-        if value is None:
-            return None
-    order = np.argsort(value, kind="stable")
-    value = value[order]
-    new = np.empty(len(value), dtype=bool)
-    new[:1] = True
-    np.not_equal(value[1:], value[:-1], out=new[1:])
-    position = np.empty(len(value), dtype=np.int32)
-    position[order] = np.cumsum(new, dtype=np.int32) - 1
-    lookups = np.split(position, np.cumsum([len(k) for k in keys])[:-1])
-    return merged[order[new]], lookups
 
 
 def rank_rows(value: np.ndarray, low: int, codes: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
@@ -371,16 +318,12 @@ def rank_rows(value: np.ndarray, low: int, codes: np.ndarray, chunk: int = 1 << 
     return np.concatenate(distinct) if distinct else np.zeros(0, dtype=np.uint64)
 
 
-def _two_words(keys: np.ndarray) -> np.ndarray:
-    return np.stack([keys, np.zeros_like(keys)], axis=1)
-
-
 def unpack(keys: np.ndarray) -> pa.Array:
     """The strings of packed keys (:func:`encode`), as an Arrow string array.
 
     Examples
     --------
-    >>> unpack(encode(pa.array(["id7", "x"]))[0]).to_pylist()
+    >>> unpack(np.stack(words(pa.array(["id7", "x"])), axis=1)).to_pylist()
     ['id7', 'x']
     """
     width = 8 * (keys.shape[1] if keys.ndim == 2 else 1)

@@ -40,7 +40,6 @@ from pbtools.io.parse import (
     parse_run_file_safe,
 )
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
-from pbtools.threads import threads_for
 
 
 def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None):
@@ -195,47 +194,19 @@ def packed_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.nda
     """:func:`docno_codes` by one sort of every row's packed id (:mod:`pbtools.packed`), or
     None when some file's ids do not pack or the ids and row numbers need more than 64 bits.
 
-    Each row becomes one 64-bit number, its id's mixed-radix number (:class:`packed.Radix`,
-    the pair tables of all files) above its row number; one ``np.sort`` of those numbers puts
-    equal ids together, and their ranks are the codes (:func:`packed.rank_rows`). The tables,
-    the numbers and each file's words are made in the thread pool. Against a dictionary per
-    file and a merge of the dictionaries: one sort instead of two, no lookups per file (MS
-    MARCO-like, 3.5 M rows: 0.52 → 0.25 s CPU; ``benchmarks/parse_floor.py``)."""
+    :func:`pbtools.packed.encode`, its per-file steps (each file's words, pair tables,
+    numbers) in the thread pool: one integer sort of all the rows, where a dictionary per file
+    and a merge of the dictionaries took two sorts and a lookup per row."""
     ws = parse_many(parts, _row_words)
     if any(w is None for w in ws):
         return None
-    places = 4 * max(len(w) for w in ws)
-    sizes = np.array([len(w[0]) for w in ws], dtype=np.int64)
-    start = np.concatenate([[0], np.cumsum(sizes)])
-    n = int(start[-1])
-    low = max((n - 1).bit_length(), 1)  # bits of the row number
-    lanes = np.array_split(np.arange(len(ws)), threads_for(len(ws)))
-
-    def tables(lane: np.ndarray) -> np.ndarray:
-        out = np.zeros((places, 1 << 16), dtype=bool)
-        for i in lane:
-            packed.presence(ws[i], places, out)
-        return out
-
-    radix = packed.Radix(np.logical_or.reduce(parse_many(lanes, tables)))
-    if radix.bits > 64 - low:
+    done = packed.encode(ws, lambda fn, items: parse_many(list(items), fn))
+    if done is None:
         return None
-    value = np.empty(n, dtype=np.uint64)
-
-    def number(i: int) -> None:
-        radix.number(ws[i], value[start[i] : start[i + 1]], low, row0=int(start[i]))
-        ws[i] = None
-
-    parse_many(range(len(ws)), number)
     for p in parts:
         p.docno = None
-    value.sort()
-    codes = np.empty(n, dtype=np.int32)
-    distinct = packed.rank_rows(value, low, codes)
-    value = None  # spent: its pages go before the dtype is built
-    keys = radix.keys(distinct)
-    dtype = sorted_dtype(packed.unpack(keys), np.arange(len(keys)))
-    return dtype, np.split(codes, start[1:-1])
+    keys, codes = done
+    return sorted_dtype(packed.unpack(keys), np.arange(len(keys))), codes
 
 
 def _row_words(p: RunPart) -> list[np.ndarray] | None:
