@@ -68,6 +68,10 @@ def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None
     return df, files, rep
 
 
+#: rows of a file from which its memory is handed back as soon as its rows are in the frame
+RELEASE_ROWS = 1 << 20
+
+
 def assemble_runs(
     parts: list[RunPart], *, lenient: bool, float32: bool, repairs: Repairs
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -142,6 +146,8 @@ def assemble_runs(
         # (np.empty: resident once written) replace them instead of adding to them (MS MARCO
         # shape, first 10 M rows: peak RSS of read_runs 708 → 682 MiB)
         parts[i].qid = parts[i].score = d_of[i] = None
+        if b - a >= RELEASE_ROWS:  # Arrow's allocator would keep their pages
+            release_memory()
 
     parse_many(list(fast), fill)  # in the thread pool
     if sorted_slow is not None:
