@@ -174,12 +174,11 @@ def assemble_runs(
 
 def docno_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
     """The docnos of all files encoded together: their sorted dtype and, for each file, the
-    code of every row (int32). By one integer sort of all the rows' packed ids
-    (:func:`packed_codes`) when most rows were packed (:class:`pbtools.io.parse.PackedIds`)
-    and every file's ids pack; else by :func:`pbtools.ids.sorted_union` of the files'
-    dictionaries. Each file's ``docno`` is dropped once encoded."""
-    rows = sum(len(p.docno) for p in parts)
-    if parts and sum(len(p.docno) for p in parts if isinstance(p.docno, PackedIds)) >= rows / 2:
+    code of every row (int32). By one integer sort (:func:`packed_codes`) when some file's
+    docnos were packed (:class:`pbtools.io.parse.PackedIds`) and every file's pack; else by
+    :func:`pbtools.ids.sorted_union` of the files' dictionaries. Each file's ``docno`` is
+    dropped once encoded."""
+    if any(isinstance(p.docno, PackedIds) for p in parts):
         done = packed_codes(parts)
         if done is not None:
             return done
@@ -197,33 +196,32 @@ def docno_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndar
 
 
 def packed_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]] | None:
-    """:func:`docno_codes` by one sort of every row's packed id (:mod:`pbtools.packed`), or
-    None when some file's ids do not pack or the ids and row numbers need more than 64 bits.
-
-    :func:`pbtools.packed.encode`, its per-file steps (each file's words, pair tables,
-    numbers) in the thread pool: one integer sort of all the rows, where a dictionary per file
-    and a merge of the dictionaries took two sorts and a lookup per row."""
-    ws = parse_many(parts, _row_words)
+    """:func:`docno_codes` by :func:`pbtools.packed.encode` of every packed file's rows and
+    every other file's dictionary (codes through its indices), its per-file steps in the
+    thread pool; None when some file's docnos do not pack or need more than 64 bits with the
+    row numbers. One integer sort of the rows, where a dictionary per file and a merge of the
+    dictionaries took two sorts and a lookup per row."""
+    ws = parse_many(parts, _words)
     if any(w is None for w in ws):
         return None
     done = packed.encode(ws, lambda fn, items: parse_many(list(items), fn))
     if done is None:
         return None
+    keys, codes = done
+    codes = [
+        c if isinstance(p.docno, PackedIds) else c[np.asarray(p.docno.indices)]
+        for c, p in zip(codes, parts, strict=True)
+    ]
     for p in parts:
         p.docno = None
-    keys, codes = done
     return sorted_dtype(packed.unpack(keys), np.arange(len(keys))), codes
 
 
-def _row_words(p: RunPart) -> list[np.ndarray] | None:
-    """Every row's packed docno words (a dictionary-encoded file: its dictionary's, taken)."""
+def _words(p: RunPart) -> list[np.ndarray] | None:
+    """A file's packed docno words: of every row, or of its dictionary's entries."""
     if isinstance(p.docno, PackedIds):
         return p.docno.words
-    words = packed.words(p.docno.dictionary, max_words=packed.KEY_WORDS)
-    if words is None:
-        return None
-    idx = np.asarray(p.docno.indices)
-    return [w[idx] for w in words]
+    return packed.words(p.docno.dictionary, max_words=packed.KEY_WORDS)
 
 
 def ranked_scores(score: np.ndarray, float32: bool) -> np.ndarray:

@@ -164,9 +164,12 @@ def encode_topics(qid: pa.Array) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), heads.dictionary)
 
 
-#: rows from which a file's docnos are kept as packed words (:class:`PackedIds`), encoded with
-#: every other file's at once (:func:`pbtools.io.assemble.docno_codes`)
+#: rows from which a file's docnos may be kept as packed words (:class:`PackedIds`), encoded
+#: with every other file's at once (:func:`pbtools.io.assemble.docno_codes`)
 PACKED_ROWS = 1 << 14
+
+#: a file's first rows, whose share of distinct docnos decides how its docnos are encoded
+SAMPLE_ROWS = 1 << 13
 
 
 @dataclass
@@ -182,15 +185,21 @@ class PackedIds:
 
 
 def encode_ids(ids: pa.Array):
-    """A file's docnos, ready for :func:`pbtools.io.assemble.docno_codes`: ids of up to 16
-    bytes in a file of :data:`PACKED_ROWS` rows or more as packed words (:class:`PackedIds`:
-    Arrow's hash table misses the cache once it holds millions of ids, 2.9 M passage ids of an
-    MS MARCO-sized file: 1.3 s CPU, and the files' dictionaries would then be merged again),
-    anything else dictionary-encoded by ``pyarrow.compute.dictionary_encode``."""
-    words = packed.words(ids, max_words=packed.KEY_WORDS) if len(ids) >= PACKED_ROWS else None
-    if words is None:
-        return pc.dictionary_encode(ids)
-    return PackedIds(words)
+    """A file's docnos, ready for :func:`pbtools.io.assemble.docno_codes`: as packed words
+    (:class:`PackedIds`) when they are up to 16 bytes long, the file has :data:`PACKED_ROWS`
+    rows or more and most of its first :data:`SAMPLE_ROWS` docnos are distinct (an MS
+    MARCO-sized run: 2.9 M distinct passage ids in 3.5 M rows, where Arrow's hash table misses
+    the cache, 1.3 s CPU); else dictionary-encoded by ``pyarrow.compute.dictionary_encode``,
+    whose table of a few thousand docnos stays in the cache (a file of 34,000 rows over 2,000
+    documents), and only the dictionary is encoded with the other files'."""
+    n = len(ids)
+    if n >= PACKED_ROWS and pc.count_distinct(ids.slice(0, SAMPLE_ROWS)).as_py() * 2 > min(
+        n, SAMPLE_ROWS
+    ):
+        words = packed.words(ids, max_words=packed.KEY_WORDS)
+        if words is not None:
+            return PackedIds(words)
+    return pc.dictionary_encode(ids)
 
 
 def no_repeats(qid: np.ndarray, nq: int, docno: np.ndarray, nd: int) -> bool:

@@ -212,7 +212,9 @@ def test_read_runs_two_word_docnos_give_the_hashed_frame(tmp_path, monkeypatch, 
     write_run(tmp_path / "input.c", [3, 30], 40, rng, prefix="FR88-")
     monkeypatch.setattr(parse, "PACKED_ROWS", packed_rows)
     fast = read_runs(tmp_path)
-    assert isinstance(parse.encode_ids(pa.array(["WSJ870324-1"] * 300)), parse.PackedIds)
+    assert isinstance(
+        parse.encode_ids(pa.array([f"WSJ870324-{i}" for i in range(300)])), parse.PackedIds
+    )
     monkeypatch.setattr(parse, "PACKED_ROWS", 1 << 60)
     slow = read_runs(tmp_path)
     pd.testing.assert_frame_equal(fast, slow, check_exact=True)
