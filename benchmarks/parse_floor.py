@@ -24,7 +24,9 @@ dictionary-encoded) and against a process that only imports pbtools; ``--curve``
 MS MARCO-like shape at 1 M, 3.5 M, 10 M and 34.9 M rows (its first 200, 698, 2,000 and 6,980
 topics) and prints the time per row of the floor and of ``read_runs``; ``--before CHECKOUT``
 measures instead the floor, ``read_runs`` and ``read_runs`` of another checkout (the code
-before a change), one call per fresh process, interleaved (issue 30):
+before a change), one call per fresh process, interleaved (issue 30; ``parse_identity.py``
+checks that both give the same frames, ``--profile`` prints the CPU of each stage of
+``read_runs``, ``parse_profile.py``):
 
 * synth127 (tab-separated, clean), synth129, synth63, msmarco: ``read_runs`` strict;
 * trec2: ``read_runs`` strict on the files that need no repair (the files a strict read of each
@@ -359,6 +361,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory", action="store_true", help="peak RSS of read_runs, per shape")
     ap.add_argument("--curve", action="store_true", help="the msmarco curve from 1 M rows")
     ap.add_argument(
+        "--profile", action="store_true", help="CPU of read_runs per stage (parse_profile.py)"
+    )
+    ap.add_argument(
         "--before",
         type=Path,
         metavar="CHECKOUT",
@@ -389,6 +394,11 @@ def main(argv: list[str] | None = None) -> None:
             f"{counts['space']} space-separated files, line split for {counts['split']}"
         )
         lenient = name == "trec2"
+        if args.profile:
+            from parse_profile import profile
+
+            profile(paths, lenient)
+            continue
         if args.before is not None:
             print(f"  {'lenient' if lenient else 'strict'}, all files, fresh processes:")
             before_after(paths, lenient, args.before, args.repeat)

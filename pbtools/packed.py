@@ -28,9 +28,9 @@ __all__ = [
     "string_order",
     "encode",
     "compact",
-    "COMPACT_ROWS",
-    "sort_order",
-    "union",
+    "presence",
+    "rank_rows",
+    "Radix",
     "unpack",
 ]
 
@@ -65,14 +65,24 @@ def words(strings: pa.Array, max_words: int = MAX_WORDS) -> list[np.ndarray] | N
     data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[start:end]
     if count > max_words or count == 0 or not data.all():
         return None
-    padded = np.zeros(len(data) + 8 * count, dtype=np.uint8)
-    padded[: len(data)] = data
-    # every 8-byte window of the bytes as one big-endian integer (a view, no copy)
-    window = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
+    # every 8-byte window of the bytes as one big-endian integer (a view, no copy); the
+    # windows that would run past the end are read from a padded copy of the last bytes
+    tail = min(len(data), 8 * count + 8)
+    padded = np.zeros(tail + 8 * count + 8, dtype=np.uint8)
+    padded[:tail] = data[len(data) - tail :]
     first = offsets[:-1] - start
     out = []
     for w in range(count):
-        word = window[first + 8 * w].astype(np.uint64)
+        at = first + 8 * w
+        past = np.flatnonzero(at > len(data) - 8)  # the last few strings only
+        word = np.empty(n, dtype=np.uint64)
+        if len(data) >= 8:
+            window = np.ndarray((len(data) - 7,), dtype=">u8", buffer=data, strides=(1,))
+            at[past] = 0
+            word[:] = window[at]
+        if len(past):
+            pw = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
+            word[past] = pw[first[past] + 8 * w - (len(data) - tail)]
         word &= _BYTE_MASK[np.clip(lengths - 8 * w, 0, 8)]
         out.append(word)
     return out
@@ -101,38 +111,157 @@ def string_order(strings: pa.Array) -> np.ndarray:
 KEY_WORDS = 2
 
 
-def encode(strings: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
-    """Dictionary-encode strings of up to 16 bytes by integer sorts: ``(keys, indices)``, the
-    distinct strings as sorted packed keys (one word each, shape ``(n,)``, when every string
-    fits 8 bytes; else two, shape ``(n, 2)``) and each string's position among them (int32),
-    or None when a string is longer, holds a NUL byte, or two-word keys cannot be compacted
-    into one word (:func:`compact`).
+def encode(
+    inputs: Sequence[Sequence[np.ndarray]], map_=None
+) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """Dictionary-encode the packed ids (:func:`words`, up to :data:`KEY_WORDS` words) of
+    several inputs together: ``(keys, codes)``, the distinct ids as sorted packed keys (one
+    word each, shape ``(n,)``, or ``(n, words)``) and, for each input, every row's position
+    among them (int32); None when the ids and the row numbers need more than 64 bits.
+
+    Each row becomes one 64-bit number, its id's mixed-radix number (:class:`Radix`, from the
+    pair tables of all inputs) above its row number; one ``np.sort`` of those numbers puts
+    equal ids together in order, and their ranks are the codes (:func:`rank_rows`): no
+    comparison of strings, no hash table (whose probes miss the cache once it holds millions
+    of ids), no dictionary per input to merge afterwards. ``map_(fn, items)`` (default: the
+    built-in ``map``) runs the per-input steps, e.g. in a thread pool (the pair tables in two
+    lanes, each with its own table).
 
     Examples
     --------
-    >>> keys, idx = encode(pa.array(["b", "a", "b"]))
-    >>> unpack(keys).to_pylist(), idx.tolist()
-    (['a', 'b'], [1, 0, 1])
-    >>> keys, idx = encode(pa.array(["WSJ870324-0002", "AP880212-0001", "WSJ870324-0002"]))
-    >>> keys.shape, unpack(keys).to_pylist(), idx.tolist()
-    ((2, 2), ['AP880212-0001', 'WSJ870324-0002'], [1, 0, 1])
+    >>> keys, codes = encode([words(pa.array(["b", "a", "b"])), words(pa.array(["WSJ870324-02"]))])
+    >>> unpack(keys).to_pylist(), [c.tolist() for c in codes]
+    (['WSJ870324-02', 'a', 'b'], [[2, 1, 2], [0]])
     """
-    packed = words(strings, max_words=KEY_WORDS)
-    if packed is None:
+    map_ = map_ or (lambda fn, items: list(map(fn, items)))
+    inputs = list(inputs)
+    places = 4 * max(len(w) for w in inputs)
+    start = np.concatenate([[0], np.cumsum([len(w[0]) for w in inputs])]).astype(np.int64)
+    n = int(start[-1])
+    low = max((n - 1).bit_length(), 1)  # bits of the row number
+    lanes = [lane for lane in np.array_split(np.arange(len(inputs)), 2) if len(lane)]
+
+    def tables(lane: np.ndarray) -> np.ndarray:
+        out = np.zeros((places, 1 << 16), dtype=bool)
+        for i in lane:
+            presence(inputs[i], places, out)
+        return out
+
+    radix = Radix(np.logical_or.reduce(map_(tables, lanes)))
+    if radix.bits > 64 - low:
         return None
-    order = sort_order(packed)
-    if order is None:
-        return None
-    sk = [w[order] for w in packed]
-    new = np.empty(len(order), dtype=bool)
-    new[0] = True
-    np.not_equal(sk[0][1:], sk[0][:-1], out=new[1:])
-    for w in sk[1:]:
-        new[1:] |= w[1:] != w[:-1]
-    indices = np.empty(len(order), dtype=np.int32)
-    indices[order] = np.cumsum(new, dtype=np.int32) - 1
-    keys = sk[0][new] if len(sk) == 1 else np.stack([w[new] for w in sk], axis=1)
-    return keys, indices
+    value = np.empty(n, dtype=np.uint64)
+
+    def number(i: int) -> None:
+        radix.number(inputs[i], value[start[i] : start[i + 1]], low, row0=int(start[i]))
+
+    map_(number, range(len(inputs)))
+    value.sort()
+    codes = np.empty(n, dtype=np.int32)
+    distinct = rank_rows(value, low, codes)
+    value = None  # spent: its pages go before the keys are made
+    return radix.keys(distinct), np.split(codes, start[1:-1])
+
+
+def presence(
+    packed: Sequence[np.ndarray], places: int | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Which 16-bit pair values occur at each pair place of packed keys (:func:`words`):
+    bool ``(places, 65536)``, the first word's first pair first; ``places`` (a multiple of 4,
+    default ``4 * len(packed)``) counts the missing words of shorter keys as zeros. ``out``:
+    a table of other keys to add these to (returned).
+
+    Examples
+    --------
+    >>> np.flatnonzero(presence([np.array([0x6100000000000000], np.uint64)])[0]).tolist()
+    [24832]
+    """
+    n = len(packed[0])
+    places = 4 * len(packed) if places is None else places
+    if out is None:
+        out = np.zeros((places, 1 << 16), dtype=bool)
+    for w, word in enumerate(packed):
+        pairs = word.view(np.uint16).reshape(n, 4)  # little-endian: column 3 is the first pair
+        for j in range(4):
+            out[4 * w + j][pairs[:, 3 - j]] = True
+    if n:
+        out[4 * len(packed) :, 0] = True
+    return out
+
+
+#: rows numbered at a time by :meth:`Radix.number`
+BLOCK = 1 << 14
+
+
+class Radix:
+    """The mixed-radix numbering of packed keys by their pair places (:func:`compact`): each
+    place whose pairs vary is one digit, the rank of its pair among those present there.
+    ``present``: :func:`presence` of all the keys (several inputs: their ``|``)."""
+
+    def __init__(self, present: np.ndarray):
+        counts = present.sum(axis=1)
+        self.present = present
+        self.places = [int(p) for p in np.flatnonzero(counts > 1)]
+        self.bases = [int(counts[p]) for p in self.places]
+        self.ranks = {p: np.cumsum(present[p], dtype=np.uint64) - np.uint64(1) for p in self.places}
+        size = 1
+        for b in self.bases:
+            size *= b
+        self.bits = (size - 1).bit_length()  # of the largest number
+
+    def number(
+        self, packed: Sequence[np.ndarray], out: np.ndarray, spare: int = 0, row0: int = -1
+    ) -> None:
+        """Write each key's number, shifted left by ``spare`` bits, into ``out`` (uint64); with
+        ``row0 >= 0`` the low bits hold the row numbers ``row0, row0 + 1, ...``.
+
+        Works through the keys in blocks of :data:`BLOCK` rows, whose temporaries stay in the
+        cache, in 32-bit arithmetic while the number fits (MS MARCO's passage ids: 23 bits);
+        2.6× faster than whole-array 64-bit passes on 3.5 M ids."""
+        n = len(out)
+        narrow = self.bits <= 32
+        dt = np.uint32 if narrow else np.uint64
+        ranks = {p: r.astype(dt) for p, r in self.ranks.items()}
+        pairs = {
+            p: packed[p // 4].view(np.uint16).reshape(n, 4)[:, 3 - p % 4]
+            for p in self.places
+            if p // 4 < len(packed)  # a missing word: pair 0, rank 0
+        }
+        acc = np.empty(min(n, BLOCK), dtype=dt)
+        tmp = np.empty_like(acc)
+        for a in range(0, n, BLOCK):
+            m = min(BLOCK, n - a)
+            v, t = acc[:m], tmp[:m]
+            v[:] = 0
+            for p, base in zip(self.places, self.bases, strict=True):
+                v *= dt(base)
+                if p in pairs:
+                    np.take(ranks[p], pairs[p][a : a + m], out=t)
+                    v += t
+            o = out[a : a + m]
+            o[:] = v
+            if spare:
+                o <<= np.uint64(spare)
+            if row0 >= 0:
+                o |= np.arange(row0 + a, row0 + a + m, dtype=np.uint64)
+
+    def keys(self, number: np.ndarray) -> np.ndarray:
+        """The packed keys (one word each, or ``(n, words)``) of numbers :meth:`number` gave."""
+        n, words_ = len(number), len(self.present) // 4
+        pairs = np.empty((len(self.present), n), dtype=np.uint64)
+        for p in range(len(self.present)):
+            if p not in self.ranks:
+                pairs[p] = np.flatnonzero(self.present[p])[0] if n else 0
+        dt = np.uint32 if self.bits <= 32 else np.uint64  # 32-bit divisions: faster
+        value = number.astype(dt)
+        for p, base in zip(reversed(self.places), reversed(self.bases), strict=True):
+            table = np.flatnonzero(self.present[p]).astype(np.uint64)
+            pairs[p] = table[value % dt(base)]
+            value //= dt(base)
+        keys = np.zeros((n, words_), dtype=np.uint64)
+        for p in range(len(self.present)):
+            keys[:, p // 4] |= pairs[p] << np.uint64(16 * (3 - p % 4))
+        return keys[:, 0] if words_ == 1 else keys
 
 
 def compact(packed: Sequence[np.ndarray], spare: int) -> np.ndarray | None:
@@ -140,8 +269,8 @@ def compact(packed: Sequence[np.ndarray], spare: int) -> np.ndarray | None:
     ``spare`` low bits left zero, or None when they need more than ``64 - spare`` bits.
 
     Each 16-bit pair of bytes is replaced by its rank among the pairs present at its place, and
-    the ranks read as the digits of a mixed-radix number: the 7-digit passage ids of MS MARCO
-    need 23 bits, the 205,491 distinct 13- and 14-byte docnos of TREC-2's runs
+    the ranks read as the digits of a mixed-radix number (:class:`Radix`): the 7-digit passage
+    ids of MS MARCO need 23 bits, the 205,491 distinct 13- and 14-byte docnos of TREC-2's runs
     (``WSJ870324-0001``) 38.
 
     Examples
@@ -149,98 +278,44 @@ def compact(packed: Sequence[np.ndarray], spare: int) -> np.ndarray | None:
     >>> compact([np.array([30, 10, 20, 10], dtype=np.uint64)], spare=0).tolist()
     [2, 0, 1, 0]
     """
-    n = len(packed[0])
-    value = np.zeros(n, dtype=np.uint64)
-    room = 1 << (64 - spare)
-    for word in packed:
-        pairs = word.view(np.uint16).reshape(n, 4)  # little-endian: column 3 is the first pair
-        for col in (3, 2, 1, 0):
-            pair = pairs[:, col]
-            present = np.bincount(pair, minlength=1 << 16) > 0
-            base = int(np.count_nonzero(present))
-            if base == 1:
-                continue
-            room //= base
-            if room == 0:
-                return None
-            value *= np.uint64(base)
-            value += (np.cumsum(present, dtype=np.uint64) - np.uint64(1))[pair]
-    if spare:
-        value <<= np.uint64(spare)
+    radix = Radix(presence(packed))
+    if radix.bits > 64 - spare:
+        return None
+    value = np.empty(len(packed[0]), dtype=np.uint64)
+    radix.number(packed, value, spare)
     return value
 
 
-#: keys from which one-word keys are compacted before their sort (:func:`sort_order`): below,
-#: the tables of 65,536 pair values cost more than ``np.argsort`` saves (127 files of 34,000
-#: rows: 0.45 s CPU against 0.33 s)
-COMPACT_ROWS = 1 << 17
-
-
-def sort_order(packed: Sequence[np.ndarray]) -> np.ndarray | None:
-    """A permutation that sorts packed keys (:func:`words`; ties in any order), or None for
-    keys of several words that do not compact (:func:`compact`) with room for the row number.
-
-    When they do, the row number goes in the low bits of the compacted keys and one
-    ``np.sort`` of those words (SIMD sorting) gives the order: 1 M MS MARCO passage ids
-    ~0.05 s CPU against 0.07–0.10 s for ``np.argsort`` of the packed keys, which one-word
-    keys that do not compact get, and fewer than :data:`COMPACT_ROWS` (an LSD radix argsort
-    compiled with numba took 0.09 s).
+def rank_rows(value: np.ndarray, low: int, codes: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """The codes of rows from their sorted numbers: ``value`` holds ``number << low | row``
+    sorted (:class:`Radix`, the row in the ``low`` bits); every row's code, the rank of its
+    number among the distinct ones, is written into ``codes[row]`` (int32). Returns the
+    distinct numbers, sorted. Walks ``value`` in chunks, so its temporaries stay small.
 
     Examples
     --------
-    >>> sort_order([np.array([30, 10, 20], dtype=np.uint64)]).tolist()
-    [1, 2, 0]
+    >>> codes = np.empty(3, dtype=np.int32)
+    >>> value = np.array([(5 << 2) | 1, (5 << 2) | 2, (9 << 2) | 0], np.uint64)
+    >>> rank_rows(value, 2, codes).tolist()
+    [5, 9]
+    >>> codes.tolist()
+    [1, 0, 0]
     """
-    n = len(packed[0])
-    if len(packed) == 1 and n < COMPACT_ROWS:
-        return np.argsort(packed[0])
-    low = max((n - 1).bit_length(), 1)  # bits of the row number
-    value = compact(packed, low)
-    if value is None:
-        return np.argsort(packed[0]) if len(packed) == 1 else None
-    value |= np.arange(n, dtype=np.uint64)
-    value.sort()
-    value &= np.uint64((1 << low) - 1)
-    return value.astype(np.intp)
-
-
-def union(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]] | None:
-    """The sorted union of sorted distinct packed keys (:func:`encode`; one-word keys are
-    taken as two-word keys with an empty second word where others have two) and, for each
-    input, the position of every one of its keys in the union (int32); None when two-word keys
-    do not compact into one word (:func:`compact`).
-
-    One stable argsort of all the keys merges the sorted inputs (timsort finds them as runs:
-    10 inputs of 350,000 keys, 0.10 s CPU against 0.33 s for a sort and one binary search per
-    input, whose needles miss the cache); each key's position is then scattered back.
-
-    Examples
-    --------
-    >>> u, lookups = union([np.array([1, 5], np.uint64), np.array([2, 5], np.uint64)])
-    >>> u.tolist(), [lk.tolist() for lk in lookups]
-    ([1, 2, 5], [[0, 2], [1, 2]])
-    """
-    if all(k.ndim == 1 for k in keys):
-        merged = np.concatenate(keys)
-        value = merged
-    else:
-        merged = np.concatenate([k if k.ndim == 2 else _two_words(k) for k in keys])
-        value = compact([merged[:, 0].copy(), merged[:, 1].copy()], 0)
-        if value is None:
-            return None
-    order = np.argsort(value, kind="stable")
-    value = value[order]
-    new = np.empty(len(value), dtype=bool)
-    new[:1] = True
-    np.not_equal(value[1:], value[:-1], out=new[1:])
-    position = np.empty(len(value), dtype=np.int32)
-    position[order] = np.cumsum(new, dtype=np.int32) - 1
-    lookups = np.split(position, np.cumsum([len(k) for k in keys])[:-1])
-    return merged[order[new]], lookups
-
-
-def _two_words(keys: np.ndarray) -> np.ndarray:
-    return np.stack([keys, np.zeros_like(keys)], axis=1)
+    mask, shift = np.uint64((1 << low) - 1), np.uint64(low)
+    distinct, last, base = [], None, np.int32(-1)
+    for a in range(0, len(value), chunk):
+        v = value[a : a + chunk]
+        num = v >> shift
+        new = np.empty(len(v), dtype=bool)
+        new[0] = last is None or num[0] != last
+        np.not_equal(num[1:], num[:-1], out=new[1:])
+        code = np.cumsum(new, dtype=np.int32)
+        code += base
+        v &= mask  # the rows (value is spent)
+        codes[v.view(np.int64)] = code
+        base, last = code[-1], num[-1]
+        distinct.append(num[new])
+    return np.concatenate(distinct) if distinct else np.zeros(0, dtype=np.uint64)
 
 
 def unpack(keys: np.ndarray) -> pa.Array:
@@ -248,7 +323,7 @@ def unpack(keys: np.ndarray) -> pa.Array:
 
     Examples
     --------
-    >>> unpack(encode(pa.array(["id7", "x"]))[0]).to_pylist()
+    >>> unpack(np.stack(words(pa.array(["id7", "x"])), axis=1)).to_pylist()
     ['id7', 'x']
     """
     width = 8 * (keys.shape[1] if keys.ndim == 2 else 1)

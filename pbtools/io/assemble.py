@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pbtools import packed
 from pbtools.frames import (
@@ -34,6 +35,7 @@ from pbtools.io.parse import (
     RunPart,
     duplicates,
     keep_best,
+    no_repeats,
     parse_many,
     parse_run_file_safe,
 )
@@ -64,6 +66,10 @@ def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None
     if lenient:
         df.attrs["repairs"] = rep
     return df, files, rep
+
+
+#: rows of a file from which its memory is handed back as soon as its rows are in the frame
+RELEASE_ROWS = 1 << 20
 
 
 def assemble_runs(
@@ -98,11 +104,11 @@ def assemble_runs(
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
     names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
     n_names = len(names.categories)
-    # the files' id dictionaries merged (one hash pass over the dictionaries, not the rows);
-    # q_of[i] / d_of[i]: the merged code of each entry of file i's own dictionary
+    # the files' qid dictionaries merged (q_of[i]: the merged code of each entry of file i's
+    # own dictionary); the docnos of all files encoded together (d_of[i]: file i's row codes)
     qid_dtype, q_of = sorted_union([p.qid.dictionary for p in parts])
-    doc_dtype, d_of = docno_union(parts)
-    slow = slow_parts(parts, names.codes)
+    doc_dtype, d_of = docno_codes(parts)
+    slow = slow_parts(parts, names.codes, d_of, len(doc_dtype.categories))
     sorted_slow = sort_slow_rows(
         parts, slow, names, (q_of, qid_dtype), (d_of, doc_dtype), float32, lenient, repairs
     )
@@ -124,22 +130,24 @@ def assemble_runs(
     def fill(i: int) -> None:
         a = start[names.codes[i]]
         b = a + sizes[i]
-        qo, do = q[a:b], d[a:b]
+        qo, dc = q[a:b], d_of[i]
         np.take(q_of[i], np.asarray(parts[i].qid.indices), out=qo)
-        np.take(d_of[i], np.asarray(parts[i].docno.indices), out=do)
         ranked = ranked_scores(parts[i].score, float32)
-        o = file_order(qo, ranked, do)
+        o = file_order(qo, ranked, dc)
         if o is None:
+            d[a:b] = dc
             score[a:b] = ranked
         else:
             qo[:] = qo[o]
-            do[:] = do[o]
+            np.take(dc, o, out=d[a:b])
             np.take(ranked, o, out=score[a:b])
         rank[a:b] = ranks_from_starts(group_starts(qo))
         # the file's columns are in the frame now: its own go, so that the frame's pages
         # (np.empty: resident once written) replace them instead of adding to them (MS MARCO
         # shape, first 10 M rows: peak RSS of read_runs 708 → 682 MiB)
-        parts[i].qid = parts[i].docno = parts[i].score = None
+        parts[i].qid = parts[i].score = d_of[i] = None
+        if b - a >= RELEASE_ROWS:  # Arrow's allocator would keep their pages
+            release_memory()
 
     parse_many(list(fast), fill)  # in the thread pool
     if sorted_slow is not None:
@@ -164,31 +172,56 @@ def assemble_runs(
     return df, files
 
 
-def docno_union(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
-    """:func:`pbtools.ids.sorted_union` of the files' docno dictionaries; by one integer sort
-    of their packed keys (:func:`pbtools.packed.union`) when most rows were packed (the
-    dictionaries of the other files packed here: small files, a few short ones of TREC-2) and
-    every file's ids pack."""
-    rows = sum(len(p.docno) for p in parts)
-    if not parts or sum(len(p.docno) for p in parts if isinstance(p.docno, PackedIds)) < rows / 2:
-        return sorted_union([p.docno.dictionary for p in parts])
-    keys, inner = [], []
+def docno_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
+    """The docnos of all files encoded together: their sorted dtype and, for each file, the
+    code of every row (int32). By one integer sort (:func:`packed_codes`) when some file's
+    docnos were packed (:class:`pbtools.io.parse.PackedIds`) and every file's pack; else by
+    :func:`pbtools.ids.sorted_union` of the files' dictionaries. Each file's ``docno`` is
+    dropped once encoded."""
+    if any(isinstance(p.docno, PackedIds) for p in parts):
+        done = packed_codes(parts)
+        if done is not None:
+            return done
+    dicts = [
+        pc.dictionary_encode(packed.unpack(np.stack(p.docno.words, axis=1)))
+        if isinstance(p.docno, PackedIds)
+        else p.docno
+        for p in parts
+    ]
+    dtype, d_of = sorted_union([d.dictionary for d in dicts])
+    codes = [lk[np.asarray(d.indices)] for lk, d in zip(d_of, dicts, strict=True)]
     for p in parts:
-        if isinstance(p.docno, PackedIds):
-            keys.append(p.docno.keys)
-            inner.append(None)
-            continue
-        enc = packed.encode(p.docno.dictionary)
-        if enc is None:
-            return sorted_union([p.docno.dictionary for p in parts])
-        keys.append(enc[0])
-        inner.append(enc[1])
-    merged = packed.union(keys)
-    if merged is None:
-        return sorted_union([p.docno.dictionary for p in parts])
-    union, lookups = merged
-    lookups = [lk if i is None else lk[i] for lk, i in zip(lookups, inner, strict=True)]
-    return sorted_dtype(packed.unpack(union), np.arange(len(union))), lookups
+        p.docno = None
+    return dtype, codes
+
+
+def packed_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]] | None:
+    """:func:`docno_codes` by :func:`pbtools.packed.encode` of every packed file's rows and
+    every other file's dictionary (codes through its indices), its per-file steps in the
+    thread pool; None when some file's docnos do not pack or need more than 64 bits with the
+    row numbers. One integer sort of the rows, where a dictionary per file and a merge of the
+    dictionaries took two sorts and a lookup per row."""
+    ws = parse_many(parts, _words)
+    if any(w is None for w in ws):
+        return None
+    done = packed.encode(ws, lambda fn, items: parse_many(list(items), fn))
+    if done is None:
+        return None
+    keys, codes = done
+    codes = [
+        c if isinstance(p.docno, PackedIds) else c[np.asarray(p.docno.indices)]
+        for c, p in zip(codes, parts, strict=True)
+    ]
+    for p in parts:
+        p.docno = None
+    return sorted_dtype(packed.unpack(keys), np.arange(len(keys))), codes
+
+
+def _words(p: RunPart) -> list[np.ndarray] | None:
+    """A file's packed docno words: of every row, or of its dictionary's entries."""
+    if isinstance(p.docno, PackedIds):
+        return p.docno.words
+    return packed.words(p.docno.dictionary, max_words=packed.KEY_WORDS)
 
 
 def ranked_scores(score: np.ndarray, float32: bool) -> np.ndarray:
@@ -200,11 +233,19 @@ def ranked_scores(score: np.ndarray, float32: bool) -> np.ndarray:
         return score.astype(np.float32).astype(SCORE_DTYPE)
 
 
-def slow_parts(parts, name_of_part) -> np.ndarray:
+def slow_parts(parts, name_of_part, d_of, nd: int) -> np.ndarray:
     """Which files need the general duplicate rule and a sort of their rows together: a file
-    whose run is also carried by another file, or that holds a (qid, docno) twice. Every other
-    file is one run, put in trec order on its own (:func:`file_order`)."""
+    whose run is also carried by another file, or that holds a (qid, docno) twice
+    (:func:`pbtools.io.parse.no_repeats`, in the thread pool; ``d_of``: each file's docno
+    codes, below ``nd``). Every other file is one run, put in trec order on its own
+    (:func:`file_order`)."""
     shared = np.bincount(name_of_part, minlength=len(parts))[name_of_part] > 1
+
+    def check(i: int) -> None:
+        q = parts[i].qid
+        parts[i].unique = no_repeats(np.asarray(q.indices), len(q.dictionary), d_of[i], nd)
+
+    parse_many(list(np.flatnonzero(~shared)), check)
     return shared | ~np.array([p.unique for p in parts], dtype=bool)
 
 
@@ -212,7 +253,8 @@ def sort_slow_rows(parts, slow, names, qids, docnos, float32, lenient, repairs):
     """The rows of the slow files (:func:`slow_parts`) alone: the duplicate rule (strict:
     refused at the first repeat; lenient: :func:`dedup`), then trec order. Returns their
     ``(name, qid, docno, ranked score)`` codes and values in trec order, or None when no file
-    is slow. ``qids``, ``docnos``: ``(per-file lookups, dtype)`` of :func:`sorted_union`."""
+    is slow. ``qids``: ``(per-file lookups, dtype)`` of :func:`sorted_union`; ``docnos``:
+    ``(per-file row codes, dtype)`` of :func:`docno_codes`."""
     idx = np.flatnonzero(slow)
     if len(idx) == 0:
         return None
@@ -221,7 +263,7 @@ def sort_slow_rows(parts, slow, names, qids, docnos, float32, lenient, repairs):
     part = np.repeat(idx, [len(parts[i].score) for i in idx])
     name = names.codes[part]
     q = np.concatenate([q_of[i][np.asarray(parts[i].qid.indices)] for i in idx])
-    d = np.concatenate([d_of[i][np.asarray(parts[i].docno.indices)] for i in idx])
+    d = np.concatenate([d_of[i] for i in idx])
     score = np.concatenate([parts[i].score for i in idx])
     key = composite_key([name, q, d], [len(names.categories), len(qcats), len(dcats)])
     rep, first = duplicates(key)
@@ -290,43 +332,53 @@ def _reprs(cats: pd.Index, codes: np.ndarray) -> np.ndarray:
 
 
 def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:
-    """The permutation that puts one run file's rows (merged-dictionary codes) into trec order
-    (:func:`pbtools.frames.trec_sort_order`), or None when they already are in it (qid, score
-    descending, docno descending; a NaN score is never taken to be in order)."""
+    """The permutation that puts one run file's rows (merged-dictionary codes, no (qid, docno)
+    twice) into trec order (:func:`pbtools.frames.trec_sort_order`), or None when they already
+    are in it (qid, score descending, docno descending; a NaN score is never taken to be in
+    order).
+
+    When every topic's rows are ranked (scores not increasing; the usual case) only two things
+    can be out of order, each mended without a sort of the rows: whole topics
+    (:func:`topic_blocks`) and docnos among tied scores (:func:`tie_order`); one pass of
+    comparisons finds both."""
     if len(q) < 2:
         return None
     same_q = q[1:] == q[:-1]
-    ok = (q[1:] > q[:-1]) | (
-        same_q & ((score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (d[1:] < d[:-1])))
-    )
-    if ok.all():
-        return None
-    step = (q[1:] > q[:-1]) | (same_q & (score[1:] < score[:-1]))
-    tie = same_q & (score[1:] == score[:-1])
-    if not np.all(step | tie):
-        blocks = topic_blocks(q, same_q, score)
+    tie = score[1:] == score[:-1]
+    tie &= same_q
+    ranked = score[1:] < score[:-1]
+    ranked |= tie
+    ranked |= ~same_q
+    if not ranked.all():
+        return trec_sort_order([q], score, d)
+    blocks = None
+    if not np.all(same_q | (q[1:] > q[:-1])):
+        blocks = topic_blocks(q, same_q)
         if blocks is None:
             return trec_sort_order([q], score, d)
-        inner = file_order(q[blocks], score[blocks], d[blocks])
-        return blocks if inner is None else blocks[inner]
-    # only tied scores are out of order (the usual case): sort each group of ties by docno
-    # descending, in place; every other row stays where it is
+    if not tie.any() or np.all(~tie | (d[1:] < d[:-1])):
+        return blocks
+    ties = tie_order(d, tie)  # moves rows within their topic only
+    return ties if blocks is None else ties[blocks]
+
+
+def tie_order(d: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """The permutation that sorts each group of tied rows (``tie[i]``: row ``i + 1`` ties with
+    row ``i``) by docno descending; every other row stays where it is."""
     group = np.concatenate([[0], np.cumsum(~tie)])
     rows = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
     dt = d[rows].astype(np.int64)
     nd = int(dt.max()) + 1
-    perm = np.arange(len(q))
+    perm = np.arange(len(d))
     perm[rows] = rows[np.argsort(group[rows] * nd + (nd - 1 - dt))]
     return perm
 
 
-def topic_blocks(q: np.ndarray, same_q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+def topic_blocks(q: np.ndarray, same_q: np.ndarray) -> np.ndarray | None:
     """The permutation that puts a run file's topics in order when each topic is one block of
-    rows already ranked (scores not increasing) and only the blocks are out of order (a file
-    written in numeric topic order, ``2 < 10``, where ids sort as strings, ``"10" < "2"``);
-    None when the rows need a full sort. Moves whole blocks: no sort of the rows."""
-    if not np.all(~same_q | (score[1:] <= score[:-1])):
-        return None
+    rows (a file written in numeric topic order, ``2 < 10``, where ids sort as strings,
+    ``"10" < "2"``); None when a topic is in two blocks. Moves whole blocks: no sort of the
+    rows."""
     starts = np.flatnonzero(np.concatenate([[True], ~same_q]))
     bq = q[starts]
     bo = np.argsort(bq, kind="stable")

@@ -33,7 +33,7 @@ from pbtools.frames import (
 )
 from pbtools.io.direct import read_direct
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
-from pbtools.io.files import BOM, clean_bytes, read_bytes
+from pbtools.io.files import BOM, clean_bytes, read_bytes, release_memory
 from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
 from pbtools.threads import threads_for
 
@@ -98,17 +98,21 @@ class RunPart:
     score: np.ndarray
     repairs: Repairs
     tags: list[str] = field(default_factory=list)
-    unique: bool = False  # no (qid, docno) twice in the file
+    unique: bool = False  # no (qid, docno) twice in the file (set by assemble_runs)
 
     def line_numbers(self) -> np.ndarray:
         return np.arange(1, len(self.score) + 1) if self.lines is None else self.lines
 
 
+#: file size from which the memory of a file's read is handed back as soon as it is parsed
+RELEASE_BYTES = 1 << 25
+
+
 def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False) -> RunPart:
     """One run file: the direct typed read when the file needs no repair
     (:func:`pbtools.io.direct.read_direct`), else the general whitespace split with its exact
-    refusals and repairs; the ids dictionary-encoded and the file's repeats detected here, in
-    the worker thread."""
+    refusals and repairs; the qids dictionary-encoded and the docnos packed (or encoded) here,
+    in the worker thread."""
     path = str(path)
     raw = read_bytes(path)
     checked = None
@@ -127,7 +131,12 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
         part = RunPart(path, name, None, qid, docno, score, Repairs(), [tag])
     part.qid = encode_topics(part.qid)
     part.docno = encode_ids(part.docno)
-    part.unique = no_repeats(part.qid, part.docno)
+    if len(raw) >= RELEASE_BYTES:
+        # the file's bytes and table are garbage: Arrow's allocator would keep their pages
+        # for the next file, and the resident set grow by a file's worth per thread (MS
+        # MARCO-like, 10 files of 130 MB: peak RSS of read_runs 1,896 → 1,606 MiB)
+        del raw, data, direct, checked
+        release_memory()
     return part
 
 
@@ -155,52 +164,53 @@ def encode_topics(qid: pa.Array) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), heads.dictionary)
 
 
-#: rows from which a file's docnos are encoded by an integer sort (:class:`PackedIds`)
+#: rows from which a file's docnos may be kept as packed words (:class:`PackedIds`), encoded
+#: with every other file's at once (:func:`pbtools.io.assemble.docno_codes`)
 PACKED_ROWS = 1 << 14
+
+#: a file's first rows, whose share of distinct docnos decides how its docnos are encoded
+SAMPLE_ROWS = 1 << 13
 
 
 @dataclass
 class PackedIds:
-    """A file's ids encoded by :func:`pbtools.packed.encode`: ``keys`` (the distinct ids as
-    sorted packed keys, one or two words each) and ``indices`` (int32). Reads like a
-    ``pa.DictionaryArray`` (``dictionary``, ``indices``, ``len``) where the readers use one."""
+    """A file's ids as packed words (:func:`pbtools.packed.words`, one or two 64-bit words a
+    row): not encoded here, but together with the other files' in one integer sort
+    (:func:`pbtools.io.assemble.docno_codes`)."""
 
-    keys: np.ndarray
-    indices: np.ndarray
-
-    @property
-    def dictionary(self) -> pa.Array:
-        return packed.unpack(self.keys)
+    words: list[np.ndarray]
 
     def __len__(self) -> int:
-        return len(self.indices)
+        return len(self.words[0])
 
 
 def encode_ids(ids: pa.Array):
-    """A file's docnos dictionary-encoded: ids of up to 16 bytes in a file of
-    :data:`PACKED_ROWS` rows or more by integer sorts (:class:`PackedIds`,
-    :func:`pbtools.packed.encode`: Arrow's hash table misses the cache once it holds millions
-    of ids, 2.9 M passage ids of an MS MARCO-sized file: 1.3 s CPU against 0.7 s; and the
-    files' dictionaries are then merged by one integer sort, :func:`pbtools.packed.union`,
-    not hashed again: 10 files of 100,000 rows, read_runs 0.95 → 0.55 s CPU; TREC-2's 38
-    files, whose docnos take two words, 0.41 → 0.05 s), anything else by
-    ``pyarrow.compute.dictionary_encode``."""
-    enc = packed.encode(ids) if len(ids) >= PACKED_ROWS else None
-    if enc is None:
-        return pc.dictionary_encode(ids)
-    return PackedIds(*enc)
+    """A file's docnos, ready for :func:`pbtools.io.assemble.docno_codes`: as packed words
+    (:class:`PackedIds`) when they are up to 16 bytes long, the file has :data:`PACKED_ROWS`
+    rows or more and most of its first :data:`SAMPLE_ROWS` docnos are distinct (an MS
+    MARCO-sized run: 2.9 M distinct passage ids in 3.5 M rows, where Arrow's hash table misses
+    the cache, 1.3 s CPU); else dictionary-encoded by ``pyarrow.compute.dictionary_encode``,
+    whose table of a few thousand docnos stays in the cache (a file of 34,000 rows over 2,000
+    documents), and only the dictionary is encoded with the other files'."""
+    n = len(ids)
+    if n >= PACKED_ROWS and pc.count_distinct(ids.slice(0, SAMPLE_ROWS)).as_py() * 2 > min(
+        n, SAMPLE_ROWS
+    ):
+        words = packed.words(ids, max_words=packed.KEY_WORDS)
+        if words is not None:
+            return PackedIds(words)
+    return pc.dictionary_encode(ids)
 
 
-def no_repeats(qid: pa.DictionaryArray, docno) -> bool:
-    """True when no (qid, docno) pair occurs twice: a bitmap over the file's own dictionaries
-    when it is small (the usual case), else a sort of the pair keys (``np.sort``, vectorised:
-    10× cheaper than ``np.unique``'s hash table on 3.5 M keys of an MS MARCO-sized run)."""
+def no_repeats(qid: np.ndarray, nq: int, docno: np.ndarray, nd: int) -> bool:
+    """True when no (qid, docno) pair occurs twice, from codes below ``nq`` and ``nd``: a
+    bitmap of the pairs when it is small, else a sort of the pair keys (``np.sort``,
+    vectorised: 10× cheaper than ``np.unique``'s hash table on 3.5 M keys of an MS MARCO-sized
+    run)."""
     n = len(qid)
-    nd = len(docno.keys) if isinstance(docno, PackedIds) else len(docno.dictionary)
-    key = np.asarray(qid.indices).astype(np.int64) * nd + np.asarray(docno.indices)
-    space = len(qid.dictionary) * nd
-    if space <= 64 * n + (1 << 20):
-        seen = np.zeros(space, dtype=bool)
+    key = qid.astype(np.int64) * nd + docno
+    if nq * nd <= 64 * n + (1 << 20):
+        seen = np.zeros(nq * nd, dtype=bool)
         seen[key] = True
         return int(np.count_nonzero(seen)) == n
     key.sort()

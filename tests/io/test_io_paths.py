@@ -100,7 +100,7 @@ def general():
             self.m = pytest.MonkeyPatch()
             self.m.setattr(parse, "read_direct", lambda data, float32: None)
             self.m.setattr(
-                assemble, "slow_parts", lambda parts, names: np.ones(len(parts), dtype=bool)
+                assemble, "slow_parts", lambda parts, *_: np.ones(len(parts), dtype=bool)
             )
 
         def __exit__(self, *exc):
