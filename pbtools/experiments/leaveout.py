@@ -222,7 +222,8 @@ def experiment_tables(
     # dense labels never all in memory; one streamed pass per chunk merges its pairs for every
     # block of a wave, the blocks whose compact variants fit
     # :data:`~pbtools.engine.chunks.LABEL_BYTES` together); built, estimated and finished on a
-    # few threads (numpy releases the GIL in the big array work), in block order: the results are the same whatever the thread count
+    # few threads (numpy releases the GIL in the big array work), in block order: the results
+    # are the same whatever the thread count
     threads = resolve_threads(threads)
     specs = [
         (cfg.get("leave_out", "org"), bms, b)
