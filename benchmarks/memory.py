@@ -25,7 +25,12 @@ item 4 (0.10 MiB at 1,000 and at 2,000 one-line runs; docs/input.md)::
     python3 benchmarks/memory.py wide --runs 1000 --topics 50 --length 100
     python3 benchmarks/memory.py trec2x --times 10
 
-``--output DIR`` keeps the analysis tables (for comparing two versions frame by frame). The
+``--output DIR`` keeps the analysis tables (for comparing two versions frame by frame).
+``--stages`` prints, as each stage of ``analyze`` begins (reading, pool inference, leave-outs
+and truth, significance) and at its end, the child's resident set and its peak so far
+(``VmRSS``/``VmHWM`` of ``/proc/self/status``): the peak of a stage is the rise of ``VmHWM``
+between its line and the next. It runs ``analyze`` through :func:`pbtools.cli.main` in a
+wrapper that announces the stages; the peak is the same. The
 child imports pbtools as ``PYTHONPATH`` says, so ``PYTHONPATH=OTHER_CHECKOUT python3
 benchmarks/memory.py ...`` measures another version on the same generated track.
 """
@@ -40,6 +45,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -138,17 +144,48 @@ def trec2x(times: int = 10) -> Path:
     return root
 
 
-def measure(track: Path, extra: list[str], output: str | None) -> dict:
-    """Peak RSS (bytes) of one ``analyze`` child process, and the Arrow size of the runs."""
+#: the child of ``--stages``: ``analyze`` with each stage's start announced on stderr
+STAGES = """
+import sys, time
+import pbtools.experiments.analysis as analysis
+from pbtools.cli import main
+
+T0 = time.perf_counter()
+
+
+def mem(what):
+    got = dict(line.split(":", 1) for line in open("/proc/self/status") if line[:5] == "VmHWM"
+               or line[:5] == "VmRSS")
+    mib = {k: int(v.split()[0]) // 1024 for k, v in got.items()}
+    print(f"stage {what:<22} at {time.perf_counter() - T0:7.1f} s: RSS {mib['VmRSS']:6} MiB, "
+          f"peak so far {mib['VmHWM']:6} MiB", file=sys.stderr, flush=True)
+
+
+real = analysis.stage
+analysis.stage = lambda name: (mem(name), real(name))
+code = main(sys.argv[1:])
+mem("end")
+sys.exit(code)
+"""
+
+
+def measure(track: Path, extra: list[str], output: str | None, stages: bool = False) -> dict:
+    """Peak RSS (bytes) of one ``analyze`` child process, and the Arrow size of the runs
+    (``stages``: the child's memory at each stage printed, :data:`STAGES`)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = output or os.path.join(tmp, "out")
-        cmd = [sys.executable, "-m", "pbtools", "analyze", str(track), "--jobs", "1"]
+        head = ["-c", STAGES] if stages else ["-m", "pbtools"]
+        cmd = [sys.executable, *head, "analyze", str(track), "--jobs", "1"]
         cmd += ["--no-progress", "-o", out, *extra]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # run from the temporary directory: the child imports pbtools as PYTHONPATH says (a
         # worktree, or the installed package), never by accident from the current directory
+        t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        seconds = time.perf_counter() - t0
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if stages:
+            print("".join(x for x in done.stderr.splitlines(True) if x.startswith("stage ")))
         significance = 0
         if done.returncode == 0:  # the one output of runs² rows (docs/input.md)
             from pbtools.io import read_parquet
@@ -171,6 +208,7 @@ def measure(track: Path, extra: list[str], output: str | None) -> dict:
         "arrow": arrow,
         "runs": runs["name"].nunique(),
         "significance": significance,
+        "seconds": seconds,
     }
 
 
@@ -182,6 +220,7 @@ def main(argv=None) -> None:
     ap.add_argument("--length", type=int, default=100, help="wide: documents per topic")
     ap.add_argument("--times", type=int, default=10, help="trec2x: copies of TREC-2's runs")
     ap.add_argument("--output", help="keep the analysis tables in this directory")
+    ap.add_argument("--stages", action="store_true", help="print the memory at each stage")
     ap.add_argument(
         "--base",
         type=float,
@@ -196,14 +235,14 @@ def main(argv=None) -> None:
         track, extra = wide(args.runs or 1000, args.topics, args.length), []
     else:
         track, extra = trec2x(args.times), ["--lenient"]
-    r = measure(track, extra, args.output)
+    r = measure(track, extra, args.output, args.stages)
     mib = 1 << 20
     rest = r["peak"] - 2 * r["arrow"] - args.base * mib - r["significance"]
     print(
         f"{args.case}: {r['runs']} runs, Arrow size of the runs {r['arrow'] / mib:.2f} MiB, "
         f"analyze peak RSS {r['peak'] / mib:.0f} MiB, significance table "
         f"{r['significance'] / mib:.0f} MiB; (peak − 2 × Arrow − {args.base:.0f} MiB − the "
-        f"table) per run {rest / r['runs'] / 1024:.0f} KiB"
+        f"table) per run {rest / r['runs'] / 1024:.0f} KiB; {r['seconds']:.0f} s"
     )
 
 

@@ -9,7 +9,9 @@ is one fitted pool and one problem) and the leave-out experiments
 
 * :func:`repool` — the truth: the qrels restricted to the pooled runs' top d (item 7);
 * :func:`leave_out_labels` — each unit's reduced qrels, then the truth, with their label
-  histograms (item 8);
+  histograms (item 8); :func:`~pbtools.engine.variants.leave_out_variants` the same in
+  compact form (the truth and each variant's removed cells, :mod:`pbtools.engine.variants`),
+  which a leave-out experiment writes out a chunk of variants at a time;
 * :class:`~pbtools.engine.units.PairSpec` — R_p: each run to score paired with the pooled runs
   of another key (its unit, ``rp="org"``, or its name, ``rp="run"``; item 12);
 * :func:`~pbtools.engine.units.unit_map` — the leave-out unit of each run (its name or its
@@ -21,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pbtools.engine.dense import DenseRuns, label_histograms, variant_histograms
+from pbtools.engine.dense import DenseRuns, label_histograms
 from pbtools.engine.problem import Problem
 from pbtools.engine.units import PairSpec, unit_map
+from pbtools.engine.variants import LeaveOutLabels, leave_out_variants
 from pbtools.errors import InputError
 from pbtools.frames import as_qrels, ranked
 from pbtools.measures.topics import topics_mode
@@ -31,9 +34,11 @@ from pbtools.measures.topics import topics_mode
 __all__ = [
     "EncodedPool",
     "FittedPool",
+    "LeaveOutLabels",
     "PairSpec",
     "from_frames",
     "leave_out_labels",
+    "leave_out_variants",
     "repool",
     "unit_map",
 ]
@@ -116,19 +121,8 @@ def leave_out_labels(
     >>> lab[:, 0].tolist(), hist[:, 0].tolist()
     ([[-1, -1, 0], [1, -1, -1], [1, -1, 0]], [[1, 0], [0, 1], [1, 1]])
     """
-    # who pooled what: per document the number of units and the only one, if one
-    count, owner = enc.top_owners(slots, depth, unit, n_units) if owners is None else owners
-    truth = np.where(count > 0, labels, -1).astype(labels.dtype)
-    left_out = np.asarray(left_out, np.int64)
-    # every variant starts as the truth; variant v loses the documents only its unit pooled
-    lab = np.empty((len(left_out) + 1, *truth.shape), dtype=truth.dtype)
-    lab[:] = truth
-    variant_of = np.full(n_units + 1, -1, dtype=np.int64)
-    variant_of[left_out] = np.arange(len(left_out))
-    only = variant_of[owner.ravel()]  # owner −1 (none or several units) reads the spare −1
-    cells = np.flatnonzero(only >= 0)
-    lab.reshape(len(lab), -1)[only[cells], cells] = -1
-    return lab, variant_histograms(truth, only[cells], cells, len(lab))
+    got = leave_out_variants(enc, slots, depth, labels, unit, n_units, left_out, owners)
+    return got.dense(), got.hist
 
 
 class EncodedPool:

@@ -180,31 +180,46 @@ class DenseRuns:
         slot_names, self._slots, r = _slot_rows(cols["name"], 0)
         self.names = pd.Index(slot_names, dtype="str")
         t = np.concatenate([mapped_codes(s, self.qids) for s in cols["qid"]] or [r[:0]])
-        g = np.concatenate(gcodes[: len(frames)] or [r[:0]])
         qt = [mapped_codes(s, self.qids) for s in qcols["qid"]]
         qg = gcodes[len(frames) :]
-        rank = np.concatenate([f["rank"].to_numpy().astype(np.int64) for f in frames] or [r[:0]])
-        key = t * NG + g
-        qkey = np.concatenate([a * NG + b for a, b in zip(qt, qg, strict=True)] or [key[:0]])
-        both = np.concatenate([key, qkey])
-        if T * NG <= 8 * len(both) + (1 << 22):  # a presence table: no sort, no search
+        qkey = np.concatenate([a * NG + b for a, b in zip(qt, qg, strict=True)] or [r[:0]])
+        # the entries' arrays (one row of the runs each) are the big ones: built in place and
+        # freed as soon as used, so that few of them are alive at once
+        key = np.concatenate(gcodes[: len(frames)] or [r[:0]]).astype(np.int64, copy=False)
+        del gcodes, qg
+        key += t * NG  # t · NG + g
+        if T * NG <= 8 * (len(key) + len(qkey)) + (1 << 22):  # a presence table: no sort
             seen = np.zeros(T * NG, dtype=bool)
-            seen[both] = True
+            seen[key] = True
+            seen[qkey] = True
             self.universe = np.flatnonzero(seen)
-            inv = np.cumsum(seen, dtype=np.int64 if T * NG >= 2**31 else np.int32)[key] - 1
+            inv = np.cumsum(seen, dtype=np.int64 if T * NG >= 2**31 else np.int32)
+            del seen
+            inv = inv[key]
+            inv -= 1
         else:
-            self.universe, inv = np.unique(both, return_inverse=True)
+            self.universe, inv = np.unique(np.concatenate([key, qkey]), return_inverse=True)
             inv = inv.ravel()[: len(key)]
+        del key, qkey
         self._sorted = None  # the universe is sorted: local ids in key order
         self.tstart = np.searchsorted(self.universe, np.arange(T + 1) * NG)
-        local = inv - self.tstart[t]
+        local = inv  # the local id: the universe's index less its topic's start
+        local -= self.tstart[t].astype(local.dtype)
+        rank = np.concatenate([f["rank"].to_numpy().astype(np.int64) for f in frames] or [r[:0]])
         R = len(self.names)
         self.T, self.R, self.NG = T, R, NG
         self.U = max(int(np.diff(self.tstart).max()) if T else 0, 1)
         self.L = max(int(rank.max()) if len(rank) else 0, 1)
         self.D = np.full((R, T, self.L), -1, dtype=np.int32)
-        rt = r * T + t  # flat (run, topic) cell: scatters into flat views
-        self.D.reshape(-1)[rt * self.L + (rank - 1)] = local
+        rt = r  # flat (run, topic) cell r · T + t: scatters into flat views
+        rt *= T
+        rt += t
+        del t
+        at = rt * self.L
+        at += rank
+        at -= 1
+        self.D.reshape(-1)[at] = local
+        del at
         self.length = _lengths(self.D)
         self._index_ranks(rt, local, rank)
 
@@ -216,7 +231,10 @@ class DenseRuns:
         if R * T * (self.U + 1) * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
             # one leading column of zeros: the padding doc −1 reads rank 0 (no masking pass)
             self.RK = np.zeros((R, T, self.U + 1), dtype=rdt)
-            self.RK.reshape(-1)[rt * (self.U + 1) + (local + 1)] = rank
+            at = rt * (self.U + 1)
+            at += local
+            at += 1
+            self.RK.reshape(-1)[at] = rank
             self._keys = None
         else:  # sorted (r, t, x) keys → rank
             self.RK = None

@@ -36,14 +36,12 @@ import numpy as np
 import pandas as pd
 
 from pbtools.corrections.base import RESULT_COLUMNS
-from pbtools.corrections.correct import run_estimators
-from pbtools.corrections.lipani import Lipani
 from pbtools.engine import chunks
-from pbtools.engine.build import EncodedPool, PairSpec, leave_out_labels
+from pbtools.engine.build import EncodedPool, PairSpec, leave_out_variants
 from pbtools.engine.dense import DenseRuns
 from pbtools.engine.parallel import ordered_map, resolve_threads
-from pbtools.engine.shared_merges import SharedMerges
 from pbtools.errors import InputError
+from pbtools.experiments.chunked import estimate_in_chunks
 from pbtools.experiments.load import load
 from pbtools.frames import as_qrels, encode, ranked, require_columns
 from pbtools.ids import index_in
@@ -220,18 +218,20 @@ def experiment_tables(
 
     bar = progress_bar(len(configs), progress, "leave-one-out")
     # the blocks' problems (without their pairs), then the estimators on them one chunk of runs
-    # to score at a time (:mod:`pbtools.engine.chunks`: the pairs of runs never all in
-    # memory; one streamed pass per chunk merges its pairs for every block of a wave, the
-    # blocks whose label arrays fit :data:`~pbtools.engine.chunks.LABEL_BYTES`
-    # together); built, estimated and finished on a few threads (numpy releases the GIL in the
-    # big array work), in block order: the results are the same whatever the thread count
+    # to score at a time (:mod:`pbtools.engine.chunks`: the pairs of runs and the variants'
+    # dense labels never all in memory; one streamed pass per chunk merges its pairs for every
+    # block of a wave, the blocks whose compact variants fit
+    # :data:`~pbtools.engine.chunks.LABEL_BYTES` together); built, estimated and finished on a
+    # few threads (numpy releases the GIL in the big array work), in block order: the results
+    # are the same whatever the thread count
     threads = resolve_threads(threads)
     specs = [
         (cfg.get("leave_out", "org"), bms, b)
         for cfg in configs  # a handful of configurations
         for bms, b in blocks_of[cfg.get("runs", "all")]
     ]
-    label_bytes = [2 * (len(b) + 1) * enc.T * enc.U * base.lab0.itemsize for _lo, _m, b in specs]
+    # each block's compact variants: the truth and at most one removed cell a (topic, document)
+    label_bytes = [enc.T * enc.U * (base.lab0.itemsize + 4) for _spec in specs]
     outs = []
     for wave in chunks.waves(label_bytes):  # one wave unless the label arrays are large
         outs += _wave(base, opts, org_of, [specs[i] for i in wave], estimators, threads)
@@ -254,53 +254,6 @@ def experiment_tables(
     return results
 
 
-def estimate_in_chunks(tasks, estimators, opts: dict, threads: int = 1) -> list:
-    """Every estimator on every problem of ``tasks``, one chunk of runs to score at a time
-    (:mod:`pbtools.engine.chunks`).
-
-    ``tasks``: ``(measures, problem, spec)`` per problem, the problem without pairs and
-    ``spec`` its :class:`~pbtools.engine.build.PairSpec`; the problems share one encoding and
-    their runs to score are in slot order. The chunks cut the runs to score of all the problems
-    at the same slots (:func:`~pbtools.engine.chunks.chunk_bounds`), so one streamed pass of a
-    chunk's :class:`~pbtools.engine.shared_merges.SharedMerges` merges each of its pairs of runs
-    once for every problem. ``threads`` problems of a chunk are estimated at once. Returns, per
-    task, the frame of :func:`~pbtools.corrections.correct.run_estimators` on the whole problem.
-    """
-    for _ms, problem, _spec in tasks:  # the shared tables, built before the threads read them
-        problem.padded_labels(), problem.hist
-        if np.any(np.diff(problem.new) <= 0):
-            raise ValueError("the runs to score must be in slot order")
-    width = max((len(spec.block) for *_, spec in tasks), default=1)
-    n_topics = tasks[0][1].enc.T if tasks else 1
-    bounds = chunks.chunk_bounds(
-        np.concatenate([p.new for _, p, _ in tasks] or [[]]), width, n_topics
-    )
-    parts: list[list] = [[] for _ in tasks]
-    lipani = "lipani" in estimators
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        merges = SharedMerges(float(opts["weight"]), str(opts["tie"])) if lipani else None
-        subs = []
-        for i, (ms, problem, spec) in enumerate(tasks):
-            lo, hi = (int(x) for x in np.searchsorted(problem.new, [a, b]))
-            if hi == lo:
-                continue
-            sub = chunks.sub_problem(problem, spec, lo, hi, merges)
-            if merges is not None and Lipani.supported(ms):
-                merges.request(sub, Lipani.supported(ms))
-            subs.append((i, ms, sub))
-        done = ordered_map(
-            lambda s: run_estimators(s[2], s[1], estimators, opts), subs, threads, ahead=0
-        )
-        for (i, _ms, _sub), res in zip(subs, done, strict=True):
-            parts[i].append(res)
-    out = []
-    for (ms, problem, _spec), got in zip(tasks, parts, strict=True):
-        if not got:  # no run to score: the estimators' empty frames
-            got = [run_estimators(problem, ms, estimators, opts)]
-        out.append(got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
-    return out
-
-
 def _wave(base: EncodedPool, opts: dict, org_of: dict, specs, estimators, threads: int) -> list:
     """The blocks of ``specs`` built (:func:`_build`), estimated together a chunk of runs to
     score at a time, and finished (:func:`_finish`): their ``(scores, truth)``, in order."""
@@ -308,7 +261,10 @@ def _wave(base: EncodedPool, opts: dict, org_of: dict, specs, estimators, thread
     made = list(ordered_map(lambda s: _build(base, org_of, s[2], s[0], rp), specs, threads))
     tasks = [(s[1], pc) for s, pc in zip(specs, made, strict=True)]
     estimated = estimate_in_chunks(
-        [(bms, problem, ctx[2]) for bms, (problem, ctx) in tasks], estimators, opts, threads
+        [(bms, problem, ctx[2], ctx[3]) for bms, (problem, ctx) in tasks],
+        estimators,
+        opts,
+        threads,
     )
     finish = ordered_map(
         lambda i: _finish(base, *tasks[i], estimated[i]), range(len(tasks)), threads, ahead=0
@@ -352,10 +308,12 @@ def _top_blocks(base: EncodedPool, slots: np.ndarray, ms, fraction: float, ties:
 
 
 def _build(base: EncodedPool, org_of: dict, block, leave_out, rp: str):
-    """One run set S (``block``): the units' reduced qrels as a :class:`Problem` without its
-    pairs and what :func:`_finish` needs besides (the run → unit map, the units, the pairs'
-    :class:`~pbtools.engine.build.PairSpec`). ``org_of``: the organisation of every run
-    the orgs frame lists."""
+    """One run set S (``block``): the :class:`Problem` of its evaluated runs on the truth,
+    without pairs, and what :func:`_finish` and the chunks need besides (the run → unit map,
+    the units, the pairs' :class:`~pbtools.engine.build.PairSpec`, and the units' reduced qrels
+    in compact form with the variant of each evaluated run: a chunk of runs writes out its own
+    variants, :func:`~pbtools.engine.chunks.sub_problem`). ``org_of``: the organisation of
+    every run the orgs frame lists."""
     enc = base.enc
     names = np.asarray(enc.names)
     bnames = names[block]
@@ -368,8 +326,8 @@ def _build(base: EncodedPool, org_of: dict, block, leave_out, rp: str):
     )
     ulabels = pd.Index(sorted(set(unit_all)), dtype="str")
     eval_units = pd.Index(sorted(set(unit_of.values())), dtype="str")
-    # the variants: every evaluated unit's reduced qrels, then the truth
-    lab, hist = leave_out_labels(
+    # the variants: every evaluated unit's reduced qrels, then the truth (compact)
+    labels = leave_out_variants(
         enc,
         block,
         base.depth,
@@ -387,21 +345,22 @@ def _build(base: EncodedPool, org_of: dict, block, leave_out, rp: str):
         spec = PairSpec.from_labels(
             [unit_of[n] for n in evaluated], [unit_of.get(p, f"\0{p}") for p in bnames], block
         )
-    problem = base.problem(block, lab, u_slots, u_var.astype(np.int64), len(eval_units))
-    problem.set_hist(hist)
-    return problem, (unit_of, eval_units, spec)
+    on_truth = np.zeros(len(u_slots), np.int64)
+    problem = base.problem(block, labels.truth[None], u_slots, on_truth, 0)
+    problem.set_hist(labels.histograms(np.zeros(0, np.int64)))
+    return problem, (unit_of, eval_units, spec, (labels, u_var.astype(np.int64)))
 
 
 def _finish(base: EncodedPool, ms, built, res):
     """The truth on one block's problem (:func:`_build`) and the rows of its estimators
     (``res``: :func:`estimate_in_chunks`) with it."""
-    enc, (problem, (unit_of, eval_units, _spec)) = base.enc, built
+    enc, (problem, (unit_of, *_rest)) = base.enc, built
     names = np.asarray(enc.names)
     u_slots = problem.new
     # the truth, scored once on every topic a run answers or the qrels judge: its mean over the
     # run's topics (``topics``) is ``true``, its rows on every qrels topic the balanced design
     # of the paired statistics (a topic the run lacks scoring as an empty ranking, ``-c``)
-    tvar = np.full(len(u_slots), len(eval_units), dtype=np.int64)
+    tvar = np.full(len(u_slots), problem.truth_var, dtype=np.int64)
     answered = enc.length[u_slots] > 0
     judged = np.broadcast_to(base.present0, answered.shape)
     item, t, docs = enc.run_rows(u_slots, answered | judged, depth_needed(ms))

@@ -256,7 +256,8 @@ def unpooled_runs(analysis) -> list[str]:
     names = (
         set(analysis.scores["name"].astype(str))
         if analysis.frames is None
-        else set(analysis.frames[0]["name"].astype(str).unique())
+        # the distinct names first: a str copy of the column is a string a line of the runs
+        else set(map(str, analysis.frames[0]["name"].unique()))
     )
     return sorted(names - pooled)
 

@@ -13,6 +13,7 @@ from pbtools.engine.build import (
     PairSpec,
     from_frames,
     leave_out_labels,
+    leave_out_variants,
     repool,
     unit_map,
 )
@@ -182,3 +183,43 @@ def test_encoded_pool_truth_and_problem():
     # the runs on the truth: P@2 of a1 (x, y: 1 of 2 relevant) on topic 1 and (p) on topic 2
     p2 = pb.run_scores(pb.new, pb.new_var, parse_all(["P@2"]))[:, 0]
     assert p2.tolist() == [(0.5 + 0.5) / 2, 0.5, (1.0 + 1.0) / 2, 0.5]
+
+
+def test_compact_variants_write_out_any_of_them():
+    enc, lab0, _ = encoded()
+    code = np.array([0, 0, 1, 2])  # a1 a2 b1 c1 (slots in name order): A A B C
+    left_out = np.array([2, 0, 1])  # C, A, B
+    lab, hist = leave_out_labels(enc, enc.slots(0), DEPTH, lab0, code, 3, left_out)
+    v = leave_out_variants(enc, enc.slots(0), DEPTH, lab0, code, 3, left_out)
+    assert np.array_equal(v.dense(), lab) and np.array_equal(v.hist, hist)
+    # y (A), q (B), v and w (C): one removed cell each, the truth held once
+    assert len(v.cells) == 4 and v.truth.shape == lab.shape[1:]
+    for some in ([1], [2, 0], [0, 0], []):
+        got = v.dense(np.array(some, np.int64))
+        assert np.array_equal(got, lab[[*some, 3]]), some
+        assert np.array_equal(v.histograms(np.array(some, np.int64)), hist[[*some, 3]])
+    assert labels_of(enc, v.dense(np.array([1]))[0]) == REDUCED["A"]
+
+
+def test_a_chunk_of_compact_variants_is_the_chunk_of_the_dense_problem():
+    from pbtools.corrections.correct import run_estimators
+    from pbtools.engine.chunks import sub_problem
+    from pbtools.presets import resolve
+
+    enc, lab0, present = encoded()
+    base = EncodedPool(enc, lab0, present, DEPTH, "judged", None)
+    slots, code = enc.slots(0), np.array([0, 0, 1, 2])
+    v = leave_out_variants(enc, slots, DEPTH, base.lab0, code, 3, np.arange(3))
+    dense = base.problem(slots, v.dense(), slots, code, 3)
+    on_truth = base.problem(slots, v.truth[None], slots, np.zeros(4, np.int64), 0)
+    spec = PairSpec(code, code, slots)  # R_p: the runs of the other organisations
+    ms, opts = ["P@2", "AP"], resolve(None)
+    for lo, hi in ((0, 4), (1, 3)):
+        a = sub_problem(dense, spec, lo, hi)
+        b = sub_problem(on_truth, spec, lo, hi, variants=(v, code))
+        assert b.lab.shape[0] == len(np.unique(code[lo:hi])) + 1  # its runs' variants, truth
+        pd.testing.assert_frame_equal(
+            run_estimators(a, ms, ["reduced", "webber", "lipani"], opts),
+            run_estimators(b, ms, ["reduced", "webber", "lipani"], opts),
+            check_exact=True,
+        )

@@ -39,9 +39,9 @@ def test_chunked_leave_outs_equal_the_whole(coll, monkeypatch):
     seen = []
     real = chunks.sub_problem
 
-    def spy(problem, spec, lo, hi, merges=None):
+    def spy(problem, spec, lo, hi, merges=None, variants=None):
         seen.append(hi - lo)
-        return real(problem, spec, lo, hi, merges)
+        return real(problem, spec, lo, hi, merges, variants)
 
     monkeypatch.setattr(chunks, "sub_problem", spy)
     monkeypatch.setattr(chunks, "PAIR_ROWS", 1)  # one run to score a chunk
