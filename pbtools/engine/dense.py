@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.engine.histograms import group_owners, label_histograms, variant_histograms
+from pbtools.engine.ranges import CHUNK, expand_ranges, row_chunks
 from pbtools.frames import encode, mapped_codes
 from pbtools.ids import index_in
 
@@ -42,31 +43,8 @@ __all__ = [
     "variant_histograms",
 ]
 
-#: elements per chunk of (row × window) temporaries
-CHUNK = 1 << 22
 #: above this many bytes the dense rank table is replaced by a sorted-key lookup
 RANK_TABLE_BYTES = 1_500_000_000
-
-
-def row_chunks(n_rows: int, width: int):
-    """Slices of ``range(n_rows)`` such that rows × ``width`` stays below :data:`CHUNK`."""
-    step = max(1, CHUNK // max(width, 1))
-    for i in range(0, n_rows, step):
-        yield slice(i, min(n_rows, i + step))
-
-
-def expand_ranges(start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ranges ``start[i] … start[i] + n[i] − 1`` concatenated: ``(item, position)``, one
-    entry per position, ``item`` the index i of its range.
-
-    >>> item, pos = expand_ranges(np.array([10, 3]), np.array([2, 3]))
-    >>> item.tolist(), pos.tolist()
-    ([0, 0, 1, 1, 1], [10, 11, 3, 4, 5])
-    """
-    n = np.asarray(n)
-    first = np.cumsum(n) - n
-    item = np.repeat(np.arange(len(n)), n)
-    return item, np.arange(len(item)) + np.repeat(np.asarray(start) - first, n)
 
 
 def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
