@@ -213,7 +213,7 @@ def test_a_chunk_of_compact_variants_is_the_chunk_of_the_dense_problem():
     dense = base.problem(slots, v.dense(), slots, code, 3)
     on_truth = base.problem(slots, v.truth[None], slots, np.zeros(4, np.int64), 0)
     spec = PairSpec(code, code, slots)  # R_p: the runs of the other organisations
-    ms, opts = ["P@2", "AP"], resolve(None)
+    ms, opts = parse_all(["P@2", "AP"]), resolve(None)
     for lo, hi in ((0, 4), (1, 3)):
         a = sub_problem(dense, spec, lo, hi)
         b = sub_problem(on_truth, spec, lo, hi, variants=(v, code))
