@@ -77,3 +77,19 @@ def test_compute_all_topics_through_the_core_matches_trec_eval_c():
     assert got[("a", "2", "AP")] == "0.0" and got[("a", "2", "NumRel")] == "2.0"
     assert got[("b", "1", "AP")] == "0.0" and got[("b", "2", "AP")] == "0.5"
     assert pt[["name", "qid"]].astype(str).drop_duplicates().shape[0] == 4
+
+
+def test_judge_large_run_dictionary_against_small_qrels():
+    """Judging looks the run's documents up among the qrels' when the run dictionary is the
+    larger (> 4×): the labels are the qrels', ids on one side only match nothing."""
+    docs = [f"d{i:02d}" for i in range(40)]
+    runs = pd.DataFrame({"name": "a", "qid": "1", "docno": docs, "score": np.arange(40.0)})
+    qrels = pd.DataFrame(
+        {"qid": ["1", "1", "1", "2"], "docno": ["d05", "d33", "zz", "d05"], "label": [2, 0, 1, 1]}
+    )
+    label = judge(runs, qrels)["label"]
+    assert label.notna().sum() == 2
+    assert label[runs["docno"] == "d05"].tolist() == [2]
+    assert label[runs["docno"] == "d33"].tolist() == [0]
+    with pytest.raises(ValueError, match="qid=1, docno=d05"):
+        judge(runs, pd.concat([qrels, qrels.iloc[:1]], ignore_index=True))
