@@ -34,8 +34,9 @@ item 1). For each shape it prints:
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
-Usage: ``python benchmarks/evaluate_speed.py [--shape NAME|both|all] [--repeat 5] [--whole-only]``
-(``--track DIR`` evaluates another track directory with the in-process figures only).
+Usage: ``python benchmarks/evaluate_speed.py [--shape NAME|both|all] [--repeat 5] [--whole-only]
+[--before CHECKOUT]`` (``--track DIR`` evaluates another track directory with the in-process
+figures only; ``--before`` times another checkout's ``pbtools evaluate`` in the same rounds).
 """
 
 from __future__ import annotations
@@ -214,10 +215,11 @@ print(f"\\n@@measure {os.waitstatus_to_exitcode(status)} {wall!r} {usage.ru_maxr
 """
 
 
-def child(cmd: list[str]) -> tuple[float, float, str, float]:
-    """Run ``cmd`` from a small spawning process; (wall seconds, its peak RSS in MiB, its
-    standard output, its CPU seconds: user + system, all threads)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def child(cmd: list[str], root: Path = ROOT) -> tuple[float, float, str, float]:
+    """Run ``cmd`` from a small spawning process, importing pbtools from ``root``; (wall
+    seconds, its peak RSS in MiB, its standard output, its CPU seconds: user + system, all
+    threads)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
     # bytecode is cached as in any installation (the warm-up writes it), even where the
     # environment turns that off: compiling pbtools' modules on every start is not its speed
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -231,8 +233,9 @@ def child(cmd: list[str]) -> tuple[float, float, str, float]:
     return float(wall), int(rss) / 1024, out, float(cpu)
 
 
-def whole_process(shape: str, track: Path, repeat: int) -> dict:
-    """Medians of alternating whole-process runs of both tools, the breakdown, peak RSS."""
+def whole_process(shape: str, track: Path, repeat: int, before: Path | None = None) -> dict:
+    """Medians of alternating whole-process runs of both tools, the breakdown, peak RSS; with
+    ``before`` (another checkout), its ``pbtools evaluate`` too, in the same rounds (``pb0``)."""
     qrels_file, run_dir = track_files(track)
     run_files = [str(p) for p in sorted(run_dir.iterdir()) if p.name.startswith("input.")]
     ms = [a for name in PB_MEASURES for a in ("-m", name)]
@@ -246,13 +249,16 @@ def whole_process(shape: str, track: Path, repeat: int) -> dict:
         str(track),
         str(int(LENIENT.get(shape, False))),
     ]
-    for cmd in (pb, te, bd):  # warm-up (page cache, .pyc files)
-        child(cmd)
-    keys = ("pb", "te", "pb_rss", "te_rss", "pb_cpu", "te_cpu", "stages", "stage_cpu", "stage_sys")
+    tools = [("pb", pb, ROOT), ("te", te, ROOT)] + ([("pb0", pb, before)] if before else [])
+    for _, cmd, root in tools:  # warm-up (page cache, .pyc files)
+        child(cmd, root)
+    child(bd)
+    keys = ("stages", "stage_cpu", "stage_sys")
+    keys += tuple(f"{k}{x}" for k, _, _ in tools for x in ("", "_rss", "_cpu"))
     rec: dict = {k: [] for k in keys}
     for _ in range(repeat):
-        for key, cmd in (("pb", pb), ("te", te)):
-            wall, rss, _, cpu = child(cmd)
+        for key, cmd, root in tools:
+            wall, rss, _, cpu = child(cmd, root)
             rec[key].append(wall)
             rec[f"{key}_rss"].append(rss)
             rec[f"{key}_cpu"].append(cpu)
@@ -336,21 +342,23 @@ def in_process(track: Path, lenient: bool, repeat: int, label: str) -> None:
         print("pytrec_eval-terrier not installed: pip install pytrec-eval-terrier")
 
 
-def report_whole(shape: str, track: Path, repeat: int) -> None:
+def report_whole(shape: str, track: Path, repeat: int, before: Path | None = None) -> None:
     from parse_floor import parse_floor
 
     _, table = parse_floor(sorted(track_files(track)[1].glob("input.*")))
     arrow = table.nbytes / 2**20
     rows = table.num_rows
     del table
-    med = whole_process(shape, track, repeat)
+    med = whole_process(shape, track, repeat, before)
     ratio = med["pb"] / med["te"]
     mem = med["pb_rss"] / arrow
     print(
         f"{shape}: {rows:,} run lines, Arrow size of the runs {arrow:.1f} MiB; whole process, "
         f"medians of {repeat} alternating runs after a warm-up; load average {_load()}"
     )
-    for key, label in (("pb", "pbtools evaluate"), ("te", "pytrec_eval")):
+    tools = [("pb", "pbtools evaluate"), ("te", "pytrec_eval")]
+    tools += [("pb0", f"before ({before})")] if before else []
+    for key, label in tools:
         print(
             f"  {label:<17} {med[key]:7.3f} s wall  {med[key + '_cpu']:7.3f} s CPU  "
             f"peak RSS {med[key + '_rss']:6.0f} MiB"
@@ -360,6 +368,12 @@ def report_whole(shape: str, track: Path, repeat: int) -> None:
         f"  pbtools / pytrec_eval whole process: {ratio:.2f} wall, {cpu_ratio:.2f} CPU  "
         "(target ≤ 0.5; the CPU ratio is the steadier on a shared machine)"
     )
+    if before:
+        print(
+            f"  before / pytrec_eval whole process: {med['pb0'] / med['te']:.2f} wall, "
+            f"{med['pb0_cpu'] / med['te_cpu']:.2f} CPU; after / before "
+            f"{med['pb'] / med['pb0']:.2f} wall, {med['pb_cpu'] / med['pb0_cpu']:.2f} CPU"
+        )
     print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
     for key, label in (("stages", "wall"), ("stage_cpu", "CPU"), ("stage_sys", "system CPU")):
         st = med[key]
@@ -397,6 +411,11 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--whole-only", action="store_true", help="skip the in-process figures (faster)"
     )
+    ap.add_argument(
+        "--before",
+        type=Path,
+        help="another checkout: its `pbtools evaluate` timed in the same alternating rounds",
+    )
     args = ap.parse_args(argv)
     if args.track is not None:
         if not (args.track / "Runs").is_dir():
@@ -409,7 +428,7 @@ def main(argv=None) -> int:
     groups = {"both": ("trec2", "synth127"), "all": SHAPES}
     for name in groups.get(args.shape, (args.shape,)):
         track = shape_dir(name)
-        report_whole(name, track, args.repeat)
+        report_whole(name, track, args.repeat, args.before)
         if not args.whole_only:
             in_process(track, LENIENT.get(name, False), args.repeat, name)
         print()

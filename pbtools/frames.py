@@ -47,11 +47,13 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     encode,
     encode_ids,
     id_dtype,
+    index_in,
     mapped_codes,
     positions_in,
     unify,
     used_codes,
 )
+from pbtools.joins import LABEL_DTYPE, composite_key, judged_labels
 
 __all__ = [
     "ID_COLUMNS",
@@ -73,6 +75,7 @@ __all__ = [
     "mapped_codes",
     "unify",
     "used_codes",
+    "positions_in",
     "require_columns",
     "as_run",
     "as_qrels",
@@ -97,7 +100,6 @@ AVERAGE_COLUMNS: tuple[str, ...] = ("name", "measure", "value")
 
 SCORE_DTYPE = np.float64
 RANK_DTYPE = np.int32
-LABEL_DTYPE = np.int16
 JUDGED_LABEL_DTYPE = "Int16"
 
 
@@ -335,13 +337,21 @@ def ranked(runs: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int], dtype=np.int64) -> np.ndarray:
-    """One key from several integer code arrays (mixed radix: ``sizes`` are the ranges)."""
-    key = np.zeros(len(parts[0]), dtype=dtype)  # int64, or narrower when the key space fits
-    for p, size in zip(parts, sizes, strict=True):  # in place: one array of the rows' length
-        key *= key.dtype.type(max(size, 1))
-        np.add(key, p if key.dtype == np.int64 else p.astype(key.dtype), out=key, casting="unsafe")
-    return key
+def _codes_into_runs(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`~pbtools.ids.codes_into` for a run column and a much smaller qrels column: the
+    run dictionary's ids looked up among the qrels' (a hash table of the small dictionary)
+    rather than the other way round. The same codes; on an MS MARCO-like track (10 M rows: 1.8 M
+    documents against 4,000 judged) 0.05 s instead of 0.47 s."""
+    a, b = encode(col), encode(other)
+    ca, cb = a.cat.categories, b.cat.categories
+    if len(ca) <= 4 * len(cb) or ca.equals(cb):
+        return codes_into(a, b)
+    pos = index_in(ca, cb)  # each run id's place among the qrels' ids (-1: not judged)
+    hit = np.flatnonzero(pos >= 0)
+    into = np.full(len(cb), -1, dtype=np.int64)
+    into[pos[hit]] = hit
+    bc = b.cat.codes.to_numpy()
+    return a.cat.codes.to_numpy(), np.where(bc >= 0, into[np.maximum(bc, 0)], -1), len(ca)
 
 
 def judge(
@@ -391,7 +401,7 @@ def judge(
     only_q = [k for k in keys if k not in runs.columns]
 
     rqc, qqc, nq = codes_into(runs["qid"], qrels["qid"])
-    rdc, qdc, nd = codes_into(runs["docno"], qrels["docno"])
+    rdc, qdc, nd = _codes_into_runs(runs["docno"], qrels["docno"])
     key_codes_r, key_codes_q, key_sizes = [], [], []
     for k in shared:
         a, b, size = codes_into(runs[k], qrels[k])
@@ -420,31 +430,17 @@ def judge(
     else:
         out = runs.reset_index(drop=True).copy(deep=False)
 
-    # judgments of ids the runs never use cannot match: leave them out of the lookup table
-    usable = np.ones(len(qrels), dtype=bool)
-    for c in (*key_codes_q, qqc, qdc):
-        usable &= c >= 0
-    rows = np.flatnonzero(usable)
-    dmap = np.zeros(nd + 1, dtype=np.int64)  # documents judged: a small key space (-1: never)
-    dmap[qdc[rows]] = 1
-    dmap = np.where(dmap > 0, np.cumsum(dmap) - 1, -1).astype(np.int32)
-    qdc, rdc, nd = dmap[qdc], dmap[rdc], max(int(dmap.max()) + 1, 1)
-    qkey = composite_key([c[rows] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
-    order = rows[np.argsort(qkey, kind="stable")]
-    sq = composite_key([c[order] for c in (*key_codes_q, qqc, qdc)], [*key_sizes, nq, nd])
-    if len(sq) > 1 and np.any(sq[1:] == sq[:-1]):
-        dup = order[1:][sq[1:] == sq[:-1]][0]  # a position in qrels
+    lab, hit, dup = judged_labels(
+        [*key_codes_r, rqc, rdc],
+        [*key_codes_q, qqc, qdc],
+        qrels["label"].to_numpy(),
+        [*key_sizes, nq, nd],
+    )
+    if dup is not None:
         row = qrels.iloc[dup]
         raise ValueError(
             f"qrels judge ({', '.join(f'{k}={row[k]}' for k in keys)}"
             f"{', ' if keys else ''}qid={row['qid']}, docno={row['docno']}) more than once"
         )
-    rkey = composite_key([*key_codes_r, rqc, np.maximum(rdc, 0)], [*key_sizes, nq, nd])
-    pos_c = positions_in(sq, rkey, int(np.prod([*key_sizes, nq, nd], dtype=np.float64)))
-    hit = (pos_c >= 0) & (rdc >= 0)
-    labels = qrels["label"].to_numpy()[order]
-    lab = np.zeros(len(rkey), dtype=LABEL_DTYPE)
-    if len(sq):
-        lab[hit] = labels[pos_c[hit]]
     out["label"] = pd.arrays.IntegerArray(lab, ~hit)
     return out

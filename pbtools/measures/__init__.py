@@ -9,6 +9,8 @@ module                 holds
 ``measures.formulas_trec``  the kernels of the rest of trec_eval's all_trec
 ``measures.registry``  :func:`family`: a measure family's one declaration (name, parameters,
                        defaults, formula, citation, depth, trec_eval names, kernel)
+``measures.arrays``    :class:`~.arrays.Grouping`: the array core (judged rows' codes grouped by
+                       keys, run and topic, trec-ordered, scored; no pandas)
 ``measures.scoring``   :func:`compute`: judged rankings grouped, ordered and scored per topic
 ``measures.evaluate``  :func:`evaluate` (judge, then :func:`compute`), :func:`aggregate`
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports

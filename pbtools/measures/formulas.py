@@ -262,7 +262,8 @@ def _ndcg(v: View, topics: Topics, gt, m):
     """nDCG@n = DCG(n) / IDCG(n), DCG(k) = Σ_{r≤k} g_r / log2(r + 1); 0 when IDCG is 0."""
 
     def terms():  # g_r / log2(r + 1), shared by every cut-off
-        w = np.log2(v.r + 1.0)
+        top = int(v.r.max()) if v.r.size else 0
+        w = np.log2(np.arange(1.0, top + 2.0))[v.r]  # one logarithm a rank, not one a row
         np.divide(row_gain(v, topics, m), w, out=w)
         return w
 

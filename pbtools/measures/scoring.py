@@ -3,8 +3,8 @@ put in trec_eval order and scored by the kernels (:mod:`~.kernels`) in one vecto
 
 :func:`compute` is what every score of pbtools goes through (evaluation, truth, reduced pools,
 merged runs); :mod:`~.evaluate` judges runs and averages the values it returns. The grouping
-(``_Setup``) works on integer codes and numpy arrays; pandas enters only at the edges, to read
-the frame's columns and to build the frame returned.
+(:class:`~.arrays.Grouping`, the array core) works on integer codes and numpy arrays; pandas
+enters only at the edges, to read the frame's columns and to build the frame returned.
 """
 
 from __future__ import annotations
@@ -14,19 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.frames import (
-    ID_COLUMNS,
-    codes,
-    composite_key,
-    encode,
-    group_starts,
-    ranks_from_starts,
-    require_columns,
-    trec_sort_order,
-    unify,
-)
+from pbtools.frames import ID_COLUMNS, codes, encode, require_columns, unify
 from pbtools.io.files import release_memory
 from pbtools.measures import kernels as K
+from pbtools.measures.arrays import Grouping
 from pbtools.measures.names import Measure, parse_all
 from pbtools.measures.topics import topics_mode
 
@@ -53,153 +44,56 @@ def _decode(cats: pd.Index, c: np.ndarray, col: str) -> pd.Series:
     return pd.Series(cats.take(c)).reset_index(drop=True)
 
 
-class _Setup:
-    """Everything computed once per (judged, qrels): groups, topics, the sorted rows."""
-
-    def __init__(
-        self, judged: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str], topics: str = "judged"
-    ):
-        require_columns(judged, ("name", "qid", "docno", "score", "label", *keys), "judged run")
-        require_columns(qrels, ("qid", "docno", "label", *keys), "qrels")
-        kj, kq, self.key_cats, sizes = [], [], [], []
-        for k in keys:
-            a, b, cats = _joint_codes(judged[k], qrels[k])
-            kj.append(a)
-            kq.append(b)
-            self.key_cats.append(cats)
-            sizes.append(max(len(cats), 1))
-        jq, qq = unify(judged["qid"], qrels["qid"])
-        self.qid_cats = jq.cat.categories
-        nq = max(len(self.qid_cats), 1)
-        name = encode(judged["name"])
-        self.name_cats = name.cat.categories
-        nc = name.cat.codes.to_numpy()
-        jqc = jq.cat.codes.to_numpy()
-        # qrels topics (keys..., qid)
-        qtid = composite_key([*kq, qq.cat.codes.to_numpy()], [*sizes, nq])
-        qorder = np.argsort(qtid, kind="stable")
-        qsorted = qtid[qorder]
-        tstart = group_starts(qsorted)
-        self.tids = qsorted[tstart]
-        t_of_row = np.cumsum(tstart) - 1
-        qlab = qrels["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED)[qorder]
-        self.topics = K.Topics(t_of_row, qlab, len(self.tids))
-        self.sizes, self.nq = sizes, nq
-        # judged rows: order by group, trec order inside
-        score = judged["score"].to_numpy(dtype=np.float64)
-        doc = codes(judged["docno"])  # narrow codes: every array here is one per row
-        gid = composite_key([*kj, nc, jqc], [*sizes, max(len(self.name_cats), 1), nq])
-        perm = (
-            None if self._ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
-        )
-        if perm is not None:
-            gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
-        label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
-        neg = label < 0  # not in the qrels (NA): UNJUDGED; a negative qrels label: POOLED
-        if neg.any():
-            label[neg] = np.where(judged["label"].isna().to_numpy()[neg], K.UNJUDGED, K.POOLED)
-        if perm is not None:
-            label = label[perm]
-        start = group_starts(gid)
-        rank = ranks_from_starts(start)
-        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
-        # group table and its qrels topic; groups without qrels topic are not evaluated
-        first = np.flatnonzero(start)
-        gkeys = [k[first] for k in kj]
-        gname, gqid = nc[first], jqc[first]
-        gtid = composite_key([*gkeys, gqid], [*sizes, nq]) if len(first) else np.zeros(0, np.int64)
-        pos = np.searchsorted(self.tids, gtid)
-        ok = (
-            (pos < len(self.tids)) & (self.tids[np.minimum(pos, len(self.tids) - 1)] == gtid)
-            if len(self.tids)
-            else np.zeros(len(gtid), bool)
-        )
-        if topics == "answered" and not ok.all():  # topics the qrels lack: empty relevance sets
-            extra, inv = np.unique(gtid[~ok], return_inverse=True)
-            pos = pos.copy()
-            pos[~ok] = len(self.tids) + inv.ravel()
-            hist = self.topics.hist
-            self.topics = K.Topics.from_hist(
-                np.vstack([hist, np.zeros((len(extra), hist.shape[1]), hist.dtype)])
-            )
-            ok = np.ones_like(ok)
-        self.run_table = pd.DataFrame(
-            {**{f"k{i}": k for i, k in enumerate(gkeys)}, "name": gname}
-        ).drop_duplicates()
-        self.groups = dict(keys=[k[ok] for k in gkeys], name=gname[ok], qid=gqid[ok], topic=pos[ok])
-        keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)  # (no row when no group)
-        kept = (g, rank, label) if ok.all() else (new_index[g[keep]], rank[keep], label[keep])
-        self.rows = kept  # every row when every group has its qrels topic: no copies
-
-    @staticmethod
-    def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
-        """Groups contiguous and trec-ordered inside (then no sort is needed)."""
-        if len(gid) < 2:
-            return True
-        start = group_starts(gid)
-        heads = gid[start]
-        if len(np.unique(heads)) != len(heads):
-            return False
-        same = ~start[1:]
-        ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] < doc[:-1]))
-        return bool(np.all(ok[same]))
-
-    def add_missing_topics(self) -> None:
-        """trec_eval ``-c``: add every qrels topic a (keys, run) lacks, as an empty ranking."""
-        grp = self.groups
-        have = pd.DataFrame(
-            {
-                **{f"k{i}": k for i, k in enumerate(grp["keys"])},
-                "name": grp["name"],
-                "topic": grp["topic"],
-            }
-        )
-        runs = self.run_table
-        tid = self.tids
-        qc = tid % self.nq
-        rest = tid // self.nq
-        kcols = {}
-        for i, size in reversed(list(enumerate(self.sizes))):
-            kcols[f"k{i}"] = rest % size
-            rest = rest // size
-        topics = pd.DataFrame({**kcols, "qid": qc, "topic": np.arange(len(tid))})
-        on = [f"k{i}" for i in range(len(self.sizes))]
-        full = runs.merge(topics, on=on) if on else runs.merge(topics, how="cross")
-        full = full.merge(have, on=[*on, "name", "topic"], how="left", indicator=True)
-        miss = full[full["_merge"] == "left_only"]
-        if len(miss):
-            grp["keys"] = [
-                np.concatenate([k, miss[c].to_numpy()])
-                for k, c in zip(grp["keys"], on, strict=True)
-            ]
-            grp["name"] = np.concatenate([grp["name"], miss["name"].to_numpy()])
-            grp["qid"] = np.concatenate([grp["qid"], miss["qid"].to_numpy()])
-            grp["topic"] = np.concatenate([grp["topic"], miss["topic"].to_numpy()])
-
-    def scores(self, measures: list[Measure], texts: dict | None = None):
-        """Value (and residual) matrix, one row per group, one column per measure (the strings
-        of string measures into ``texts``). The rankings are cut to the ranks the measures'
-        families declare they read (:func:`~pbtools.measures.kernels.depth_needed`), as the
-        estimators cut them: one depth, from the declaration, in both."""
-        g, rank, label = self.rows
-        depth = K.depth_needed(measures)
-        if depth is not None and len(rank) and rank.max() > depth:
-            keep = rank <= depth
-            g, rank, label = g[keep], rank[keep], label[keep]
-        view = K.View(g, rank, label, len(self.groups["name"]))
-        return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
+def _setup(judged: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str], topics: str):
+    """The :class:`~.arrays.Grouping` of a judged frame and its qrels (their columns as codes
+    over shared dictionaries) and those dictionaries: ``(grouping, (key_cats, name_cats,
+    qid_cats))``."""
+    require_columns(judged, ("name", "qid", "docno", "score", "label", *keys), "judged run")
+    require_columns(qrels, ("qid", "docno", "label", *keys), "qrels")
+    kj, kq, key_cats, sizes = [], [], [], []
+    for k in keys:
+        a, b, cats = _joint_codes(judged[k], qrels[k])
+        kj.append(a)
+        kq.append(b)
+        key_cats.append(cats)
+        sizes.append(max(len(cats), 1))
+    jq, qq = unify(judged["qid"], qrels["qid"])
+    name = encode(judged["name"])
+    label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
+    neg = label < 0  # not in the qrels (NA): UNJUDGED; a negative qrels label: POOLED
+    if neg.any():
+        label[neg] = np.where(judged["label"].isna().to_numpy()[neg], K.UNJUDGED, K.POOLED)
+    grouping = Grouping(
+        kj,
+        name.cat.codes.to_numpy(),
+        jq.cat.codes.to_numpy(),
+        judged["score"].to_numpy(dtype=np.float64),
+        codes(judged["docno"]),  # narrow codes: every array here is one per row
+        label,
+        kq,
+        qq.cat.codes.to_numpy(),
+        qrels["label"].to_numpy(dtype=np.int64, na_value=K.UNJUDGED),
+        sizes,
+        len(name.cat.categories),
+        len(jq.cat.categories),
+        topics,
+    )
+    return grouping, (key_cats, name.cat.categories, jq.cat.categories)
 
 
-def _frame(setup: _Setup, keys: Sequence[str], measures: list[Measure], values, resid, texts=None):
+def _frame(
+    setup: Grouping, cats, keys: Sequence[str], measures: list[Measure], values, resid, texts=None
+):
     grp = setup.groups
-    order = np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
+    key_cats, name_cats, qid_cats = cats
+    order = setup.order()
     G, M = len(order), len(measures)
     rep = np.repeat(order, M)
     out = {}
-    for k, cats, c in zip(keys, setup.key_cats, grp["keys"], strict=True):
-        out[k] = _decode(cats, c[rep], k)
-    out["name"] = _decode(setup.name_cats, grp["name"][rep], "name")
-    out["qid"] = _decode(setup.qid_cats, grp["qid"][rep], "qid")
+    for k, kc, c in zip(keys, key_cats, grp["keys"], strict=True):
+        out[k] = _decode(kc, c[rep], k)
+    out["name"] = _decode(name_cats, grp["name"][rep], "name")
+    out["qid"] = _decode(qid_cats, grp["qid"][rep], "qid")
     names = [str(m) for m in measures]
     out["measure"] = encode(pd.Series(np.tile(np.array(names, dtype=object), G), dtype="str"))
     out["value"] = values[order].ravel()
@@ -266,10 +160,10 @@ def compute(
     ms = parse_all(measures)
     keys = list(keys)
     mode = topics_mode(topics, all_topics)
-    setup = _Setup(judged, qrels, keys, mode)
+    setup, cats = _setup(judged, qrels, keys, mode)
     if mode == "all":
         setup.add_missing_topics()
     release_memory()  # the sort and grouping temporaries, before scoring
     texts: dict = {}
     values, resid = setup.scores(ms, texts)
-    return _frame(setup, keys, ms, values, resid, texts)
+    return _frame(setup, cats, keys, ms, values, resid, texts)

@@ -1,0 +1,209 @@
+"""The array core of the evaluation: judged rankings grouped by (keys, run, topic), put in
+trec_eval order and scored by the kernels — on integer codes and numpy arrays alone (no pandas
+call).
+
+:func:`pbtools.measures.compute` is a pandas adapter of :class:`Grouping`: it reads a frame's
+columns as codes (ids over their sorted dictionaries), hands them to it, and builds the frame
+returned. There is one grouping, one trec order and one set of kernel inputs in pbtools: these.
+
+The averages are not here yet: :func:`pbtools.measures.aggregate` averages with pandas'
+``groupby().mean()``, which (pandas 3.1) adds a column with ``np.add.reduceat`` when the group
+ids are sorted and the column's block holds no NaN, else by Kahan summation in row order — which
+one depends on the frame's block layout, so an array mean equal to it in the last bit has to
+follow that rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pbtools.frames import (
+    composite_key,
+    group_starts,
+    ranks_from_starts,
+    trec_sort_order,
+)
+from pbtools.measures import kernels as K
+from pbtools.measures.names import Measure
+
+__all__ = ["Grouping"]
+
+
+class Grouping:
+    """Judged rankings grouped by (keys, run, topic), in trec order, with their relevance sets.
+
+    Parameters
+    ----------
+    run_keys, qrels_keys : list of ndarray
+        Codes of the experiment key columns of the judged rows and of the qrels rows, over one
+        dictionary per key (``sizes``: the dictionaries' sizes).
+    name, qid, doc : ndarray
+        Codes of the judged rows' run, topic (over the dictionary shared with ``qrels_qid``,
+        ``nq`` ids) and document (any order-preserving codes: ties break on them, descending).
+    score : ndarray of float64
+    label : ndarray of int32
+        The judged rows' labels: :data:`~.kernels.UNJUDGED` for a document the qrels lack,
+        :data:`~.kernels.POOLED` for a negative qrels label.
+    qrels_qid, qrels_label : ndarray
+        The qrels rows' topic codes and labels (:data:`~.kernels.UNJUDGED` for a missing one).
+    n_names : int
+        Size of the run dictionary.
+    topics : {"judged", "all", "answered"}
+        Which (run, topic) are evaluated (:mod:`pbtools.measures.topics`); ``"all"`` needs
+        :meth:`add_missing_topics` after construction.
+
+    Attributes
+    ----------
+    groups : dict
+        ``keys`` (list of code arrays), ``name``, ``qid`` and ``topic`` (row of the relevance
+        set) of every group evaluated.
+    rows : tuple of ndarray
+        ``(group, rank, label)`` of every row of an evaluated group, by group, in trec order.
+
+    Examples
+    --------
+    Run 0 ranks documents 1 (relevant) and 0 on topic 0, which the qrels judge; topic 1 is not
+    judged, so only one group is evaluated:
+
+    >>> import numpy as np
+    >>> from pbtools.measures.names import parse_all
+    >>> g = Grouping([], np.array([0, 0, 0]), np.array([0, 0, 1]), np.array([2.0, 1.0, 1.0]),
+    ...              np.array([1, 0, 0]), np.array([1, -1, -1], np.int32), [],
+    ...              np.array([0]), np.array([1]), [], 1, 2)
+    >>> values, _ = g.scores(parse_all(["P@1", "AP"]))
+    >>> values.tolist(), g.groups["qid"].tolist()
+    ([[1.0, 1.0]], [0])
+    """
+
+    def __init__(
+        self,
+        run_keys: Sequence[np.ndarray],
+        name: np.ndarray,
+        qid: np.ndarray,
+        score: np.ndarray,
+        doc: np.ndarray,
+        label: np.ndarray,
+        qrels_keys: Sequence[np.ndarray],
+        qrels_qid: np.ndarray,
+        qrels_label: np.ndarray,
+        sizes: Sequence[int],
+        n_names: int,
+        nq: int,
+        topics: str = "judged",
+    ):
+        kj, kq, sizes = list(run_keys), list(qrels_keys), [max(int(s), 1) for s in sizes]
+        nq = max(int(nq), 1)
+        nc, jqc = name, qid
+        # qrels topics (keys..., qid)
+        qtid = composite_key([*kq, qrels_qid], [*sizes, nq])
+        qorder = np.argsort(qtid, kind="stable")
+        qsorted = qtid[qorder]
+        tstart = group_starts(qsorted)
+        self.tids = qsorted[tstart]
+        t_of_row = np.cumsum(tstart) - 1
+        qlab = np.asarray(qrels_label, dtype=np.int64)[qorder]
+        self.topics = K.Topics(t_of_row, qlab, len(self.tids))
+        self.sizes, self.nq = sizes, nq
+        # judged rows: order by group, trec order inside
+        n_names = max(int(n_names), 1)
+        gid = composite_key([*kj, nc, jqc], [*sizes, n_names, nq])
+        perm = None if _ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
+        if perm is not None:
+            gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
+            label = label[perm]
+        start = group_starts(gid)
+        rank = ranks_from_starts(start)
+        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
+        # group table and its qrels topic; groups without qrels topic are not evaluated
+        first = np.flatnonzero(start)
+        gkeys = [k[first] for k in kj]
+        gname, gqid = nc[first], jqc[first]
+        gtid = composite_key([*gkeys, gqid], [*sizes, nq]) if len(first) else np.zeros(0, np.int64)
+        pos = np.searchsorted(self.tids, gtid)
+        ok = (
+            (pos < len(self.tids)) & (self.tids[np.minimum(pos, len(self.tids) - 1)] == gtid)
+            if len(self.tids)
+            else np.zeros(len(gtid), bool)
+        )
+        if topics == "answered" and not ok.all():  # topics the qrels lack: empty relevance sets
+            extra, inv = np.unique(gtid[~ok], return_inverse=True)
+            pos = pos.copy()
+            pos[~ok] = len(self.tids) + inv.ravel()
+            hist = self.topics.hist
+            self.topics = K.Topics.from_hist(
+                np.vstack([hist, np.zeros((len(extra), hist.shape[1]), hist.dtype)])
+            )
+            ok = np.ones_like(ok)
+        # the runs (keys…, name) present, each once: every group's, evaluated or not
+        self.n_names = n_names
+        self._runs = np.unique(composite_key([*gkeys, gname], [*sizes, n_names]))
+        self.groups = dict(keys=[k[ok] for k in gkeys], name=gname[ok], qid=gqid[ok], topic=pos[ok])
+        keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)  # (no row when no group)
+        kept = (g, rank, label) if ok.all() else (new_index[g[keep]], rank[keep], label[keep])
+        self.rows = kept  # every row when every group has its qrels topic: no copies
+
+    def add_missing_topics(self) -> None:
+        """trec_eval ``-c``: add every qrels topic a (keys, run) lacks, as an empty ranking."""
+        grp, sizes, nt = self.groups, self.sizes, len(self.tids)
+        runs = self._runs  # composite (keys…, name), sorted
+        run_key, run_name = runs // self.n_names, runs % self.n_names
+        topic_key, topic_qid = self.tids // self.nq, self.tids % self.nq  # tids: by key, sorted
+        lo = np.searchsorted(topic_key, run_key, side="left")
+        hi = np.searchsorted(topic_key, run_key, side="right")
+        n = hi - lo
+        run_of = np.repeat(np.arange(len(runs)), n)
+        topic = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+        have_run = np.searchsorted(
+            runs, composite_key([*grp["keys"], grp["name"]], [*sizes, self.n_names])
+        )
+        have = np.unique(have_run.astype(np.int64) * max(nt, 1) + grp["topic"])
+        miss = ~np.isin(run_of.astype(np.int64) * max(nt, 1) + topic, have)
+        if not miss.any():
+            return
+        run_of, topic = run_of[miss], topic[miss]
+        rest = run_key[run_of]
+        keys = []
+        for size in reversed(sizes):
+            keys.append(rest % size)
+            rest = rest // size
+        keys.reverse()
+        grp["keys"] = [
+            np.concatenate([k, a.astype(k.dtype, copy=False)])
+            for k, a in zip(grp["keys"], keys, strict=True)
+        ]
+        grp["name"] = np.concatenate([grp["name"], run_name[run_of].astype(grp["name"].dtype)])
+        grp["qid"] = np.concatenate([grp["qid"], topic_qid[topic].astype(grp["qid"].dtype)])
+        grp["topic"] = np.concatenate([grp["topic"], topic.astype(grp["topic"].dtype)])
+
+    def scores(self, measures: list[Measure], texts: dict | None = None):
+        """Value (and residual) matrix, one row per group, one column per measure (the strings
+        of string measures into ``texts``). The rankings are cut to the ranks the measures'
+        families declare they read (:func:`~pbtools.measures.kernels.depth_needed`), as the
+        estimators cut them: one depth, from the declaration, in both."""
+        g, rank, label = self.rows
+        depth = K.depth_needed(measures)
+        if depth is not None and len(rank) and rank.max() > depth:
+            keep = rank <= depth
+            g, rank, label = g[keep], rank[keep], label[keep]
+        view = K.View(g, rank, label, len(self.groups["name"]))
+        return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
+
+    def order(self) -> np.ndarray:
+        """The groups by keys, run, then topic (the rows of the per-topic results)."""
+        grp = self.groups
+        return np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
+
+
+def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
+    """Groups contiguous and trec-ordered inside (then no sort is needed)."""
+    if len(gid) < 2:
+        return True
+    start = group_starts(gid)
+    heads = gid[start]
+    if len(np.unique(heads)) != len(heads):
+        return False
+    same = ~start[1:]
+    ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] < doc[:-1]))
+    return bool(np.all(ok[same]))
