@@ -164,20 +164,23 @@ def _columns(
     """``(qid, docno, score, tag)`` of the typed CSV read, or None unless every line has six
     fields, none of them empty, a rank that is a number (not NaN) and the first line's tag.
 
-    Read block by block (``pyarrow.csv.open_csv``, :data:`BLOCK_BYTES` at a time), each block
-    checked and only the columns kept that the run needs: the others (``q0``, ``rank``,
+    A file above :data:`BLOCK_BYTES` is read block by block (``pyarrow.csv.open_csv``), each
+    block checked and only the columns kept that the run needs: the others (``q0``, ``rank``,
     ``tag``: 23 bytes a row of an MS MARCO-like file) never exist for the whole file at once
     (peak RSS of read_runs on the MS MARCO-like shape, 34.9 M rows, two files in flight:
     see benchmarks/README.md)."""
     qid, docno, score, tag = [], [], [], None
+    how = {
+        "read_options": _READ,
+        "parse_options": _PARSE[sep],
+        "convert_options": _CONVERT[data.isascii()],
+    }
     try:
-        reader = pcsv.open_csv(
-            pa.BufferReader(data),
-            read_options=_READ,
-            parse_options=_PARSE[sep],
-            convert_options=_CONVERT[data.isascii()],
-        )
-        for batch in reader:
+        if len(data) > _READ.block_size:
+            batches = pcsv.open_csv(pa.BufferReader(data), **how)
+        else:  # one block: one read, as before (nothing to gain from streaming it)
+            batches = pcsv.read_csv(pa.BufferReader(data), **how).to_batches()
+        for batch in batches:
             if batch.num_rows == 0:
                 continue
             for c in ("qid", "q0", "docno", "tag"):  # an empty field: two blanks, a blank line
