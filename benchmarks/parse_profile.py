@@ -1,10 +1,13 @@
 """Where ``read_runs`` spends its CPU above the parse floor: each stage timed apart (issue 30).
 
 ``python benchmarks/parse_profile.py --shape S`` (or ``parse_floor.py --shape S --profile``)
-reads the shape once with ``read_runs`` (strict; TREC-2 lenient) while the functions of each
-stage are wrapped with ``time.thread_time`` (the CPU of the thread that runs them: the stages in
-the thread pool are summed over its threads), and prints each stage's CPU seconds, ns per row
-and share of the whole process's CPU, next to the floor's (``parse_floor``) in the same process.
+reads the shape once with ``read_runs`` (strict; TREC-2 lenient) on one thread
+(``pbtools.threads.limited_threads(1)``) while the functions of each stage are wrapped with
+``time.process_time`` (the process's CPU while they run: with one worker thread, the stage's own
+CPU and that of Arrow's reader thread, which parses the next block of the direct read while the
+worker checks the last one — ``time.thread_time`` would miss it), and prints each stage's CPU
+seconds, ns per row and share of the whole process's CPU, next to the floor's (``parse_floor``,
+every core) in the same process.
 Stages nest nowhere (each wrapped function is called outside the others), so the shares add up
 to the profiled part; "the rest" is the frame, the merges of small arrays and the interpreter.
 """
@@ -62,6 +65,7 @@ def profile(paths: list[str], lenient: bool) -> None:
     from parse_floor import parse_floor
 
     from pbtools.io import read_runs
+    from pbtools.threads import limited_threads
 
     spent: dict[str, float] = defaultdict(float)
     lock = threading.Lock()
@@ -72,12 +76,12 @@ def profile(paths: list[str], lenient: bool) -> None:
         saved.append((owner, name, fn))
 
         def timed(*a, _fn=fn, _key=f"{mod}.{name}", **k):
-            t0 = time.thread_time()
+            t0 = time.process_time()
             try:
                 return _fn(*a, **k)
             finally:
                 with lock:
-                    spent[_key] += time.thread_time() - t0
+                    spent[_key] += time.process_time() - t0
 
         setattr(owner, name, timed)
     parse_floor(paths)  # classify the files, outside the timing
@@ -86,7 +90,8 @@ def profile(paths: list[str], lenient: bool) -> None:
     floor_cpu = time.process_time() - c0
     try:
         c0 = time.process_time()
-        n = len(read_runs(paths, lenient=lenient))
+        with limited_threads(1):
+            n = len(read_runs(paths, lenient=lenient))
         total = time.process_time() - c0
     finally:
         for owner, name, fn in saved:

@@ -42,7 +42,9 @@ _TYPES = {
     "score": pa.float64(),
     "tag": pa.string(),
 }
-_READ = pcsv.ReadOptions(column_names=list(RUN_FIELDS), block_size=1 << 26, use_threads=False)
+#: bytes of a run file parsed at a time by the direct read (:func:`_columns`)
+BLOCK_BYTES = 1 << 24
+_READ = pcsv.ReadOptions(column_names=list(RUN_FIELDS), block_size=BLOCK_BYTES, use_threads=False)
 _PARSE = {  # a blank line is kept as a row of empty fields (and so refused)
     d: pcsv.ParseOptions(delimiter=d, quote_char=False, escape_char=False, ignore_empty_lines=False)
     for d in ("\t", " ")
@@ -109,14 +111,17 @@ def uniform_blanks(data: bytes) -> bytes:
 _TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 
 
-def read_direct(data: bytes, *, float32: bool) -> tuple[pa.Array, pa.Array, np.ndarray, str] | None:
+def read_direct(
+    data: bytes, *, float32: bool
+) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray, str] | None:
     """``(qid, docno, score, tag)`` of a run file that needs no repair, or None.
 
     ``data``: the file's bytes (gunzipped; CRLF line ends already made LF). ``qid`` and
-    ``docno`` are Arrow string arrays, ``score`` float64 (the file's values; with ``float32``
-    they must also be finite and nonzero as 32-bit floats), one row per physical line. None when
-    the file is anything but six blank-separated non-empty fields on every line, with numeric
-    ranks (not NaN), finite nonzero scores, one run tag, and no control byte.
+    ``docno`` are chunked Arrow string arrays, ``score`` float64 (the file's values; with
+    ``float32`` they must also be finite and nonzero as 32-bit floats), one row per physical
+    line. None when the file is anything but six blank-separated non-empty fields on every
+    line, with numeric ranks (not NaN), finite nonzero scores, one run tag, and no control
+    byte.
     """
     if not data:
         return None
@@ -125,42 +130,77 @@ def read_direct(data: bytes, *, float32: bool) -> tuple[pa.Array, pa.Array, np.n
         data, sep = uniform_blanks(data), " "
     else:
         sep = "\t" if tab else " "
-    table = _read(data, sep)
-    if table is None and sep == " " and not tab:  # ragged beyond the sample
+    cols = _columns(data, sep)
+    if cols is None and sep == " " and not tab:  # ragged beyond the sample
         data = uniform_blanks(data)
-        table = _read(data, sep)
-    if table is None:
+        cols = _columns(data, sep)
+    if cols is None:
         return None
-    n = table.num_rows
+    qid, docno, score, tag = cols
+    n = len(score)
     # every byte below 0x20 must be a line end or (tab-separated) one of the 5n separators
     low = n - (not data.endswith(b"\n")) + (5 * n if sep == "\t" else 0)
     if _low_bytes(data) != low or b"\x7f" in data:
         return None
-    score = table.column("score").to_numpy()
     with np.errstate(over="ignore"):
         value = score.astype(np.float32) if float32 else score
     if not (np.isfinite(value).all() and value.all()):
         # a zero is fine when it is written as one: that needs the literals (a second read of
         # this file); NaN, inf, an overflow or an underflow go to the general path
-        literal = _read(data, sep, _SCORE_TEXT)
+        literal = _score_literals(data, sep)
         if literal is None:
             return None
         fields = Fields("", n, np.arange(n), [], Repairs())
         try:
-            to_scores(
-                literal.column("score").combine_chunks(), fields, lenient=False, float32=float32
-            )
+            to_scores(literal, fields, lenient=False, float32=float32)
         except TrecFormatError:
             return None
-    if np.isnan(table.column("rank").to_numpy()).any():
+    return qid, docno, score, tag
+
+
+def _columns(
+    data: bytes, sep: str
+) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray, str] | None:
+    """``(qid, docno, score, tag)`` of the typed CSV read, or None unless every line has six
+    fields, none of them empty, a rank that is a number (not NaN) and the first line's tag.
+
+    A file above :data:`BLOCK_BYTES` is read block by block (``pyarrow.csv.open_csv``), each
+    block checked and only the columns kept that the run needs: the others (``q0``, ``rank``,
+    ``tag``: 23 bytes a row of an MS MARCO-like file) never exist for the whole file at once
+    (peak RSS of read_runs on the MS MARCO-like shape, 34.9 M rows, two files in flight:
+    see benchmarks/README.md)."""
+    qid, docno, score, tag = [], [], [], None
+    how = {
+        "read_options": _READ,
+        "parse_options": _PARSE[sep],
+        "convert_options": _CONVERT[data.isascii()],
+    }
+    try:
+        if len(data) > _READ.block_size:
+            batches = pcsv.open_csv(pa.BufferReader(data), **how)
+        else:  # one block: one read, as before (nothing to gain from streaming it)
+            batches = pcsv.read_csv(pa.BufferReader(data), **how).to_batches()
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            for c in ("qid", "q0", "docno", "tag"):  # an empty field: two blanks, a blank line
+                if _min_length(batch.column(c)) == 0:
+                    return None
+            if np.isnan(batch.column("rank").to_numpy()).any():
+                return None
+            tags = batch.column("tag")
+            tag = tags[0].as_py() if tag is None else tag
+            if not one_value(tags, tag):
+                return None
+            qid.append(batch.column("qid"))
+            docno.append(batch.column("docno"))
+            score.append(batch.column("score").to_numpy())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None  # a field count, a number or a byte the general path will name
+    if tag is None:
         return None
-    tag = table.column("tag").combine_chunks()
-    first = tag[0].as_py()
-    if not one_value(tag, first):
-        return None
-    qid = table.column("qid").combine_chunks()
-    docno = table.column("docno").combine_chunks()
-    return qid, docno, score, first
+    scores = score[0] if len(score) == 1 else np.concatenate(score)
+    return pa.chunked_array(qid), pa.chunked_array(docno), scores, tag
 
 
 def _low_bytes(data: bytes, step: int = 1 << 22) -> int:
@@ -177,26 +217,19 @@ def _ragged(data: bytes) -> bool:
     return b"  " in head or b"\n " in head or b" \n" in head or head.startswith(b" ")
 
 
-def _read(data: bytes, sep: str, convert: pcsv.ConvertOptions | None = None) -> pa.Table | None:
-    """The typed CSV read; None unless every line has six fields, none of them empty."""
+def _score_literals(data: bytes, sep: str) -> pa.Array | None:
+    """The score field of every line as text (the zero/underflow rule needs the literals), or
+    None when the read fails."""
     try:
         table = pcsv.read_csv(
             pa.BufferReader(data),
             read_options=_READ,
             parse_options=_PARSE[sep],
-            convert_options=convert or _CONVERT[data.isascii()],
+            convert_options=_SCORE_TEXT,
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None  # a field count, a number or a byte the general path will name
-    if table.num_rows == 0:
         return None
-    for c in ("qid", "q0", "docno", "tag"):  # an empty field: two blanks, or a blank line
-        if c not in table.column_names:
-            continue
-        for chunk in table.column(c).chunks:
-            if len(chunk) and _min_length(chunk) == 0:
-                return None
-    return table
+    return table.column("score").combine_chunks()
 
 
 def _offsets(arr: pa.Array) -> np.ndarray:

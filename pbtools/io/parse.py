@@ -129,21 +129,33 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
         qid, docno, score, tag = direct
         name = tag if run_id == "tag" else file_run_name(path)
         part = RunPart(path, name, None, qid, docno, score, Repairs(), [tag])
+    big = len(raw) >= RELEASE_BYTES
+    # the file's bytes and table are garbage from here: they go before the ids are encoded,
+    # not after (the encoding's temporaries would come on top of a file's bytes per thread)
+    del raw, data, direct, checked
+    if big:
+        # Arrow's allocator would keep their pages for the next file, and the resident set
+        # grow by a file's worth per thread (MS MARCO-like, 10 files of 130 MB: peak RSS of
+        # read_runs 1,896 → 1,606 MiB)
+        release_memory()
     part.qid = encode_topics(part.qid)
     part.docno = encode_ids(part.docno)
-    if len(raw) >= RELEASE_BYTES:
-        # the file's bytes and table are garbage: Arrow's allocator would keep their pages
-        # for the next file, and the resident set grow by a file's worth per thread (MS
-        # MARCO-like, 10 files of 130 MB: peak RSS of read_runs 1,896 → 1,606 MiB)
-        del raw, data, direct, checked
-        release_memory()
     return part
 
 
-def encode_topics(qid: pa.Array) -> pa.DictionaryArray:
+def one_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``arr`` as one array (a chunked array's chunks joined; one chunk: no copy)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    return arr
+
+
+def encode_topics(qid: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     """A file's qids dictionary-encoded (first-seen order), as ``pc.dictionary_encode`` does
     it; a file whose topics come in blocks of rows (any ranked run: MS MARCO-like, 500 rows a
-    topic) by encoding only the first row of each block (1 M rows: 11 ms CPU against 26 ms).
+    topic) by encoding only the first row of each block (1 M rows: 11 ms CPU against 26 ms),
+    with 16-bit indices when there are fewer than 32,768 topics (the codes stay in memory until
+    the frame is made: 2 bytes a row less).
 
     Examples
     --------
@@ -152,16 +164,18 @@ def encode_topics(qid: pa.Array) -> pa.DictionaryArray:
     """
     n = len(qid)
     if n < 2:
-        return pc.dictionary_encode(qid)
+        return pc.dictionary_encode(one_array(qid))
     head = np.empty(n, dtype=bool)
     head[0] = True
-    head[1:] = np.asarray(pc.not_equal(qid[1:], qid[:-1]))
+    head[1:] = pc.not_equal(qid[1:], qid[:-1]).to_numpy(zero_copy_only=False)
     starts = np.flatnonzero(head)
     if len(starts) > n // 4:
-        return pc.dictionary_encode(qid)
-    heads = pc.dictionary_encode(qid.take(pa.array(starts)))
-    indices = np.repeat(np.asarray(heads.indices), np.diff(np.append(starts, n)))
-    return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), heads.dictionary)
+        return pc.dictionary_encode(one_array(qid))
+    heads = pc.dictionary_encode(one_array(qid.take(pa.array(starts))))
+    small = len(heads.dictionary) < (1 << 15)
+    first = np.asarray(heads.indices).astype(np.int16 if small else np.int32)
+    indices = np.repeat(first, np.diff(np.append(starts, n)))
+    return pa.DictionaryArray.from_arrays(pa.array(indices), heads.dictionary)
 
 
 #: rows from which a file's docnos may be kept as packed words (:class:`PackedIds`), encoded
@@ -184,7 +198,7 @@ class PackedIds:
         return len(self.words[0])
 
 
-def encode_ids(ids: pa.Array):
+def encode_ids(ids: pa.Array | pa.ChunkedArray):
     """A file's docnos, ready for :func:`pbtools.io.assemble.docno_codes`: as packed words
     (:class:`PackedIds`) when they are up to 16 bytes long, the file has :data:`PACKED_ROWS`
     rows or more and most of its first :data:`SAMPLE_ROWS` docnos are distinct (an MS
@@ -192,6 +206,7 @@ def encode_ids(ids: pa.Array):
     the cache, 1.3 s CPU); else dictionary-encoded by ``pyarrow.compute.dictionary_encode``,
     whose table of a few thousand docnos stays in the cache (a file of 34,000 rows over 2,000
     documents), and only the dictionary is encoded with the other files'."""
+    ids = one_array(ids)
     n = len(ids)
     if n >= PACKED_ROWS and pc.count_distinct(ids.slice(0, SAMPLE_ROWS)).as_py() * 2 > min(
         n, SAMPLE_ROWS

@@ -151,6 +151,34 @@ def test_clean_files_take_the_direct_path(tmp_path: Path):
         assert direct.read_direct(bad, float32=False) is None, bad
 
 
+def test_direct_read_block_by_block(monkeypatch):
+    """A file read in several blocks gives the columns of one read, and a problem in a later
+    block (a second tag, an empty field, a NaN rank, five fields) still sends it to the
+    general path."""
+    import pyarrow.csv as pcsv
+
+    lines = [f"{q}\tQ0\td{q}x{i}\t{i}\t{10 - i / 7:.6f}\tr\n" for q in (3, 1) for i in range(40)]
+    data = "".join(lines).encode()
+    whole = direct.read_direct(data, float32=False)
+    small = pcsv.ReadOptions(column_names=list(direct.RUN_FIELDS), block_size=256)
+    monkeypatch.setattr(direct, "_READ", small)
+    parts = direct.read_direct(data, float32=False)
+    assert parts[0].num_chunks > 3  # several blocks
+    assert parts[0].to_pylist() == whole[0].to_pylist()
+    assert parts[1].to_pylist() == whole[1].to_pylist()
+    assert parts[2].tolist() == whole[2].tolist() and parts[3] == whole[3] == "r"
+    last = lines[-1]
+    for bad in (
+        last.replace("\tr\n", "\ts\n"),
+        last.replace("\tQ0\t", "\t\t"),
+        last.replace("\t39\t", "\tnan\t"),
+        last.replace("\tQ0", ""),
+    ):
+        assert (
+            direct.read_direct("".join(lines[:-1]).encode() + bad.encode(), float32=False) is None
+        )
+
+
 def test_clean_files_out_of_name_order(tmp_path: Path, general):
     """Runs come out in name order whatever the order of their files."""
     b = tmp_path / "input.b"
