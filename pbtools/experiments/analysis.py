@@ -56,6 +56,7 @@ from pbtools.experiments.configs import (
 )
 from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
+from pbtools.io.files import release_memory
 from pbtools.measures.names import Measure, measure_column, parse_all
 from pbtools.progress import stage, staged
 
@@ -304,6 +305,7 @@ def _analyze(
             done = r.kwargs()
         t_parse = time.perf_counter() - t0
         t1 = time.perf_counter()
+        release_memory()  # the parse's freed pages handed back, not kept to the peak
         stage("pool inference")
         mode = str(resolve(d.protocol, topics=d.topics)["topics"])
         warn_coverage(runs, qrels, topics=mode)
@@ -327,6 +329,7 @@ def _analyze(
             "top_ties": d.top_ties,
         }
         t_stage = {"pool inference": time.perf_counter() - t1}
+        release_memory()  # pool inference's (its copies of the names)
         stage("leave-outs and truth")
         t2 = time.perf_counter()
         results = run_configs(configs, shared, x, rows=len(runs))
@@ -339,6 +342,7 @@ def _analyze(
             seen.setdefault(cfg["runs"], t)
         truth = pd.concat(list(seen.values()), ignore_index=True)
         t_stage["leave-outs and truth"] = time.perf_counter() - t2
+        release_memory()  # the leave-out stage's (the encoding, the chunks)
         stage("significance")
         t3 = time.perf_counter()
         significance, errors, differences = _statistics(scores, truth, d.sre_test, d.alpha, sink)
