@@ -195,7 +195,7 @@ class ParquetBlocks:
         if self._whole is not None:  # every key known before the first row group
             df = self._whole
             cats = {
-                c: _category_spec(t, _all_used(df[c].array.codes, len(t.categories)))
+                str(c): _category_spec(t, _all_used(df[c].array.codes, len(t.categories)))
                 for c, t in _categoricals(df).items()
             }
             meta = self._meta(cats, df.attrs, self._metadata, len(df))
@@ -251,7 +251,8 @@ class ParquetBlocks:
         self._flush(final=True)
         if self._whole is None:
             cats = {
-                c: _category_spec(t, bool(self._seen[c].all())) for c, t in self._dtypes.items()
+                str(c): _category_spec(t, bool(self._seen[c].all()))
+                for c, t in self._dtypes.items()
             }
             meta = self._meta(cats, attrs or {}, metadata, self.rows)
             schema_meta = self._schema_meta(meta, pd.RangeIndex(self.rows))
@@ -271,8 +272,8 @@ class ParquetBlocks:
 
 
 def _categoricals(df: pd.DataFrame) -> dict:
-    """The categorical columns of ``df`` (by name) and their dtypes."""
-    return {str(c): t for c, t in df.dtypes.items() if isinstance(t, pd.CategoricalDtype)}
+    """The categorical columns of ``df`` and their dtypes."""
+    return {c: t for c, t in df.dtypes.items() if isinstance(t, pd.CategoricalDtype)}
 
 
 def _category_spec(dtype: pd.CategoricalDtype, all_used: bool) -> dict | None:
