@@ -204,9 +204,11 @@ def validate(args: argparse.Namespace) -> None:
     )
 
 
-def analysis_from_args(args: argparse.Namespace):
+def analysis_from_args(args: argparse.Namespace, significance_to="discard"):
     """Run :func:`analyze` on the analysis options of ``args`` (checked by
-    :func:`validate_analysis`)."""
+    :func:`validate_analysis`). The significance table is streamed — never held whole —
+    into ``significance_to`` (a writer of its blocks) or dropped (the default: the printed
+    analysis and the HTML report need only SRE*, counted as the blocks go by)."""
     from pbtools.experiments import analysis
     from pbtools.experiments.configs import Design, Execution, Reading
     from pbtools.experiments.load import collection_name
@@ -247,6 +249,7 @@ def analysis_from_args(args: argparse.Namespace):
         reading=reading,
         execution=execution,
         name=name,
+        significance_to=significance_to,
     )
 
 
@@ -265,16 +268,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    result = analysis_from_args(args)
-    print(result.report(wide=args.wide, verbose=args.verbose))
-    if args.output:
-        from pbtools.cli.provenance import provenance
-        from pbtools.experiments import analysis
+    if not args.output:
+        print(analysis_from_args(args).report(wide=args.wide, verbose=args.verbose))
+        return 0
+    from pbtools.cli.provenance import provenance
+    from pbtools.experiments import analysis
+    from pbtools.io.results import building
 
+    # the result set is built while the analysis runs: the significance table (runs² rows)
+    # goes to its Parquet file a block of pairs at a time, never whole (issue 30 item 4)
+    with building(args.output, analysis.Analysis.TABLES) as out:
+        result = analysis_from_args(args, significance_to=out.blocks("significance"))
+        print(result.report(wide=args.wide, verbose=args.verbose))
         inputs = [*(args.paths or [analysis.SAMPLE]), *([args.desc] if args.desc else [])]
         result.params.update(provenance(args, inputs))  # version, parameters, input SHA-256
-        paths = result.write(args.output)
-        print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
+        paths = result.write_into(out)
+    print(f"\nwrote {', '.join(p.name for p in paths)} to {args.output}")
     return 0
 
 

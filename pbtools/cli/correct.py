@@ -152,6 +152,13 @@ def register(sub) -> None:
         help="prediction residuals as they are, or scaled by each run's unjudged share",
     )
     co.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    co.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="cores to use, >= 1 (default 0: every usable core), as threads of this process; "
+        "--jobs 1 uses the least memory",
+    )
     co.add_argument("--format", choices=FORMATS, default="table")
     co.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(co)
@@ -168,13 +175,34 @@ def validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--confidence must be in (0, 1), not {args.confidence}")
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
+    execution_of(args)  # --jobs (and PBTOOLS_THREADS) checked as pbtools.correct checks jobs=
     inputs = [args.qrels, args.runs, args.new_run]
     check_inputs(inputs, desc=args.desc)
     check_output(args.output, inputs=[*inputs, args.desc])
 
 
+def execution_of(args: argparse.Namespace):
+    """The :class:`~pbtools.experiments.configs.Execution` of ``--jobs``, checked by it (the
+    validation of ``pbtools.correct(jobs=)``): a bad value is a :class:`UsageError` naming the
+    option (exit status 2)."""
+    from pbtools.errors import InputError
+    from pbtools.experiments.configs import Execution
+
+    try:
+        return Execution(jobs=args.jobs, progress=False)
+    except InputError as err:
+        raise UsageError(f"--jobs {args.jobs}: {err}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct)."""
+    """``pbtools correct``: every estimator's score for new runs (pbtools.corrections.correct),
+    on the cores of ``--jobs`` (:meth:`Execution.limits
+    <pbtools.experiments.configs.Execution.limits>`, as ``pbtools.correct(jobs=)``)."""
+    with execution_of(args).limits():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pbtools import corrections, io
     from pbtools.measures import warn_coverage
     from pbtools.measures.names import measure_column

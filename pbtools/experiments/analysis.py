@@ -56,6 +56,7 @@ from pbtools.experiments.configs import (
 )
 from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
+from pbtools.io.files import release_memory
 from pbtools.measures.names import Measure, measure_column, parse_all
 from pbtools.progress import stage, staged
 
@@ -72,7 +73,8 @@ class Analysis:
     properties: pd.DataFrame
     scores: pd.DataFrame
     truth: pd.DataFrame
-    significance: pd.DataFrame
+    #: the tests of every pair; None when they were streamed (``analyze(significance_to=)``)
+    significance: pd.DataFrame | None
     errors: pd.DataFrame
     params: dict
     timings: dict = field(default_factory=dict)
@@ -91,9 +93,30 @@ class Analysis:
         (:func:`pbtools.io.write_results`; read it back with :func:`pbtools.io.read_results`)."""
         from pbtools.io import write_results
 
+        if self.significance is None:
+            raise ValueError(
+                "the significance table was streamed, not kept (analyze(significance_to=...)): "
+                "it is written where it went (Analysis.write_into)"
+            )
         meta = {**self.params, "timings": self.timings}
         tables = {name: getattr(self, name) for name in self.TABLES}
         return write_results(out_dir, tables, params=self.params, metadata=meta)
+
+    def write_into(self, out) -> list[Path]:
+        """Write the tables into the result set being built ``out``
+        (:func:`pbtools.io.results.building`), as :meth:`write` does; a table streamed into
+        ``out`` while the analysis ran (``analyze(significance_to=out.blocks("significance"))``,
+        as ``pbtools analyze -o`` does) is finished in its place. Returns the tables' paths."""
+        meta = {**self.params, "timings": self.timings}
+        paths = []
+        for name in self.TABLES:
+            table = getattr(self, name)
+            if table is None:
+                paths.append(out.close_blocks(name, metadata=meta))
+            else:
+                paths.append(out.table(name, table, metadata=meta))
+        out.params = self.params
+        return paths
 
     def report(self, *, wide: bool = False, verbose: bool = False) -> str:
         """The terminal report (:func:`pbtools.experiments.report.text_report`)."""
@@ -169,6 +192,7 @@ def analyze(
     reading: Reading | None = None,
     execution: Execution | None = None,
     name: str | None = None,
+    significance_to=None,
     **options,
 ) -> Analysis:
     """Bias analysis of a collection (Lipani et al. 2015 §5, Table 2; Webber & Park §3.1).
@@ -202,6 +226,16 @@ def analyze(
     name : str, optional
         The collection's name in the reports (default: its path below the folder it was found
         in, :func:`pbtools.io.track_name`: ``TREC-2/Adhoc``; ``sample`` for the bundled one).
+    significance_to : None, "discard" or a writer, optional
+        Where the significance table goes. None (the default): whole, in
+        ``Analysis.significance``. Otherwise it is never held whole — the one table of runs²
+        rows (issue 30 item 4): computed a block of pairs at a time
+        (:func:`pbtools.stats.matrix.pair_blocks`), each block looked up by SRE*'s join and
+        handed to ``significance_to.write(block)`` (a
+        :class:`pbtools.io.parquet.ParquetBlocks`: ``pbtools analyze -o`` gives its result
+        set's, :meth:`Analysis.write_into`) or, with ``"discard"``, dropped (``pbtools
+        analyze`` without ``-o``, ``pbtools report``); ``Analysis.significance`` is then None.
+        Every other table is the same.
     **options
         Any field of the three option objects as a keyword, the short way to change one
         (``analyze(src, measures=["P@10"], leave_out=["org"], jobs=1)``); a field of an
@@ -238,13 +272,19 @@ def analyze(
             f"run_id={run_id!r} cannot apply with protocol={protocol!r}: the preset names runs "
             "by file and organizations by tag (PROTOCOL item 1)"
         )
-    return _analyze(source, ms, opts["design"], opts["reading"], x, name, progress=x.progress)
+    if significance_to is not None and significance_to != "discard":
+        if not callable(getattr(significance_to, "write", None)):
+            raise TypeError("significance_to: None, 'discard' or a writer with write(block)")
+    sink = significance_to
+    return _analyze(source, ms, opts["design"], opts["reading"], x, name, sink, x.progress)
 
 
 @staged("reading", "pool inference", "leave-outs and truth", "significance", desc="analyze")
-def _analyze(source, ms, d: Design, r: Reading, x: Execution, name, progress=None) -> Analysis:
-    """:func:`analyze` on its parsed measures and option objects (``progress``: the stages'
-    bar, :func:`pbtools.progress.staged`)."""
+def _analyze(
+    source, ms, d: Design, r: Reading, x: Execution, name, sink, progress=None
+) -> Analysis:
+    """:func:`analyze` on its parsed measures and option objects (``sink``: its
+    ``significance_to``; ``progress``: the stages' bar, :func:`pbtools.progress.staged`)."""
     from pbtools.grid import product
     from pbtools.measures.topics import warn_coverage
     from pbtools.pooling.inference import infer_pool
@@ -265,6 +305,7 @@ def _analyze(source, ms, d: Design, r: Reading, x: Execution, name, progress=Non
             done = r.kwargs()
         t_parse = time.perf_counter() - t0
         t1 = time.perf_counter()
+        release_memory()  # the parse's freed pages handed back, not kept to the peak
         stage("pool inference")
         mode = str(resolve(d.protocol, topics=d.topics)["topics"])
         warn_coverage(runs, qrels, topics=mode)
@@ -288,6 +329,7 @@ def _analyze(source, ms, d: Design, r: Reading, x: Execution, name, progress=Non
             "top_ties": d.top_ties,
         }
         t_stage = {"pool inference": time.perf_counter() - t1}
+        release_memory()  # pool inference's (its copies of the names)
         stage("leave-outs and truth")
         t2 = time.perf_counter()
         results = run_configs(configs, shared, x, rows=len(runs))
@@ -300,9 +342,10 @@ def _analyze(source, ms, d: Design, r: Reading, x: Execution, name, progress=Non
             seen.setdefault(cfg["runs"], t)
         truth = pd.concat(list(seen.values()), ignore_index=True)
         t_stage["leave-outs and truth"] = time.perf_counter() - t2
+        release_memory()  # the leave-out stage's (the encoding, the chunks)
         stage("significance")
         t3 = time.perf_counter()
-        significance, errors, differences = _statistics(scores, truth, d.sre_test, d.alpha)
+        significance, errors, differences = _statistics(scores, truth, d.sre_test, d.alpha, sink)
         t_stage["significance"] = time.perf_counter() - t3
         t_analysis = time.perf_counter() - t1
         params = {
@@ -343,13 +386,23 @@ def _analyze(source, ms, d: Design, r: Reading, x: Execution, name, progress=Non
         )
 
 
-def _statistics(scores, truth, sre_test, alpha) -> tuple:
+def _statistics(scores, truth, sre_test, alpha, sink=None) -> tuple:
     """``(significance, errors, differences)``: SRE*'s tests on the per-topic truth, then MAE,
-    SRE, SRE*, τ and their bootstrap intervals per configuration and estimator."""
-    significance = stats.sre_significance(truth, sre_test, ["runs", "measure"], alpha, compact=True)
+    SRE, SRE*, τ and their bootstrap intervals per configuration and estimator. With a
+    ``sink`` (:func:`analyze`'s ``significance_to``) the tests are computed as SRE*'s join
+    reads them, a block of pairs at a time, each block then written (or dropped): the
+    significance returned is None."""
+    keep = sink is None
+    by = ["runs", "measure"]
+    significance = stats.sre_significance(truth, sre_test, by, alpha, compact=True, blocks=not keep)
+    if not keep and sink != "discard":
+        significance.sink = sink.write
     keys = ["leave_out", "runs", "measure", "estimator"]
     keyed = scores[[*keys, "name", "true", "estimate"]]
     errors = stats.error_table(keyed, significance, by=keys, alpha=alpha)
+    if not keep:  # every block read (and written), none kept
+        significance.drain()
+        significance = None
     tau = stats.kendall_tau(keyed, by=keys)
     errors = errors.merge(tau, on=keys, how="left")
     noise, differences = stats.error_intervals(keyed, keys[:-1], seed=0)

@@ -260,6 +260,71 @@ def _entry(file: Path, **more) -> dict:
     return {**more, "bytes": file.stat().st_size, "sha256": sha256_file(file)}
 
 
+class ResultBuilder:
+    """A result set being built in its temporary directory :attr:`dir` (:func:`building`):
+    tables written whole (:meth:`table`) or block by block (:meth:`blocks`, then
+    :meth:`close_blocks`); :attr:`params` go to the manifest."""
+
+    def __init__(self, new: Path):
+        self.dir, self.params, self.files, self._open = new, None, {}, {}
+
+    def table(self, name: str, df: pd.DataFrame, metadata: dict | None = None) -> Path:
+        """Write ``df`` as ``<name>.parquet`` (:func:`pbtools.io.write_parquet`)."""
+        from pbtools.io.parquet import write_parquet
+
+        file = self.dir / f"{name}.parquet"
+        write_parquet(df, file, metadata=metadata)
+        self.files[file.name] = _entry(file, rows=len(df))
+        return file
+
+    def blocks(self, name: str):
+        """A :class:`pbtools.io.parquet.ParquetBlocks` writing ``<name>.parquet`` a block at a
+        time (``write(block)``); the table joins the set at :meth:`close_blocks`."""
+        from pbtools.io.parquet import ParquetBlocks
+
+        if name in self._open:
+            raise ValueError(f"table {name!r} is already being written")
+        writer = self._open[name] = ParquetBlocks(self.dir / f"{name}.parquet")
+        return writer
+
+    def close_blocks(self, name: str, metadata: dict | None = None) -> Path:
+        """Finish the table of :meth:`blocks` (with ``metadata``) and add it to the set."""
+        rows = self._open.pop(name).close(metadata=metadata)
+        file = self.dir / f"{name}.parquet"
+        self.files[file.name] = _entry(file, rows=rows)
+        return file
+
+
+@contextlib.contextmanager
+def building(path: PathLike, tables: tuple = ()) -> Iterator[ResultBuilder]:
+    """Build the result set ``path`` through the :class:`ResultBuilder` yielded, all or
+    nothing, as :func:`write_results` does (``tables``: the names an older set without a
+    manifest may hold); ``manifest.json`` is written when the block ends. A table written
+    block by block is never held whole (``analyze -o``'s significance table, issue 30).
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> d = tempfile.mkdtemp()
+    >>> with building(f"{d}/out") as out:
+    ...     out.blocks("t").write(pd.DataFrame({"x": [1, 2]}))
+    ...     _ = out.close_blocks("t")
+    >>> read_results(f"{d}/out")["t"]["x"].tolist()
+    [1, 2]
+    """
+    with _staged(path, tables) as new:
+        builder = ResultBuilder(new)
+        try:
+            yield builder
+            if builder._open:
+                raise RuntimeError(f"{path}: tables not finished: {sorted(builder._open)}")
+        except BaseException:
+            for writer in builder._open.values():  # their temporary files removed
+                writer.abort()
+            raise
+        _write_manifest(new, builder.files, builder.params)
+
+
 def write_results(
     path: PathLike,
     tables: Mapping[str, pd.DataFrame],
@@ -286,21 +351,16 @@ def write_results(
     >>> res["t"]["x"].tolist(), res.manifest["files"]["t.parquet"]["rows"]
     ([1, 2], 2)
     """
-    from pbtools.io.parquet import write_parquet
-
     names = tuple(tables)
-    with _staged(path, names) as new:
-        files = {}
+    with building(path, names) as out:
         for name, df in tables.items():
-            file = new / f"{name}.parquet"
-            write_parquet(df, file, metadata=metadata)
-            files[file.name] = _entry(file, rows=len(df))
+            out.table(name, df, metadata=metadata)
         if extra is not None:
-            extra(new)
-            for file in sorted(p for p in new.iterdir() if p.is_file()):
-                if file.name not in files and file.name != MANIFEST:
-                    files[file.name] = _entry(file, rows=None)
-        _write_manifest(new, files, params)
+            extra(out.dir)
+            for file in sorted(p for p in out.dir.iterdir() if p.is_file()):
+                if file.name not in out.files and file.name != MANIFEST:
+                    out.files[file.name] = _entry(file, rows=None)
+        out.params = params
     return [Path(path) / f"{name}.parquet" for name in names]
 
 

@@ -8,7 +8,9 @@ scatter into a numpy array and fails loudly on anything else.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -218,6 +220,105 @@ def code_dtype(n: int) -> np.dtype:
     return np.dtype(np.int64)
 
 
+class TableBlocks:
+    """A table given as blocks of rows — the same columns and dtypes in every block — computed
+    as they are read, and read once (a table of runs² pairs that is never held whole: issue 30
+    item 4). :func:`pair_blocks` gives one, :meth:`of_frame` views a frame so.
+
+    ``dtypes`` holds the :class:`~pandas.CategoricalDtype` of each categorical column (its
+    dictionary, known before any block); ``rows`` the rows of all the blocks. ``sink``, when
+    set, is called with each block as it is read (a writer of the table, block by block);
+    :meth:`drain` reads the blocks left.
+
+    Examples
+    --------
+    >>> t = TableBlocks.of_frame(pd.DataFrame({"x": [1, 2, 3]}), 2)
+    >>> seen = []
+    >>> t.sink = seen.append
+    >>> [len(b) for b in t], len(t), [len(b) for b in seen]
+    ([2, 1], 3, [2, 1])
+    """
+
+    def __init__(self, columns, dtypes: dict, rows: int, blocks):
+        self.columns = pd.Index(list(columns))
+        self.dtypes, self.rows, self._blocks, self.sink = dict(dtypes), int(rows), blocks, None
+        self._stream = None
+        #: the whole table when the blocks are a frame's (:meth:`of_frame`), else None
+        self.frame: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def __iter__(self):
+        if self._stream is not None:
+            raise RuntimeError("a table of blocks is read once")
+        self._stream = self._read()
+        return self._stream
+
+    def _read(self):
+        for block in self._blocks:
+            if self.sink is not None:
+                self.sink(block)
+            yield block
+
+    def drain(self) -> None:
+        """Read the blocks not read yet (each handed to :attr:`sink`)."""
+        for _ in self._stream if self._stream is not None else self:
+            pass
+
+    @classmethod
+    def of_frame(cls, df: pd.DataFrame, rows: int) -> TableBlocks:
+        """``df`` as blocks of ``rows`` rows (:attr:`frame` is ``df``: a reader may take its
+        dictionaries from the whole columns)."""
+        dtypes = {c: t for c, t in df.dtypes.items() if isinstance(t, pd.CategoricalDtype)}
+        parts = (df.iloc[a : a + rows] for a in range(0, len(df), max(1, rows)))
+        out = cls(df.columns, dtypes, len(df), parts)
+        out.frame = df
+        return out
+
+
+def _pair_plan(results: pd.DataFrame, by: list[str], prepare) -> SimpleNamespace:
+    """The groups of a table of pairs (:func:`pair_table`): their keys, runs, pairs, fits
+    (a generator, the first one computed), the union of their names and the keys' dtypes."""
+    if by:
+        grouped = results.groupby(list(by), sort=True, observed=True)
+        counts = grouped["name"].nunique()
+        keys = [k if isinstance(k, tuple) else (k,) for k in counts.index]
+        runs = counts.to_numpy(dtype=np.int64)
+        fits = (prepare(g) for _, g in grouped)
+        every = results[results[list(by)].notna().all(axis=1)]["name"]
+        union = pd.Index(sorted(set(every.astype(str))), dtype="str")
+    else:
+        only = prepare(results)
+        keys, runs, fits = [()], np.array([len(only.names)], dtype=np.int64), iter([only])
+        union = pd.Index(np.asarray(only.names, dtype=object), dtype="str")
+    first = next(fits, None)  # the test's columns, before any pair
+    fits = iter(()) if first is None else itertools.chain([first], fits)
+    return SimpleNamespace(
+        keys=keys,
+        runs=runs,
+        sizes=runs * (runs - 1) // 2,
+        fits=fits,
+        columns=tuple(first.columns) if first is not None else (),
+        union=union,
+        key_dtypes=[pd.Categorical(pd.Series([k[c] for k in keys])) for c in range(len(by))],
+    )
+
+
+def _pair_parts(plan: SimpleNamespace):
+    """``(group, first row, codes a, codes b, {column: values})`` a block of pairs at a time."""
+    at = 0
+    for g, (n, k, fit) in enumerate(zip(plan.sizes, plan.runs, plan.fits, strict=True)):
+        if len(fit.names) != k:  # the groups' names counted unlike the test's: a bug
+            raise RuntimeError(f"pair_table: {len(fit.names)} runs fitted, {k} counted")
+        to = plan.union.get_indexer(pd.Index(np.asarray(fit.names, dtype=object), dtype="str"))
+        for lo in range(0, int(n), fit.block):
+            hi = min(int(n), lo + fit.block)
+            a, b = pair_slice(int(k), lo, hi)
+            yield g, at + lo, to[a], to[b], fit.pairs(a, b)
+        at += int(n)
+
+
 def pair_table(results: pd.DataFrame, by: list[str], prepare, categorical: bool = False):
     """A pair test within each group of the ``by`` keys (sorted groups, the keys leading),
     written a block of pairs at a time straight into the table's columns: besides the table,
@@ -228,7 +329,8 @@ def pair_table(results: pd.DataFrame, by: list[str], prepare, categorical: bool 
     at once) and ``pairs(a, b)`` → {column: values} for index pairs into ``names``
     (e.g. :class:`pbtools.stats.hsd.HsdFit`). ``name_a`` and ``name_b`` are strings, or
     with ``categorical`` codes into the union of the groups' names (the keys categorical too,
-    as they must be with ``by``).
+    as they must be with ``by``). :func:`pair_blocks` gives the same table as blocks, never
+    whole.
 
     Examples
     --------
@@ -244,49 +346,65 @@ def pair_table(results: pd.DataFrame, by: list[str], prepare, categorical: bool 
     """
     if by and not categorical:
         raise ValueError("pair_table: a grouped table is categorical (by_groups otherwise)")
-    if by:
-        grouped = results.groupby(list(by), sort=True, observed=True)
-        counts = grouped["name"].nunique()
-        keys = [k if isinstance(k, tuple) else (k,) for k in counts.index]
-        runs = counts.to_numpy(dtype=np.int64)
-        fits = (prepare(g) for _, g in grouped)
-        every = results[results[list(by)].notna().all(axis=1)]["name"]
-        union = pd.Index(sorted(set(every.astype(str))), dtype="str")
-    else:
-        only = prepare(results)
-        keys, runs, fits = [()], np.array([len(only.names)], dtype=np.int64), iter([only])
-        union = pd.Index(np.asarray(only.names, dtype=object), dtype="str")
-    sizes = runs * (runs - 1) // 2
-    total = int(sizes.sum())
-    code_a, code_b = (np.empty(total, dtype=code_dtype(len(union))) for _ in range(2))
-    cols: dict = {}
-    at = 0
-    for n, k, fit in zip(sizes, runs, fits, strict=True):
-        if len(fit.names) != k:  # the groups' names counted unlike the test's: a bug
-            raise RuntimeError(f"pair_table: {len(fit.names)} runs fitted, {k} counted")
-        for c in fit.columns:
-            if c not in cols:
-                cols[c] = None
-        to = union.get_indexer(pd.Index(np.asarray(fit.names, dtype=object), dtype="str"))
-        for lo in range(0, int(n), fit.block):
-            hi = min(int(n), lo + fit.block)
-            a, b = pair_slice(int(k), lo, hi)
-            part = slice(at + lo, at + hi)
-            code_a[part], code_b[part] = to[a], to[b]
-            for c, values in fit.pairs(a, b).items():
-                if cols[c] is None:
-                    cols[c] = np.empty(total, dtype=values.dtype)
-                cols[c][part] = values
-        at += int(n)
+    plan = _pair_plan(results, by, prepare)
+    total = int(plan.sizes.sum())
+    code_a, code_b = (np.empty(total, dtype=code_dtype(len(plan.union))) for _ in range(2))
+    cols: dict = dict.fromkeys(plan.columns)
+    for _g, at, a, b, values in _pair_parts(plan):
+        part = slice(at, at + len(a))
+        code_a[part], code_b[part] = a, b
+        for c, v in values.items():
+            if cols.get(c) is None:
+                cols[c] = np.empty(total, dtype=v.dtype)
+            cols[c][part] = v
     out: dict = {}
-    for c, name in enumerate(by):
-        cat = pd.Categorical(pd.Series([k[c] for k in keys]))
-        out[name] = pd.Categorical.from_codes(np.repeat(cat.codes, sizes), dtype=cat.dtype)
+    for name, cat in zip(by, plan.key_dtypes, strict=True):
+        out[name] = pd.Categorical.from_codes(np.repeat(cat.codes, plan.sizes), dtype=cat.dtype)
     out["name_a"], out["name_b"] = pair_names(
-        union.to_numpy(dtype=object), code_a, code_b, categorical
+        plan.union.to_numpy(dtype=object), code_a, code_b, categorical
     )
     out.update(cols)
     return pd.DataFrame(out, copy=False)
+
+
+def pair_blocks(results: pd.DataFrame, by: list[str], prepare) -> TableBlocks:
+    """The categorical table of :func:`pair_table` as :class:`TableBlocks`: each block of
+    pairs a frame of its own (the keys, ``name_a`` and ``name_b`` categorical on the whole
+    table's dictionaries), computed when it is read — never the table of every pair.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> res = pd.DataFrame({"m": ["x", "x", "y", "y", "y"], "name": list("ababc"),
+    ...                     "value": [1.0, 2.0, 3.0, 5.0, 4.0]})
+    >>> def prepare(g):
+    ...     v = g.groupby("name")["value"].first()
+    ...     return SimpleNamespace(names=v.index.to_numpy(), columns=("diff",), block=2,
+    ...                            pairs=lambda a, b: {"diff": v.to_numpy()[a] - v.to_numpy()[b]})
+    >>> t = pair_blocks(res, ["m"], prepare)
+    >>> len(t), [b.to_numpy().tolist() for b in t]
+    (4, [[['x', 'a', 'b', -1.0]], [['y', 'a', 'b', -2.0], ['y', 'a', 'c', -1.0]], \
+[['y', 'b', 'c', 1.0]]])
+    """
+    plan = _pair_plan(results, by, prepare)
+    names = pd.CategoricalDtype(plan.union)
+    dtypes = {n: cat.dtype for n, cat in zip(by, plan.key_dtypes, strict=True)}
+    dtypes.update(name_a=names, name_b=names)
+
+    def blocks():
+        for g, at, a, b, values in _pair_parts(plan):
+            n = len(a)
+            out = {
+                name: pd.Categorical.from_codes(np.full(n, cat.codes[g]), dtype=cat.dtype)
+                for name, cat in zip(by, plan.key_dtypes, strict=True)
+            }
+            out["name_a"] = pd.Categorical.from_codes(a, dtype=names)
+            out["name_b"] = pd.Categorical.from_codes(b, dtype=names)
+            out.update(values)
+            yield pd.DataFrame(out, index=pd.RangeIndex(at, at + n), copy=False)
+
+    columns = [*by, "name_a", "name_b", *plan.columns]
+    return TableBlocks(columns, dtypes, int(plan.sizes.sum()), blocks())
 
 
 def by_groups(results: pd.DataFrame, by: list[str], test) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.frames import require_columns
+from pbtools.stats.matrix import TableBlocks
 
 __all__ = ["SIG_ROWS", "crossed_rejects", "joint_dictionaries"]
 
@@ -36,23 +37,65 @@ def joint_dictionaries(*columns: pd.Series, as_str: bool = False):
     >>> ma[ca].tolist(), mb[cb].tolist()
     ([0, 1, 0], [1, 2])
     """
-    dicts, codes = [], []
-    for c in columns:
-        if isinstance(c.dtype, pd.CategoricalDtype):
-            code = c.array.codes  # a view: ``.cat.codes`` copies them (a runs² table's column)
-            values = np.asarray(c.cat.categories, dtype=object)
-            if len(code) and code.min() < 0:  # missing values: one more entry, last (−1 reads it)
-                values = np.append(values, np.nan)
-        else:
-            code, values = pd.factorize(c.to_numpy(), use_na_sentinel=False)
-            values = np.asarray(values, dtype=object)
-        dicts.append(values.astype(str).astype(object) if as_str else values)
-        codes.append(code)
+    pairs = [_dictionary(c) for c in columns]
+    maps, size = _joint([values for _, values in pairs], as_str)
+    return list(zip([codes for codes, _ in pairs], maps, strict=True)), size
+
+
+def _dictionary(c: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, values)`` of a column: a categorical's own codes (a view: ``.cat.codes``
+    copies them, a runs² table's column) and categories, a missing value (code −1) reading an
+    entry appended last; another column factorized."""
+    if isinstance(c.dtype, pd.CategoricalDtype):
+        code = c.array.codes
+        values = np.asarray(c.cat.categories, dtype=object)
+        if len(code) and code.min() < 0:
+            values = np.append(values, np.nan)
+        return code, values
+    code, values = pd.factorize(c.to_numpy(), use_na_sentinel=False)
+    return code, np.asarray(values, dtype=object)
+
+
+def _joint(dicts: list[np.ndarray], as_str: bool) -> tuple[list[np.ndarray], int]:
+    """Each dictionary's entries mapped to codes of one shared dictionary, and its size."""
+    dicts = [d.astype(str).astype(object) if as_str else d for d in dicts]
     every = pd.Series(np.concatenate(dicts) if dicts else [], dtype=object)
     joint, uniq = pd.factorize(every, use_na_sentinel=False)
     bounds = np.cumsum([0, *(len(d) for d in dicts)])
     maps = [joint[a:b].astype(np.int64) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return list(zip(codes, maps, strict=True)), len(uniq)
+    return maps, len(uniq)
+
+
+def _table_codes(significance, columns: list[str]):
+    """``(dictionaries, blocks)`` of a significance table — a frame or
+    :class:`~pbtools.stats.matrix.TableBlocks` — for ``columns``: each column's dictionary,
+    and the table read :data:`SIG_ROWS` rows (or a block) at a time as ``(codes of each
+    column, the block's frame)``."""
+    frame = significance.frame if isinstance(significance, TableBlocks) else significance
+    if frame is None:  # blocks computed as they are read: the dictionaries of their dtypes
+        dicts = [np.asarray(significance.dtypes[c].categories, dtype=object) for c in columns]
+
+        def blocks():
+            for block in significance:
+                codes = [block[c].array.codes for c in columns]
+                if any(len(x) and x.min() < 0 for x in codes):
+                    raise ValueError("significance: a block has missing names or keys")
+                yield codes, block
+
+        return dicts, blocks()
+    pairs = [_dictionary(frame[c]) for c in columns]
+    if isinstance(significance, TableBlocks):  # a frame's blocks, read (a writer sees them)
+        parts = iter(significance)
+    else:
+        parts = (frame.iloc[a : a + SIG_ROWS] for a in range(0, len(frame), SIG_ROWS))
+
+    def slices():
+        at = 0
+        for block in parts:
+            yield [codes[at : at + len(block)] for codes, _ in pairs], block
+            at += len(block)
+
+    return [values for _, values in pairs], slices()
 
 
 def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +106,10 @@ def _ordered(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def crossed_rejects(df: pd.DataFrame, i, j, significance: pd.DataFrame, keys, alpha: float):
     """Whether each crossed pair (rows ``i``, ``j`` of ``df``) is significant in
-    ``significance`` (``name_a``, ``name_b``, ``reject`` or ``p_value``: reject = p < alpha).
+    ``significance`` (``name_a``, ``name_b``, ``reject`` or ``p_value``: reject = p < alpha):
+    a frame, read :data:`SIG_ROWS` rows at a time, or a table of blocks
+    (:class:`~pbtools.stats.matrix.TableBlocks`, e.g. SRE*'s tests streamed by
+    :func:`pbtools.stats.sre_significance` with ``blocks=True``), read once, block by block.
 
     Joined on the unordered pair of ``name`` plus every column of ``keys`` the table has. A
     crossed pair the table lacks, or has twice, or whose ``reject`` is missing raises
@@ -77,32 +123,35 @@ def crossed_rejects(df: pd.DataFrame, i, j, significance: pd.DataFrame, keys, al
     >>> crossed_rejects(df, np.array([1, 2]), np.array([0, 1]), sig, [], 0.05).tolist()
     [True, True]
     """
-    require_columns(significance, ("name_a", "name_b"), "significance")
-    if "reject" not in significance.columns and "p_value" not in significance.columns:
+    require_columns(significance, ("name_a", "name_b"), "significance")  # a frame or blocks
+    columns = significance.columns
+    if "reject" not in columns and "p_value" not in columns:
         raise ValueError("significance needs a 'reject' or a 'p_value' column")
-    join_keys = [k for k in keys if k in significance.columns]
-    (run, sa, sb), n_names = joint_dictionaries(
-        df["name"], significance["name_a"], significance["name_b"], as_str=True
-    )
-    run = run[1][run[0]]
+    join_keys = [k for k in keys if k in columns]
+    dicts, blocks = _table_codes(significance, ["name_a", "name_b", *join_keys])
+    run_code, run_dict = _dictionary(df["name"])
+    (run_map, a_map, b_map), n_names = _joint([run_dict, dicts[0], dicts[1]], as_str=True)
+    run = run_map[run_code]
     p_lo, p_hi = _ordered(run[i], run[j])
     pkey = np.zeros(len(i), dtype=np.int64)
     sides = []
-    for k in join_keys:
-        (dk, sk), n = joint_dictionaries(df[k], significance[k])
-        pkey = pkey * n + dk[1][dk[0]][i]
+    for k, k_dict in zip(join_keys, dicts[2:], strict=True):
+        k_code, df_dict = _dictionary(df[k])
+        (dk, sk), n = _joint([df_dict, k_dict], as_str=False)
+        pkey = pkey * n + dk[k_code][i]
         sides.append((sk, n))
     pkey = (pkey * n_names + p_lo) * n_names + p_hi
     uq, inv = np.unique(pkey, return_inverse=True)
     count = np.zeros(len(uq), dtype=np.int64)
     rej = np.zeros(len(uq), dtype=bool)
     na = np.zeros(len(uq), dtype=bool)
-    for a in range(0, len(significance) if len(uq) else 0, SIG_ROWS):
-        b = min(a + SIG_ROWS, len(significance))
-        skey = np.zeros(b - a, dtype=np.int64)
-        for (codes, mapping), n in sides:
-            skey = skey * n + mapping[codes[a:b]]
-        s_lo, s_hi = _ordered(sa[1][sa[0][a:b]], sb[1][sb[0][a:b]])
+    for codes, block in blocks:
+        if not len(uq):
+            continue  # nothing to look up (the blocks are still read: a writer may see them)
+        skey = np.zeros(len(block), dtype=np.int64)
+        for (mapping, n), kc in zip(sides, codes[2:], strict=True):
+            skey = skey * n + mapping[kc]
+        s_lo, s_hi = _ordered(a_map[codes[0]], b_map[codes[1]])
         skey = (skey * n_names + s_lo) * n_names + s_hi
         pos = np.minimum(np.searchsorted(uq, skey), len(uq) - 1)
         hit = np.flatnonzero(uq[pos] == skey)
@@ -110,12 +159,12 @@ def crossed_rejects(df: pd.DataFrame, i, j, significance: pd.DataFrame, keys, al
             continue
         at = pos[hit]
         count += np.bincount(at, minlength=len(uq))
-        if "reject" in significance.columns:
-            r = significance["reject"].iloc[a:b].iloc[hit]
+        if "reject" in columns:
+            r = block["reject"].iloc[hit]
             na[at] = r.isna().to_numpy()
             rej[at] = r.fillna(False).to_numpy().astype(bool)
         else:
-            rej[at] = significance["p_value"].to_numpy(float)[a:b][hit] < alpha
+            rej[at] = block["p_value"].to_numpy(float)[hit] < alpha
     on = [*join_keys, "_lo", "_hi"]
     if (count > 1).any():
         raise ValueError(f"significance has duplicate pairs for keys {on[:-2]}")

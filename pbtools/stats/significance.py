@@ -38,7 +38,15 @@ import pandas as pd
 from pbtools.errors import InputError
 from pbtools.frames import require_columns
 from pbtools.stats.hsd import hsd_fit, tukey_hsd
-from pbtools.stats.matrix import PAIR_BLOCK, by_groups, pair_indices, pair_table, score_matrix
+from pbtools.stats.matrix import (
+    PAIR_BLOCK,
+    TableBlocks,
+    by_groups,
+    pair_blocks,
+    pair_indices,
+    pair_table,
+    score_matrix,
+)
 from pbtools.stats.power import paired_t_test
 
 #: the named tests behind SRE* (a path to p-values files is the third source)
@@ -65,7 +73,8 @@ def pair_significance(
     by: Sequence[str] | None = None,
     alpha: float = 0.05,
     compact: bool = False,
-) -> pd.DataFrame:
+    blocks: bool = False,
+) -> pd.DataFrame | TableBlocks:
     """p-values of every pair of runs in the per-topic truth, on the topics of each run's average.
 
     Parameters
@@ -85,10 +94,15 @@ def pair_significance(
         own columns only ``diff`` (:data:`COMPACT_COLUMNS`): about 23 bytes a pair and key
         (1 + 1 + 2 + 2 + 8 + 8 + 1 below 32,768 runs), each group's table trimmed as soon as
         it is computed.
+    blocks : bool
+        The compact table as :class:`~pbtools.stats.matrix.TableBlocks` (needs ``compact``):
+        computed a block of pairs at a time as it is read, never whole
+        (:func:`pbtools.stats.matrix.pair_blocks`; issue 30 item 4) — what ``pbtools analyze``
+        looks SRE*'s pairs up in and writes, block by block.
 
     Returns
     -------
-    DataFrame
+    DataFrame or TableBlocks
         Keys + ``name_a``, ``name_b``, ``p_value``, ``reject`` (+ the test's own columns), ready
         for :func:`pbtools.stats.sre_star`.
 
@@ -106,6 +120,8 @@ def pair_significance(
     require_columns(truth, ("name", "qid", "value"), "truth")
     if test not in SRE_TESTS:
         raise InputError(f"unknown SRE* test {test!r}; known: {sorted(SRE_TESTS)} or a path")
+    if blocks and not compact:
+        raise ValueError("pair_significance: blocks=True gives the compact table (compact=True)")
     rows = _ranked(truth)
     by = list(by or ())
     if test == "hsd" and not compact:
@@ -123,6 +139,8 @@ def pair_significance(
 
     if by and not compact:
         return by_groups(rows, by, lambda g: pair_table(g, [], fit))
+    if blocks:
+        return pair_blocks(rows, by, fit)
     # a compact table is written a block of pairs at a time, straight into its columns
     return pair_table(rows, by, fit, categorical=compact)
 
@@ -323,9 +341,12 @@ def sre_significance(
     by: Sequence[str] = ("measure",),
     alpha: float = 0.05,
     compact: bool = False,
-) -> pd.DataFrame:
+    blocks: bool = False,
+) -> pd.DataFrame | TableBlocks:
     """The pairs behind SRE*: :func:`pair_significance` for a test of :data:`SRE_TESTS` (with
-    ``compact``), else ``test`` is a path of p-values files (:func:`pvalue_significance`).
+    ``compact`` and ``blocks``), else ``test`` is a path of p-values files
+    (:func:`pvalue_significance`; with ``blocks`` its table — read whole from the files —
+    given as blocks of :data:`~pbtools.stats.pairjoin.SIG_ROWS` rows).
 
     Examples
     --------
@@ -336,13 +357,18 @@ def sre_significance(
     [['P@5', 'a', 'b']]
     """
     if isinstance(test, str) and test in SRE_TESTS:
-        return pair_significance(truth, test, by, alpha, compact)
+        return pair_significance(truth, test, by, alpha, compact, blocks)
     if not Path(test).exists():
         raise InputError(
             f"SRE* test {str(test)!r} is neither a test ({', '.join(SRE_TESTS)}) nor an "
             "existing p-values file or directory"
         )
-    return pvalue_significance(truth, test, by, alpha)
+    table = pvalue_significance(truth, test, by, alpha)
+    if not blocks:
+        return table
+    from pbtools.stats.pairjoin import SIG_ROWS
+
+    return TableBlocks.of_frame(table, SIG_ROWS)
 
 
 __all__ = [

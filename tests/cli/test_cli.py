@@ -243,6 +243,20 @@ def test_correct_unpooled_run(capsys):
     assert (df["name"] == "o03r1").all()
 
 
+def test_correct_jobs_is_checked_and_changes_no_result(capsys):
+    """``correct --jobs`` (issue 30): ``Execution``'s check, before any input is read (exit 2,
+    naming the option); one core gives the table of every core."""
+    args = (SAMPLE / "QRels" / "qrels", SAMPLE / "Runs", SAMPLE / "Runs" / "input.o03r1")
+    code, out, err = run_cli(capsys, "correct", *args, "--jobs", "-2")
+    assert code == 2 and out == ""
+    assert "--jobs -2: jobs must be an integer >= 1" in err
+    quick = ("--desc", SAMPLE / "desc.xml", "--no-prediction", "--format", "tsv")
+    code, one, _ = run_cli(capsys, "correct", *args, *quick, "--jobs", "1")
+    assert code == 0 and "o03r1" in one
+    code, every, _ = run_cli(capsys, "correct", *args, *quick)
+    assert code == 0 and every == one
+
+
 def test_missing_paths_are_named(capsys, tmp_path):
     for argv, name in (
         (["analyze", tmp_path / "nope"], "nope"),

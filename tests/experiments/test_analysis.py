@@ -107,7 +107,14 @@ def test_cli_main_job_on_the_sample(capsys, tmp_path):
     assert code == 0
     assert "|R| = 12" in out and "leave-one-organization-out" in out
     assert "× the parse time" in out
-    assert (tmp_path / "scores.parquet").is_file()
+    # the significance table was written a block at a time, never whole (issue 30 item 4):
+    # read back, it is the whole table of the truth written, and SRE* was counted on it
+    back = io.read_results(tmp_path)
+    whole = stats.sre_significance(back["truth"], "hsd", ["runs", "measure"], compact=True)
+    pd.testing.assert_frame_equal(back["significance"], whole, check_exact=True)
+    keys = ["leave_out", "runs", "measure", "estimator"]
+    sre_star = stats.error_table(back["scores"], whole, by=keys)["sre_star"]
+    assert back["errors"]["sre_star"].tolist() == sre_star.tolist()
 
 
 @pytest.mark.slow

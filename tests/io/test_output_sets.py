@@ -95,3 +95,35 @@ def test_synthetic_track_refuses_a_directory_it_did_not_write(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert (synth.generate(**SMALL, seed=1).write(empty) / "Runs").is_dir()
+
+
+def test_a_table_written_block_by_block_joins_its_set_or_nothing(tmp_path):
+    """``results.building``: a table streamed block by block is in the set, read back whole;
+    a failure before the set is finished — while a table is half written — leaves the
+    previous set as it was and no file of the new one."""
+    import pandas as pd
+
+    out = tmp_path / "set"
+    io.write_results(out, {"t": pd.DataFrame({"x": [0]})})
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(KeyboardInterrupt), results.building(out) as b:
+        w = b.blocks("pairs")
+        w.write(pd.DataFrame({"x": [1, 2]}))
+        raise KeyboardInterrupt
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert io.read_results(out)["t"]["x"].tolist() == [0]
+    with results.building(out) as b:
+        w = b.blocks("pairs")
+        for part in ([1, 2], [3]):
+            w.write(pd.DataFrame({"x": part}))
+        b.table("t", pd.DataFrame({"x": [4]}))
+        b.close_blocks("pairs", metadata={"k": 1})
+        b.params = {"p": 2}
+    back = io.read_results(out)
+    assert back["pairs"]["x"].tolist() == [1, 2, 3] and back["t"]["x"].tolist() == [4]
+    assert list(back) == ["t", "pairs"] and back.manifest["files"]["pairs.parquet"]["rows"] == 3
+    assert back["pairs"].attrs["metadata"] == {"k": 1} and back.manifest["parameters"] == {"p": 2}
+    with pytest.raises(RuntimeError, match="tables not finished"), results.building(out) as b:
+        b.blocks("pairs").write(pd.DataFrame({"x": [5]}))
+    assert io.read_results(out)["pairs"]["x"].tolist() == [1, 2, 3]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

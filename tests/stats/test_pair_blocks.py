@@ -123,3 +123,67 @@ def test_parquet_written_a_row_group_at_a_time(tmp_path, monkeypatch):
         parquet.write_parquet(df, tmp_path / f"{name}.parquet")
         assert pq.ParquetFile(tmp_path / f"{name}.parquet").num_row_groups == 5
         pd.testing.assert_frame_equal(parquet.read_parquet(tmp_path / f"{name}.parquet"), df)
+
+
+@pytest.mark.parametrize("test", ["hsd", "t"])
+def test_the_significance_streamed_is_the_whole_table(truth, test, tmp_path, monkeypatch):
+    """issue 30 item 4: the compact table as blocks of pairs (computed as they are read) gives,
+    through SRE*'s join and a block-by-block Parquet writer, the SRE* and the file of the whole
+    table, and the writer sees every block even when the join has nothing to look up."""
+    by = ["runs", "measure"]
+    run = truth["name"].str[1:].astype(int)
+    truth = truth.assign(value=truth["value"] / 10 + run / 9)  # runs far apart: some reject
+    whole = stats.pair_significance(truth, test, by, compact=True)
+    monkeypatch.setattr(hsd, "PAIR_BLOCK", 1)  # HSD: blocks of one chunk of the studentized range
+    monkeypatch.setattr(hsd, "SF_CELLS", 1)
+    monkeypatch.setattr(significance, "PAIR_BLOCK", 35)  # the t-test: 5 pairs a block (7 topics)
+    monkeypatch.setattr(parquet, "ROWS", 5)  # row groups of 5 rows, across blocks
+    names = truth["name"].unique()
+    scores = pd.DataFrame(
+        {
+            "runs": np.repeat(["all", "top75"], len(names)),
+            "measure": "P@10",
+            "name": np.tile(names, 2),
+            "true": np.tile(np.linspace(0.9, 0.1, len(names)), 2),
+            "estimate": np.tile(np.linspace(0.1, 0.9, len(names)), 2),  # every pair crossed
+        }
+    )
+    expected = stats.error_table(scores, whole, by=by)
+    assert expected["sre_star"].sum() > 0
+    for frame, name in ((scores, "crossed"), (scores.assign(estimate=scores["true"]), "none")):
+        blocks = stats.sre_significance(truth, test, by, compact=True, blocks=True)
+        assert len(blocks) == len(whole) and list(blocks.columns) == list(whole.columns)
+        writer = parquet.ParquetBlocks(tmp_path / f"{name}.parquet")
+        blocks.sink = writer.write
+        got = stats.error_table(frame, blocks, by=by)
+        blocks.drain()
+        assert writer.close(metadata={"m": 1}) == len(whole)
+        back = parquet.read_parquet(tmp_path / f"{name}.parquet")
+        pd.testing.assert_frame_equal(back, whole, check_exact=True)
+        assert back.attrs["metadata"] == {"m": 1}
+        pd.testing.assert_frame_equal(got, stats.error_table(frame, whole, by=by))
+    with pytest.raises(RuntimeError, match="read once"):
+        iter(blocks)
+
+
+def test_p_values_files_streamed_are_the_whole_table(tmp_path):
+    """``sre_significance(path, blocks=True)``: the table of the reference tool's files in
+    blocks, strings as they are, looked up as the whole table is."""
+    (tmp_path / "pValues.P_10.csv").write_text("a,b,0.01\na,c,0.2\nb,c,0.04\n")
+    truth = pd.DataFrame({"name": list("abc"), "qid": "1", "value": 0.0, "measure": "P@10"})
+    whole = stats.sre_significance(truth, tmp_path, ["measure"])
+    blocks = stats.sre_significance(truth, tmp_path, ["measure"], blocks=True)
+    seen = []
+    blocks.sink = seen.append
+    frame = pd.DataFrame(
+        {
+            "measure": "P@10",
+            "name": list("abc"),
+            "true": [0.3, 0.2, 0.1],
+            "estimate": [0.1, 0.2, 0.3],
+        }
+    )
+    got = stats.error_table(frame, blocks, by=["measure"])
+    pd.testing.assert_frame_equal(got, stats.error_table(frame, whole, by=["measure"]))
+    assert got["sre_star"].tolist() == [2]  # (a, b) and (b, c) significant, (a, c) not
+    pd.testing.assert_frame_equal(pd.concat(seen), whole)
