@@ -12,20 +12,17 @@ __all__ = ["ReducedPool", "TrueScore", "Condensed"]
 
 
 def _precision_columns(problem: Problem, measures) -> dict[str, np.ndarray]:
-    """The runs' own P@n, P̄@n, k̄@n (:meth:`Problem.precision_frame`) as extra columns of
-    :meth:`Problem.frame` (len(new) × measures arrays, NaN for a measure that is not a P@n):
-    the frame's left join on (name, measure), done on positions."""
-    parts = problem.precision_frame(measures)
-    if parts.empty:
+    """The runs' own P@n, P̄@n, k̄@n (:meth:`Problem.precision_values`) as extra columns of
+    :meth:`Problem.frame` (len(new) × measures arrays, NaN for a measure that is not a P@n)."""
+    got = problem.precision_values(measures)
+    if got is None:
         return {}
     pm = [p[2] for p in precision_parts(measures)]
     pos = np.array([pm.index(m) if m in pm else -1 for m in measures])
-    n = len(problem.new)
-    cols = {}
-    for c in ("P", "AntiP", "k"):
-        v = parts[c].to_numpy(np.float64).reshape(n, len(pm))[:, np.maximum(pos, 0)]
-        cols[c] = np.where(pos[None, :] >= 0, v, np.nan)
-    return cols
+    return {
+        c: np.where(pos[None, :] >= 0, v[:, np.maximum(pos, 0)], np.nan)
+        for c, v in zip(("P", "AntiP", "k"), got, strict=True)
+    }
 
 
 class ReducedPool(Estimator):
