@@ -41,12 +41,14 @@ Peak memory: the peak resident set of a forked child running the analysis alone,
 resident set at the start (the frames already loaded).
 
     PYTHONPATH=. python benchmarks/analyze_speed.py [--shape trec2] [--repeat 3] [--profile]
-        [--memory] [--measures P@10,AP] [--estimators lipani,webber]
+        [--memory] [--measures P@10,AP] [--estimators lipani,webber] [--before CHECKOUT]
 
-``--profile [STAGE|rest]`` runs one more serial analysis with its largest probed rest stage (or
-STAGE, or with ``rest`` the whole run but its pairwise stages) under cProfile;
-``--memory`` measures the whole-process peak RSS of ``pbtools analyze TRACK --lenient`` against
-the Arrow size of the runs (target ≤ 4× on synth129).
+``--before CHECKOUT`` measures the rest (:func:`rest_round`) on another checkout and on this
+one, one fresh process per round each, interleaved (:func:`before_after`). ``--profile
+[STAGE|rest]`` runs one more serial analysis with its largest probed rest stage (or STAGE, or
+with ``rest`` the whole run but its pairwise stages) under cProfile; ``--memory`` measures the
+whole-process peak RSS of ``pbtools analyze TRACK --lenient`` against the Arrow size of the runs
+(target ≤ 4× on synth129).
 """
 
 from __future__ import annotations
@@ -64,14 +66,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
+#: the pbtools measured: this checkout, or the one ``--before`` names (its child processes)
+TREE = os.environ.get("ANALYZE_SPEED_TREE", str(HERE.parent))
+if TREE not in sys.path:
+    sys.path.insert(0, TREE)
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from parse_floor import parse_floor  # noqa: E402
 from scaling import PAIRWISE as PAIRWISE_ESTIMATORS  # noqa: E402
 from shapes import SHAPES, shape  # noqa: E402
+
+if sys.path[0] != TREE:  # those modules put this checkout first: the tree measured goes first
+    assert "pbtools" not in sys.modules
+    sys.path.remove(TREE)
+    sys.path.insert(0, TREE)
 
 #: (stage, module, attribute path) of the functions timed; nested calls are subtracted (a
 #: function missing from the pbtools imported is skipped: the script also times older trees)
@@ -474,6 +483,66 @@ def bench(name: str, repeat: int, memory: bool = False, profile: str | None = No
     return out
 
 
+def _round_json(name: str) -> None:
+    """``--round-json``: one :func:`rest_round` of shape ``name`` after a warm-up, printed as
+    one JSON line (the child of :func:`before_after`)."""
+    import json
+
+    import pbtools
+    from pbtools import io
+
+    assert Path(pbtools.__file__).resolve().is_relative_to(Path(TREE).resolve()), pbtools.__file__
+    track = shape(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        col = io.load_collection([track], lenient=True)
+    files = sorted(str(p) for p in (track / "Runs").iterdir() if p.is_file())
+    warm_up(files)
+    r = rest_round((col.runs, col.qrels, col.orgs), files)
+    s = r.pop("serial")
+    print(json.dumps({**r, "wall": s.wall, "cpu": s.cpu}))
+
+
+def before_after(name: str, before: Path, repeat: int) -> dict:
+    """The rest's measure on this checkout and on ``before`` (another checkout: the code
+    before a change), one fresh process per round each, interleaved; the medians printed
+    (this script's probes time both trees: a function a tree lacks is skipped)."""
+    import json
+    import subprocess
+
+    got: dict[str, list] = {"before": [], "after": []}
+    trees = {"before": Path(before).resolve(), "after": HERE.parent}
+    for _ in range(repeat):
+        for label, tree in trees.items():
+            env = dict(os.environ, PYTHONPATH=str(tree), ANALYZE_SPEED_TREE=str(tree))
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--round-json", name]
+            out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+            got[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(
+        f"{name}: the rest before ({trees['before']}) and after ({trees['after']}), medians of "
+        f"{repeat} interleaved fresh processes"
+    )
+    res = {}
+    for label, rounds in got.items():
+        med = {
+            k: statistics.median(r[k] for r in rounds)
+            for k in rounds[0]
+            if k not in ("wall", "cpu")
+        }
+        cpu = {k: statistics.median(r["cpu"].get(k, 0.0) for r in rounds) for k in rounds[0]["cpu"]}
+        res[label] = {**med, "cpu": cpu}
+        print(
+            f"  {label:6s} floor CPU {med['floor_cpu']:5.2f} s wall {med['floor_wall']:5.2f} s; "
+            f"rest CPU {med['rest_cpu']:5.2f} s = {med['rest_cpu'] / med['floor_cpu']:.2f}× "
+            f"(criterion), wall {med['rest_wall']:5.2f} s = "
+            f"{med['rest_wall'] / med['floor_wall']:.2f}×"
+        )
+        rest = sorted(((k, v) for k, v in cpu.items() if k not in PAIRWISE), key=lambda kv: -kv[1])
+        print("    " + ", ".join(f"{k} {v:.2f}" for k, v in rest))
+    sys.stdout.flush()
+    return res
+
+
 def _print_profile(profs, top: int = 12) -> None:
     import io as _io
     import pstats
@@ -517,13 +586,26 @@ def main(argv=None):
         help="comma-separated estimators of analyze in their order (default its own), e.g. "
         "lipani,webber: Lipani first asks for fewer measures of the pooled runs",
     )
+    ap.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="measure the rest on CHECKOUT (the code before a change) and on this one, "
+        "interleaved, one fresh process per round each",
+    )
+    ap.add_argument("--round-json", metavar="SHAPE", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.round_json:
+        return _round_json(args.round_json)
     for opt in ("measures", "estimators"):
         if getattr(args, opt):
             ANALYSIS_OPTIONS[opt] = getattr(args, opt).split(",")
     with open("/proc/loadavg") as fh:
         print("load average:", " ".join(fh.read().split()[:3]))
     for name in args.shape or [s for s in SHAPES if s != "msmarco"]:
+        if args.before is not None:
+            before_after(name, args.before, args.repeat)
+            continue
         bench(name, args.repeat, memory=args.memory, profile=args.profile)
 
 

@@ -101,9 +101,11 @@ def _wide(grp: pd.DataFrame, ests: list[str]) -> tuple[np.ndarray, np.ndarray]:
            [0.4]]), array([[0.2],
            [0.3]]))
     """
-    est = grp["estimator"].astype(str).to_numpy()
+    # ``ests``: the estimators in the order they first appear, so their factorized codes
+    est, seen = pd.factorize(grp["estimator"].astype(str), sort=False)
+    assert list(seen) == list(ests), (list(seen), ests)
     runs, names = pd.factorize(grp["name"], sort=False)
-    pair = runs.astype(np.int64) * len(ests) + pd.Index(ests).get_indexer(est)
+    pair = runs.astype(np.int64) * len(ests) + est
     if np.unique(pair).size < pair.size:  # a run twice for an estimator: its mean
         grp = grp.groupby(["name", "estimator"], sort=False, observed=True, as_index=False)
         return _wide(grp[["true", "estimate"]].mean(), ests)
@@ -177,6 +179,7 @@ def error_intervals(
     if isinstance(n_boot, bool) or int(n_boot) < 1:
         raise InputError(f"n_boot must be an integer >= 1, not {n_boot!r}")
     err_rows, diff_rows = [], []
+    draws: dict[int, np.ndarray] = {}  # the seed's replicate weights by group size
     groups = frame.groupby(by, sort=False, observed=True) if by else [((), frame)]
     for key, grp in groups:  # configurations × measures: tens of groups
         key = key if isinstance(key, tuple) else (key,)
@@ -185,8 +188,13 @@ def error_intervals(
         n = t.shape[1]
         if n < 2:
             continue
-        w = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), int(n_boot))
-        w = np.vstack([np.ones(n), w]).astype(np.float64)  # row 0: the sample itself
+        if n not in draws:  # a seed draws the same for every group of the same size: once
+            w = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), int(n_boot))
+            w = np.vstack([np.ones(n), w]).astype(np.float64)  # row 0: the sample itself
+            if isinstance(seed, int | np.integer):
+                draws[n] = w
+        else:
+            w = draws[n]
         mae = w @ np.abs(t - e).T / n  # (B + 1) × E
         sre = _replicate_sre(t[0], e, w)
         n_est = len(ests)
