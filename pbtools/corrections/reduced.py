@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.base import Estimator
+from pbtools.corrections.base import RESULT_COLUMNS, Estimator
 from pbtools.engine.problem import Problem, condensed_measures, precision_parts
 
 __all__ = ["ReducedPool", "TrueScore", "Condensed"]
@@ -56,7 +56,10 @@ class ReducedPool(Estimator):
         """score(r_u, Q) for every run to score (rounded when the problem says so)."""
         values = problem.own(measures)
         extra = _precision_columns(problem, measures)
-        return problem.frame(values, measures, self.name, adjustment=np.zeros_like(values), **extra)
+        adjustment = np.zeros_like(values)
+        return problem.frame(
+            values, measures, self.name, RESULT_COLUMNS, adjustment=adjustment, **extra
+        )
 
 
 class TrueScore(Estimator):
@@ -84,7 +87,7 @@ class TrueScore(Estimator):
             raise ValueError("this problem has no truth (re-pooled qrels) variant")
         var = np.full(len(problem.new), problem.truth_var, dtype=np.int64)
         values = problem.run_scores(problem.new, var, measures)
-        return problem.frame(values, measures, self.name)
+        return problem.frame(values, measures, self.name, RESULT_COLUMNS)
 
 
 class Condensed(Estimator):
@@ -115,4 +118,4 @@ class Condensed(Estimator):
         cms = condensed_measures(measures)  # P@10 and P(judged_only=True)@10: one list
         once = list(dict.fromkeys(cms))
         values = problem.own(once)[:, [once.index(m) for m in cms]]
-        return problem.frame(values, measures, self.name)
+        return problem.frame(values, measures, self.name, RESULT_COLUMNS)

@@ -430,9 +430,12 @@ class Problem:
             }
         )
 
-    def frame(self, values: np.ndarray, measures, estimator: str, **columns) -> pd.DataFrame:
+    def frame(
+        self, values: np.ndarray, measures, estimator: str, order=None, **columns
+    ) -> pd.DataFrame:
         """Long frame of run-level ``values`` (len(new) × measures): ``name``, ``measure``,
-        ``estimator``, ``value`` + extra columns (arrays of the same shape, raveled)."""
+        ``estimator``, ``value`` + extra columns (arrays of the same shape, raveled); with
+        ``order``, exactly those columns in that order (absent ones NaN)."""
         ms = measure_list(measures, "Problem.frame")
         cols = {
             "name": np.repeat(self.names, len(ms)),
@@ -441,4 +444,6 @@ class Problem:
             "value": np.asarray(values, dtype=np.float64).ravel(),
         }
         cols.update({c: np.asarray(v).ravel() for c, v in columns.items()})
+        if order is not None:
+            cols = {c: cols[c] if c in cols else np.full(np.size(values), np.nan) for c in order}
         return pd.DataFrame(cols)  # one constructor: no insert pass per extra column
