@@ -33,7 +33,6 @@ import inspect
 import warnings
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from pbtools.engine.build import FittedPool
@@ -266,9 +265,10 @@ class Estimator:
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every column of :data:`RESULT_COLUMNS` (NaN where absent), in order."""
-    # one frame built from the columns' arrays (no copy, insert and reorder passes)
-    n = len(frame)
-    have = set(frame.columns)
-    return pd.DataFrame(
-        {c: frame[c].array if c in have else np.full(n, np.nan) for c in RESULT_COLUMNS}
-    )
+    if tuple(frame.columns) == RESULT_COLUMNS and frame.index.equals(pd.RangeIndex(len(frame))):
+        return frame  # built tidy (``Problem.frame(..., order=RESULT_COLUMNS)``)
+    # one reindex (absent columns: float64 NaN), the index renumbered 0..n-1
+    out = frame.reindex(columns=list(RESULT_COLUMNS))
+    if not out.index.equals(pd.RangeIndex(len(out))):
+        out = out.reset_index(drop=True)
+    return out

@@ -5,27 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.base import Estimator
+from pbtools.corrections.base import RESULT_COLUMNS, Estimator
 from pbtools.engine.problem import Problem, condensed_measures, precision_parts
 
 __all__ = ["ReducedPool", "TrueScore", "Condensed"]
 
 
 def _precision_columns(problem: Problem, measures) -> dict[str, np.ndarray]:
-    """The runs' own P@n, P̄@n, k̄@n (:meth:`Problem.precision_frame`) as extra columns of
-    :meth:`Problem.frame` (len(new) × measures arrays, NaN for a measure that is not a P@n):
-    the frame's left join on (name, measure), done on positions."""
-    parts = problem.precision_frame(measures)
-    if parts.empty:
+    """The runs' own P@n, P̄@n, k̄@n (:meth:`Problem.precision_values`) as extra columns of
+    :meth:`Problem.frame` (len(new) × measures arrays, NaN for a measure that is not a P@n)."""
+    got = problem.precision_values(measures)
+    if got is None:
         return {}
     pm = [p[2] for p in precision_parts(measures)]
     pos = np.array([pm.index(m) if m in pm else -1 for m in measures])
-    n = len(problem.new)
-    cols = {}
-    for c in ("P", "AntiP", "k"):
-        v = parts[c].to_numpy(np.float64).reshape(n, len(pm))[:, np.maximum(pos, 0)]
-        cols[c] = np.where(pos[None, :] >= 0, v, np.nan)
-    return cols
+    return {
+        c: np.where(pos[None, :] >= 0, v[:, np.maximum(pos, 0)], np.nan)
+        for c, v in zip(("P", "AntiP", "k"), got, strict=True)
+    }
 
 
 class ReducedPool(Estimator):
@@ -59,7 +56,10 @@ class ReducedPool(Estimator):
         """score(r_u, Q) for every run to score (rounded when the problem says so)."""
         values = problem.own(measures)
         extra = _precision_columns(problem, measures)
-        return problem.frame(values, measures, self.name, adjustment=np.zeros_like(values), **extra)
+        adjustment = np.zeros_like(values)
+        return problem.frame(
+            values, measures, self.name, RESULT_COLUMNS, adjustment=adjustment, **extra
+        )
 
 
 class TrueScore(Estimator):
@@ -87,7 +87,7 @@ class TrueScore(Estimator):
             raise ValueError("this problem has no truth (re-pooled qrels) variant")
         var = np.full(len(problem.new), problem.truth_var, dtype=np.int64)
         values = problem.run_scores(problem.new, var, measures)
-        return problem.frame(values, measures, self.name)
+        return problem.frame(values, measures, self.name, RESULT_COLUMNS)
 
 
 class Condensed(Estimator):
@@ -118,4 +118,4 @@ class Condensed(Estimator):
         cms = condensed_measures(measures)  # P@10 and P(judged_only=True)@10: one list
         once = list(dict.fromkeys(cms))
         values = problem.own(once)[:, [once.index(m) for m in cms]]
-        return problem.frame(values, measures, self.name)
+        return problem.frame(values, measures, self.name, RESULT_COLUMNS)

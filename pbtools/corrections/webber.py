@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.base import Estimator
+from pbtools.corrections.base import RESULT_COLUMNS, Estimator
 from pbtools.engine.losses import loss_rows
 from pbtools.engine.problem import Problem
 from pbtools.measures.names import measure_list
@@ -91,9 +91,8 @@ class WebberOnRuns(Estimator):
         own = problem.own(ms)
         n_new, M = len(problem.new), len(ms)
         if len(problem.pair_u) == 0:
-            return problem.frame(
-                own, ms, self.name, adjustment=np.zeros_like(own), n_pooled=np.zeros_like(own)
-            )
+            zero = np.zeros_like(own)
+            return problem.frame(own, ms, self.name, RESULT_COLUMNS, adjustment=zero, n_pooled=zero)
         replace = bool(self.choices()["replace"])
         full, inner, pu = _losses(problem, ms, replace)
         term = problem.rounded(full) - problem.rounded(inner)  # pairs × measures
@@ -102,7 +101,12 @@ class WebberOnRuns(Estimator):
         n_pooled = np.bincount(pu[ok], minlength=n_new).astype(np.float64)
         adj = np.where(np.isfinite(adj), adj, 0.0)
         return problem.frame(
-            own + adj, ms, self.name, adjustment=adj, n_pooled=np.repeat(n_pooled, M)
+            own + adj,
+            ms,
+            self.name,
+            RESULT_COLUMNS,
+            adjustment=adj,
+            n_pooled=np.repeat(n_pooled, M),
         )
 
 

@@ -402,38 +402,48 @@ class Problem:
             self._cache[key] = self.run_scores(self.new, self.new_var, ms)
         return self._cache[key]
 
-    def precision_frame(self, measures) -> pd.DataFrame:
-        """``name``, ``measure``, ``P``, ``AntiP``, ``k`` of the runs to score for every P@n of
-        ``measures`` (Lipani's s, s̄, k̄ = 1 − s − s̄ after rounding)."""
+    def precision_values(self, measures) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The runs to score's own P@n, P̄@n and k̄@n = 1 − P@n − P̄@n (Lipani's s, s̄, k̄ after
+        rounding; len(new) × the P@n of ``measures``), None when ``measures`` has no P@n."""
         parts = precision_parts(measures)
         if not parts:
-            return pd.DataFrame(columns=["name", "measure", "P", "AntiP", "k"])
+            return None
         vals = self.own([m for p in parts for m in p[:2]])
         P, A = vals[:, 0::2], vals[:, 1::2]
-        n = len(self.new)
-        out = pd.DataFrame(
+        return P, A, 1.0 - P - A
+
+    def precision_frame(self, measures) -> pd.DataFrame:
+        """``name``, ``measure``, ``P``, ``AntiP``, ``k`` of the runs to score for every P@n of
+        ``measures`` (:meth:`precision_values`)."""
+        got = self.precision_values(measures)
+        if got is None:
+            return pd.DataFrame(columns=["name", "measure", "P", "AntiP", "k"])
+        P, A, K = got
+        n, parts = len(self.new), precision_parts(measures)
+        return pd.DataFrame(
             {
                 "name": np.repeat(self.names, len(parts)),
                 "measure": np.tile(measure_column(p[2] for p in parts), n),
                 "P": P.ravel(),
                 "AntiP": A.ravel(),
+                "k": K.ravel(),
             }
         )
-        out["k"] = 1.0 - out["P"] - out["AntiP"]
-        return out
 
-    def frame(self, values: np.ndarray, measures, estimator: str, **columns) -> pd.DataFrame:
+    def frame(
+        self, values: np.ndarray, measures, estimator: str, order=None, **columns
+    ) -> pd.DataFrame:
         """Long frame of run-level ``values`` (len(new) × measures): ``name``, ``measure``,
-        ``estimator``, ``value`` + extra columns (arrays of the same shape, raveled)."""
+        ``estimator``, ``value`` + extra columns (arrays of the same shape, raveled); with
+        ``order``, exactly those columns in that order (absent ones NaN)."""
         ms = measure_list(measures, "Problem.frame")
-        out = pd.DataFrame(
-            {
-                "name": np.repeat(self.names, len(ms)),
-                "measure": np.tile(measure_column(ms), len(self.new)),
-                "estimator": estimator,
-                "value": np.asarray(values, dtype=np.float64).ravel(),
-            }
-        )
-        for c, v in columns.items():
-            out[c] = np.asarray(v).ravel()
-        return out
+        cols = {
+            "name": np.repeat(self.names, len(ms)),
+            "measure": np.tile(measure_column(ms), len(self.new)),
+            "estimator": estimator,
+            "value": np.asarray(values, dtype=np.float64).ravel(),
+        }
+        cols.update({c: np.asarray(v).ravel() for c, v in columns.items()})
+        if order is not None:
+            cols = {c: cols[c] if c in cols else np.full(np.size(values), np.nan) for c in order}
+        return pd.DataFrame(cols)  # one constructor: no insert pass per extra column

@@ -351,6 +351,16 @@ def _build(base: EncodedPool, org_of: dict, block, leave_out, rp: str):
     return problem, (unit_of, eval_units, spec, (labels, u_var.astype(np.int64)))
 
 
+def _taken(values, index: np.ndarray):
+    """The strings ``values[index]`` as the frames' string column: the distinct few made a
+    string array once, then taken (not a string object per row converted); other values
+    taken as they are."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "OUT":
+        return arr[index]
+    return pd.array(arr.astype(object), dtype="str").take(index)
+
+
 def _finish(base: EncodedPool, ms, built, res):
     """The truth on one block's problem (:func:`_build`) and the rows of its estimators
     (``res``: :func:`estimate_in_chunks`) with it."""
@@ -381,11 +391,12 @@ def _finish(base: EncodedPool, ms, built, res):
     # lack (``topics="answered"``); ``ranked`` flags the topics of the run's average, the
     # topics the significance tests behind SRE* use (:func:`pbtools.stats.pair_significance`)
     rows = judged[item, t] | own
+    n_rows = int(rows.sum())
     truth_frame = pd.DataFrame(
         {
-            "measure": np.repeat(measure_column(ms), int(rows.sum())),
-            "name": np.tile(evaluated[item[rows]], len(ms)),
-            "qid": np.tile(np.asarray(enc.qids)[t[rows]], len(ms)),
+            "measure": _taken(measure_column(ms), np.repeat(np.arange(len(ms)), n_rows)),
+            "name": _taken(evaluated, np.tile(item[rows], len(ms))),
+            "qid": _taken(enc.qids, np.tile(t[rows], len(ms))),
             "value": values[rows].T.ravel(),
             "ranked": np.tile(own[rows], len(ms)),
         }

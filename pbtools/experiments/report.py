@@ -107,14 +107,15 @@ def _table(frame: pd.DataFrame, keys: list[tuple[str, str]], ests: list[str], wi
         (key if isinstance(key, tuple) else (key,), grp)
         for key, grp in frame.groupby([k for k, _ in keys], sort=False, observed=True)
     ]
-    cells = {
-        (i, b, e): _cell(grp[grp["estimator"] == e].iloc[0], col, f)
-        if (grp["estimator"] == e).any()
-        else "-"
-        for i, (_, grp) in enumerate(rows)
-        for b, (_, col, f) in enumerate(blocks)
-        for e in ests
-    }
+    cells = {}
+    for i, (_, grp) in enumerate(rows):
+        first: dict = {}  # each estimator's first row in the group
+        for j, est in enumerate(grp["estimator"].to_numpy()):
+            first.setdefault(est, j)
+        for e in ests:
+            row = grp.iloc[first[e]] if e in first else None
+            for b, (_, col, f) in enumerate(blocks):
+                cells[i, b, e] = "-" if row is None else _cell(row, col, f)
     colw = max([len(e) for e in ests] + [len(c) for c in cells.values()]) + 1
     keyw = [
         max([len(label)] + [len(str(key[j])) for key, _ in rows])

@@ -75,12 +75,48 @@ def _percentiles(reps: np.ndarray, confidence: float):
     two = r.reshape(len(r), -1)
     two = np.where(np.isfinite(two), two, np.nan)
     out = np.full((2, two.shape[1]), np.nan)
-    ok = np.isfinite(two).any(axis=0)
-    if ok.any():
-        out[:, ok] = np.nanquantile(two[:, ok], [a, 1.0 - a], axis=0)
+    nan = np.isnan(two)
+    full, some = ~nan.any(axis=0), ~nan.all(axis=0)
+    if full.any():  # one vectorised quantile: what nanquantile does column by column
+        out[:, full] = np.quantile(two[:, full], [a, 1.0 - a], axis=0)
+    some &= ~full
+    if some.any():
+        out[:, some] = np.nanquantile(two[:, some], [a, 1.0 - a], axis=0)
     if r.ndim == 1:
         return float(out[0, 0]), float(out[1, 0])
     return out[0], out[1]
+
+
+def _wide(grp: pd.DataFrame, ests: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The truth and the estimates of ``grp`` as two E × n matrices, estimators in the order of
+    ``ests``, the runs (``name``) that have both values for every estimator in the order they
+    first appear — the rows and order of ``pivot_table(index="name", columns="estimator",
+    sort=False)`` with the incomplete runs dropped (a run listed twice for an estimator gets
+    its mean, as there).
+
+    >>> g = pd.DataFrame({"name": list("baab"), "estimator": list("xxyy"),
+    ...     "true": [0.5, 0.4, 0.4, 0.5], "estimate": [0.1, 0.2, 0.3, np.nan]})
+    >>> _wide(g, ["x", "y"])
+    (array([[0.4],
+           [0.4]]), array([[0.2],
+           [0.3]]))
+    """
+    # ``ests``: the estimators in the order they first appear, so their factorized codes
+    est, seen = pd.factorize(grp["estimator"].astype(str), sort=False)
+    assert list(seen) == list(ests), (list(seen), ests)
+    runs, names = pd.factorize(grp["name"], sort=False)
+    pair = runs.astype(np.int64) * len(ests) + est
+    if np.unique(pair).size < pair.size:  # a run twice for an estimator: its mean
+        grp = grp.groupby(["name", "estimator"], sort=False, observed=True, as_index=False)
+        return _wide(grp[["true", "estimate"]].mean(), ests)
+    out = []
+    for col in ("true", "estimate"):
+        m = np.full(len(names) * len(ests), np.nan)
+        ok = runs >= 0  # a missing name is no run (pivot_table drops it)
+        m[pair[ok]] = grp[col].to_numpy(np.float64)[ok]
+        out.append(m.reshape(len(names), len(ests)))
+    keep = ~(np.isnan(out[0]).any(axis=1) | np.isnan(out[1]).any(axis=1))
+    return out[0][keep].T.copy(), out[1][keep].T.copy()
 
 
 def error_intervals(
@@ -143,26 +179,38 @@ def error_intervals(
     if isinstance(n_boot, bool) or int(n_boot) < 1:
         raise InputError(f"n_boot must be an integer >= 1, not {n_boot!r}")
     err_rows, diff_rows = [], []
+    draws: dict[int, np.ndarray] = {}  # the seed's replicate weights by group size
     groups = frame.groupby(by, sort=False, observed=True) if by else [((), frame)]
     for key, grp in groups:  # configurations × measures: tens of groups
         key = key if isinstance(key, tuple) else (key,)
         ests = list(dict.fromkeys(grp["estimator"].astype(str)))
-        wide_t = grp.pivot_table(index="name", columns="estimator", values="true", sort=False)
-        wide_e = grp.pivot_table(index="name", columns="estimator", values="estimate", sort=False)
-        wide_t, wide_e = wide_t.reindex(columns=ests).dropna(), wide_e.reindex(columns=ests)
-        wide_e = wide_e.loc[wide_t.index].dropna()
-        wide_t = wide_t.loc[wide_e.index]
-        n = len(wide_e)
+        t, e = _wide(grp, ests)  # E × n (the truth is the same for every estimator)
+        n = t.shape[1]
         if n < 2:
             continue
-        t = wide_t.to_numpy(np.float64).T  # E × n (the truth is the same for every estimator)
-        e = wide_e.to_numpy(np.float64).T
-        w = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), int(n_boot))
-        w = np.vstack([np.ones(n), w]).astype(np.float64)  # row 0: the sample itself
+        if n not in draws:  # a seed draws the same for every group of the same size: once
+            w = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), int(n_boot))
+            w = np.vstack([np.ones(n), w]).astype(np.float64)  # row 0: the sample itself
+            if isinstance(seed, int | np.integer):
+                draws[n] = w
+        else:
+            w = draws[n]
         mae = w @ np.abs(t - e).T / n  # (B + 1) × E
         sre = _replicate_sre(t[0], e, w)
-        m_lo, m_hi = _percentiles(mae[1:], confidence)
-        s_lo, s_hi = _percentiles(sre[1:], confidence)
+        n_est = len(ests)
+        pa = [(a, b) for a in range(n_est) for b in range(n_est) if a != b]
+        ia, ib = [a for a, _ in pa], [b for _, b in pa]
+        d = mae[:, ia] - mae[:, ib]  # every ordered pair of estimators, as columns
+        with np.errstate(divide="ignore", invalid="ignore"):  # b error-free: NaN
+            cut = np.where(mae[:, ib] > 0, 1.0 - mae[:, ia] / mae[:, ib], np.nan)
+        ds = sre[:, ia] - sre[:, ib]
+        # every interval of the group in one call: [mae | sre | d | cut | ds] column blocks
+        lo, hi = _percentiles(np.hstack([mae, sre, d, cut, ds])[1:], confidence)
+        cuts = np.cumsum([n_est, n_est, len(pa), len(pa)])
+        (m_lo, s_lo, d_lo, c_lo, r_lo), (m_hi, s_hi, d_hi, c_hi, r_hi) = (
+            np.split(lo, cuts),
+            np.split(hi, cuts),
+        )
         base = dict(zip(by, key, strict=True))
         for k, est in enumerate(ests):
             err_rows.append(
@@ -178,34 +226,24 @@ def error_intervals(
                     "sre_high": s_hi[k],
                 }
             )
-        for a in range(len(ests)):
-            for b in range(len(ests)):  # a handful of estimators
-                if a == b:
-                    continue
-                d = mae[:, a] - mae[:, b]
-                with np.errstate(divide="ignore", invalid="ignore"):  # b error-free: NaN
-                    cut = np.where(mae[:, b] > 0, 1.0 - mae[:, a] / mae[:, b], np.nan)
-                ds = sre[:, a] - sre[:, b]
-                d_lo, d_hi = _percentiles(d[1:], confidence)
-                c_lo, c_hi = _percentiles(cut[1:], confidence)
-                r_lo, r_hi = _percentiles(ds[1:], confidence)
-                diff_rows.append(
-                    {
-                        **base,
-                        "estimator_a": ests[a],
-                        "estimator_b": ests[b],
-                        "mae_diff": d[0],
-                        "mae_diff_low": d_lo,
-                        "mae_diff_high": d_hi,
-                        "cut": cut[0],
-                        "cut_low": c_lo,
-                        "cut_high": c_hi,
-                        "sre_diff": ds[0],
-                        "sre_diff_low": r_lo,
-                        "sre_diff_high": r_hi,
-                        "significant": bool(d_lo > 0 or d_hi < 0),
-                    }
-                )
+        for j, (a, b) in enumerate(pa):  # a handful of estimators
+            diff_rows.append(
+                {
+                    **base,
+                    "estimator_a": ests[a],
+                    "estimator_b": ests[b],
+                    "mae_diff": d[0, j],
+                    "mae_diff_low": d_lo[j],
+                    "mae_diff_high": d_hi[j],
+                    "cut": cut[0, j],
+                    "cut_low": c_lo[j],
+                    "cut_high": c_hi[j],
+                    "sre_diff": ds[0, j],
+                    "sre_diff_low": r_lo[j],
+                    "sre_diff_high": r_hi[j],
+                    "significant": bool(d_lo[j] > 0 or d_hi[j] < 0),
+                }
+            )
     err_cols = [*by, "estimator", "n_runs", "mae", "mae_low", "mae_high", "sre"]
     err_cols += ["sre_low", "sre_high"]
     diff_cols = [*by, "estimator_a", "estimator_b", "mae_diff", "mae_diff_low", "mae_diff_high"]
