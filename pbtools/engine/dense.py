@@ -28,15 +28,24 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from pbtools.engine.dictionaries import (
+    code_map,
+    map_codes,
+    pooled_rows,
+    slot_maps,
+    slot_rows,
+    union_codes,
+    union_index,
+)
 from pbtools.engine.histograms import group_owners, label_histograms, variant_histograms
 from pbtools.engine.ranges import CHUNK, expand_ranges, row_chunks
 from pbtools.frames import encode, mapped_codes
-from pbtools.ids import index_in
 
 __all__ = [
     "CHUNK",
     "RANK_TABLE_BYTES",
     "DenseRuns",
+    "pooled_rows",
     "row_chunks",
     "expand_ranges",
     "label_histograms",
@@ -45,69 +54,9 @@ __all__ = [
 
 #: above this many bytes the dense rank table is replaced by a sorted-key lookup
 RANK_TABLE_BYTES = 1_500_000_000
-
-
-def _union(indexes: Sequence[pd.Index], sort: bool) -> pd.Index:
-    first = indexes[0]
-    if all(ix is first or ix.equals(first) for ix in indexes[1:]):
-        return first
-    out = first.append(list(indexes[1:])).unique()
-    return out.sort_values() if sort else out
-
-
-def _union_codes(
-    cols: Sequence[pd.Series], first: pd.Index | None = None, known: Sequence = ()
-) -> tuple[pd.Index, list[np.ndarray], list]:
-    """The union of encoded id columns' dictionaries, in first-occurrence order (the first
-    column's categories, then the others' new ids in order, as ``append(...).unique()``), each
-    column's codes in it, and each dictionary with its map into the union (None: identity).
-    Only the other dictionaries are looked up in the first (the big side: the runs'
-    documents); the first column's codes are used as they are. ``first``: a dictionary the
-    union starts with instead (an encoding's documents, :meth:`DenseRuns.extended`), with
-    ``known`` its ``(dictionary, map)`` pairs: a column with one of those dictionaries (the
-    same object: runs of one collection share it) is mapped without a lookup."""
-    cats = [s.cat.categories for s in cols]
-    first = cats[0] if first is None else first
-    extra = first[:0]
-    maps: list[np.ndarray | None] = []
-    for c in cats:
-        if c is first or c.equals(first):
-            maps.append(None)
-            continue
-        seen = [m for k, m in known if k is c]
-        if seen:
-            maps.append(seen[0])
-            continue
-        m = index_in(c, first)  # hashed in Arrow (pandas would rebuild its table)
-        miss = m < 0
-        if miss.any():
-            new = c[miss]
-            extra = extra.append(new[extra.get_indexer(new) < 0])
-            m[miss] = len(first) + extra.get_indexer(new)
-        maps.append(m)
-    union = first.append(extra) if len(extra) else first
-    codes = []
-    for s, m in zip(cols, maps, strict=True):
-        raw = s.cat.codes.to_numpy()
-        codes.append(raw.astype(np.int64) if m is None else m[raw])
-    return union, codes, list(zip(cats, maps, strict=True))
-
-
-def _slot_rows(names: Sequence[pd.Series], start: int) -> tuple[list, list, np.ndarray]:
-    """Slots of the runs of encoded name columns, numbered from ``start`` (each column's
-    names in sorted order): their names, each column's slot numbers, every row's slot."""
-    slot_names: list = []
-    slots, slot_of_row = [], []
-    for s in names:
-        c = s.cat.codes.to_numpy().astype(np.int64)
-        used = np.flatnonzero(np.bincount(c, minlength=len(s.cat.categories)))
-        loc = np.full(len(s.cat.categories), -1, dtype=np.int64)
-        loc[used] = start + len(slot_names) + np.arange(len(used))
-        slots.append(loc[used])
-        slot_names.extend(np.asarray(s.cat.categories)[used].tolist())
-        slot_of_row.append(loc[c])
-    rows = np.concatenate(slot_of_row) if slot_of_row else np.zeros(0, np.int64)
-    return slot_names, slots, rows
+#: the universe from a presence table of the (topic, document) keys while it has at most
+#: 8 × (entries + qrels lines) + this many cells, else from a sort of the keys
+PRESENCE_SLACK = 1 << 22
 
 
 def _lengths(D: np.ndarray) -> np.ndarray:
@@ -152,54 +101,101 @@ class DenseRuns:
         qid_sets = [s.cat.categories for s in cols["qid"] + qcols["qid"]]
         if topics is not None:  # topics of runs to be added later (:meth:`extended`)
             qid_sets.append(pd.Index(encode(pd.Series(topics)).cat.categories))
-        self.qids = _union(qid_sets, sort=True)
-        self.docs, gcodes, self._doc_maps = _union_codes(cols["docno"] + qcols["docno"])
+        self.qids = union_index(qid_sets, sort=True)
+        self.docs, self._doc_maps = union_codes(cols["docno"] + qcols["docno"])
         T, NG = len(self.qids), max(len(self.docs), 1)
-        slot_names, self._slots, r = _slot_rows(cols["name"], 0)
+        slot_names, self._slots, locs = slot_maps(cols["name"], 0)
         self.names = pd.Index(slot_names, dtype="str")
-        t = np.concatenate([mapped_codes(s, self.qids) for s in cols["qid"]] or [r[:0]])
         qt = [mapped_codes(s, self.qids) for s in qcols["qid"]]
-        qg = gcodes[len(frames) :]
-        qkey = np.concatenate([a * NG + b for a, b in zip(qt, qg, strict=True)] or [r[:0]])
-        # the entries' arrays (one row of the runs each) are the big ones: built in place and
-        # freed as soon as used, so that few of them are alive at once
-        key = np.concatenate(gcodes[: len(frames)] or [r[:0]]).astype(np.int64, copy=False)
-        del gcodes, qg
-        key += t * NG  # t · NG + g
-        if T * NG <= 8 * (len(key) + len(qkey)) + (1 << 22):  # a presence table: no sort
+        qmapped = zip(qcols["docno"], self._doc_maps[len(frames) :], strict=True)
+        qg = [map_codes(s, m) for s, (_c, m) in qmapped]
+        empty = np.zeros(0, np.int64)
+        qkey = np.concatenate([a * NG + b for a, b in zip(qt, qg, strict=True)] or [empty])
+        del qt, qg
+        qmaps = [code_map(s, self.qids) for s in cols["qid"]]
+        n = sum(len(f) for f in frames)
+
+        def entries():
+            """Every entry (run slot, topic, document code, rank), a chunk of rows at a time:
+            the per-entry arrays never all alive at once (the encoding's peak)."""
+            for i, f in enumerate(frames):
+                nc, qc = cols["name"][i].cat.codes.to_numpy(), cols["qid"][i].cat.codes.to_numpy()
+                dc, rk = cols["docno"][i].cat.codes.to_numpy(), f["rank"].to_numpy()
+                dmap, qmap = self._doc_maps[i][1], qmaps[i]
+                for sl in row_chunks(len(f), 16):  # 2¹⁸ entries: ~15 MiB of temporaries
+                    t = qc[sl].astype(np.int64) if qmap is None else qmap[qc[sl]]
+                    g = dc[sl].astype(np.int64) if dmap is None else dmap[dc[sl]]
+                    yield locs[i][nc[sl]], t, g, rk[sl].astype(np.int64)
+
+        # the universe: the (topic, document) keys t · NG + g of the entries and the qrels
+        longest = 0
+        dense_keys = T * NG <= 8 * (n + len(qkey)) + PRESENCE_SLACK
+        if dense_keys:  # a presence table: no sort
             seen = np.zeros(T * NG, dtype=bool)
-            seen[key] = True
             seen[qkey] = True
+            for _r, t, g, rank in entries():
+                g += t * NG
+                seen[g] = True
+                longest = max(longest, int(rank.max()))
             self.universe = np.flatnonzero(seen)
             inv = np.cumsum(seen, dtype=np.int64 if T * NG >= 2**31 else np.int32)
             del seen
-            inv = inv[key]
-            inv -= 1
         else:
-            self.universe, inv = np.unique(np.concatenate([key, qkey]), return_inverse=True)
-            inv = inv.ravel()[: len(key)]
-        del key, qkey
+            keys = np.empty(n, np.int64)
+            at = 0
+            for _r, t, g, rank in entries():
+                g += t * NG
+                keys[at : at + len(g)] = g
+                at += len(g)
+                longest = max(longest, int(rank.max()))
+            self.universe, inv = np.unique(np.concatenate([keys, qkey]), return_inverse=True)
+            del keys
+            inv = inv.ravel()[:n]
+        del qkey
         self._sorted = None  # the universe is sorted: local ids in key order
         self.tstart = np.searchsorted(self.universe, np.arange(T + 1) * NG)
-        local = inv  # the local id: the universe's index less its topic's start
-        local -= self.tstart[t].astype(local.dtype)
-        rank = np.concatenate([f["rank"].to_numpy().astype(np.int64) for f in frames] or [r[:0]])
         R = len(self.names)
         self.T, self.R, self.NG = T, R, NG
         self.U = max(int(np.diff(self.tstart).max()) if T else 0, 1)
-        self.L = max(int(rank.max()) if len(rank) else 0, 1)
+        self.L = max(longest, 1)
         self.D = np.full((R, T, self.L), -1, dtype=np.int32)
-        rt = r  # flat (run, topic) cell r · T + t: scatters into flat views
-        rt *= T
-        rt += t
-        del t
-        at = rt * self.L
-        at += rank
-        at -= 1
-        self.D.reshape(-1)[at] = local
-        del at
+        rdt = np.int16 if self.L < 2**15 else np.int32
+        if R * T * (self.U + 1) * np.dtype(rdt).itemsize <= RANK_TABLE_BYTES:
+            # one leading column of zeros: the padding doc −1 reads rank 0 (no masking pass)
+            self.RK, self._keys = np.zeros((R, T, self.U + 1), dtype=rdt), None
+        else:  # sorted (r, t, x) keys → rank
+            self.RK = None
+            keys, vals = np.empty(n, np.int64), np.empty(n, np.int64)
+        at = 0
+        for rt, t, g, rank in entries():  # each entry's local doc into D and the rank lookup
+            m = len(rt)
+            if dense_keys:
+                g += t * NG
+                local = inv[g]
+                local -= 1  # the local id: the universe's index less its topic's start
+            else:
+                local = inv[at : at + m].copy()
+            local -= self.tstart[t].astype(local.dtype)
+            rt *= T  # flat (run, topic) cell r · T + t: scatters into flat views
+            rt += t
+            cell = rt * self.L
+            cell += rank
+            cell -= 1
+            self.D.reshape(-1)[cell] = local
+            if self.RK is not None:
+                cell = rt * (self.U + 1)
+                cell += local
+                cell += 1
+                self.RK.reshape(-1)[cell] = rank
+            else:
+                keys[at : at + m] = rt * self.U + local
+                vals[at : at + m] = rank
+            at += m
+        del inv
+        if self.RK is None:
+            o = np.argsort(keys)
+            self._keys, self._vals = keys[o], vals[o].astype(np.int32)
         self.length = _lengths(self.D)
-        self._index_ranks(rt, local, rank)
 
     def _index_ranks(self, rt: np.ndarray, local: np.ndarray, rank: np.ndarray) -> None:
         """The rank lookup of :meth:`rank` from every entry (flat (run, topic) cell ``rt``,
@@ -249,9 +245,10 @@ class DenseRuns:
             return None
         out = copy.copy(self)
         T, R0, NG0 = self.T, self.R, self.NG
-        out.docs, gcodes, _ = _union_codes(cols["docno"], self.docs, self._doc_maps)
+        out.docs, maps = union_codes(cols["docno"], self.docs, self._doc_maps)
+        gcodes = [map_codes(s, m) for s, (_c, m) in zip(cols["docno"], maps, strict=True)]
         out.NG = NG = max(len(out.docs), 1)
-        names, slots, r = _slot_rows(cols["name"], R0)
+        names, slots, r = slot_rows(cols["name"], R0)
         out.names = self.names.append(pd.Index(names, dtype="str"))
         out._slots = [*self._slots, *slots]
         out.R = R = R0 + len(names)

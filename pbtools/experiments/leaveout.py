@@ -38,12 +38,12 @@ import pandas as pd
 from pbtools.corrections.base import RESULT_COLUMNS
 from pbtools.engine import chunks
 from pbtools.engine.build import EncodedPool, PairSpec, leave_out_variants
-from pbtools.engine.dense import DenseRuns
+from pbtools.engine.dense import DenseRuns, pooled_rows
 from pbtools.engine.parallel import ordered_map, resolve_threads
 from pbtools.errors import InputError
 from pbtools.experiments.chunked import estimate_in_chunks
 from pbtools.experiments.load import load
-from pbtools.frames import as_qrels, encode, ranked, require_columns
+from pbtools.frames import as_qrels, encode, is_trec_ordered, ranked, require_columns
 from pbtools.ids import index_in
 from pbtools.measures.kernels import depth_needed
 from pbtools.measures.names import measure_column, parse_all
@@ -203,10 +203,15 @@ def experiment_tables(
     pool_names, d = _pool_info(R, Q, pooled, depth, str(opts["pool_policy"]))
     name = encode(R["name"])
     in_pool = name.cat.categories.isin(pd.Index(pool_names, dtype="str"))
-    S = R[in_pool[name.cat.codes.to_numpy()]]
-    S = ranked(S)
+    keep = in_pool[name.cat.codes.to_numpy()]
+    # the pooled rows' encoded columns only (no copy of the whole frame); whole runs are
+    # dropped, so runs in trec order stay so
+    require_columns(R, ("qid", "docno", "score"), "run")
+    ordered = "rank" in R.columns and is_trec_ordered(R)
+    S = pooled_rows(R, keep) if ordered else ranked(R[keep])
     Q = as_qrels(Q)
     enc = DenseRuns([S], [Q])
+    del S, keep  # not kept through the estimation
     slots = enc.slots(0)
     lab, present, _ = enc.labels(Q)
     base = EncodedPool(enc, lab[0], present[0], d, str(opts["topics"]), opts["decimals"])

@@ -203,13 +203,16 @@ def _flags(runs: pd.DataFrame, qrels: pd.DataFrame) -> _Flags:
     rj = index_in(rd.cat.categories, qdoc.cat.categories)[rd.cat.codes.to_numpy()]
     ok = (qq >= 0) & (qd >= 0)
     qkey = np.unique(qq[ok] * nj + qd[ok])
-    found = positions_in(qkey, rqc * nj + np.maximum(rj, 0), len(qcats_used) * nj) >= 0
-    unj = ~found | (rj < 0)
+    unj = rj < 0  # judged on no topic; the others' (topic, document) keys built in place
+    np.maximum(rj, 0, out=rj)
+    rj += rqc * nj
+    unj |= positions_in(qkey, rj, len(qcats_used) * nj) < 0
+    del rj
     start = group_starts(encode(runs["name"]).cat.codes.to_numpy(), rqc)
     gid = np.cumsum(start) - 1
     ng = int(gid[-1]) + 1 if len(gid) else 0
     length = np.bincount(gid, minlength=ng).astype(np.int64)
-    pos = runs["rank"].to_numpy().astype(np.int64)
+    pos = runs["rank"].to_numpy()  # as stored (int32): only indexed
     # first unjudged row of each ranking (rows are in ranking order): no ufunc.at
     idx = np.flatnonzero(unj)
     g = gid[idx]
@@ -232,11 +235,12 @@ def _walk(f: _Flags, skip: int) -> tuple[np.ndarray, np.ndarray]:
     """Per ranking: positions and judged documents before the (skip+1)-th unjudged one."""
     ng = len(f.length)
     cum = np.cumsum(f.unj)
-    base = (cum - f.unj)[f.start] if ng else np.zeros(0, dtype=np.int64)
-    stop = f.unj & (cum - base[f.gid] == skip + 1)
+    base = cum[f.start] - f.unj[f.start] if ng else np.zeros(0, dtype=np.int64)
+    cum -= base[f.gid]  # unjudged rows so far in the ranking (in place: no row temporaries)
+    stop = f.unj & (cum == skip + 1)
     stop_pos = np.full(ng, -1, dtype=np.int64)
     stop_pos[f.gid[stop]] = f.pos[stop]
-    n_unj = np.bincount(f.gid, weights=f.unj, minlength=ng).astype(np.int64)
+    n_unj = np.bincount(f.gid[f.unj], minlength=ng)
     walk = np.where(stop_pos > 0, stop_pos - 1, f.length)
     judged_walk = np.where(stop_pos > 0, stop_pos - 1 - skip, f.length - n_unj)
     return walk, judged_walk

@@ -214,3 +214,40 @@ def test_extended_adds_runs_without_moving_the_encoding():
     assert (pool.D == before[0]).all() and (pool.RK == before[1]).all()
     assert (pool.universe == before[2]).all() and (pool.L, pool.U) == before[3:]
     assert pool.extended([u.assign(qid="999")]) is None  # a topic the pool lacks
+
+
+def _same_encoding(a: DenseRuns, b: DenseRuns) -> None:
+    assert a.names.equals(b.names) and a.docs.equals(b.docs) and a.qids.equals(b.qids)
+    assert (a.T, a.R, a.U, a.L, a.NG) == (b.T, b.R, b.U, b.L, b.NG)
+    for x, y in [(a.universe, b.universe), (a.tstart, b.tstart), (a.D, b.D)]:
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    assert np.array_equal(a.length, b.length)
+    if a.RK is None:
+        assert b.RK is None and np.array_equal(a._keys, b._keys)
+        assert np.array_equal(a._vals, b._vals)
+    else:
+        assert a.RK.dtype == b.RK.dtype and np.array_equal(a.RK, b.RK)
+
+
+@pytest.mark.parametrize("rank_bytes", [None, 0])
+@pytest.mark.parametrize("slack", [None, -(10**9)])
+def test_encoding_by_chunks_of_rows_and_of_pooled_rows(monkeypatch, rank_bytes, slack):
+    """The entries encoded a few rows at a time (two frames, qrels documents no run has),
+    with the rank table or sorted keys, the universe from a presence table or a sort: the
+    same encoding as in one chunk; and the pooled rows' columns encode as the rows do."""
+    from pbtools.engine import ranges
+
+    c = synth.generate(topics=4, docs=60, runs=5, orgs=3, run_length=25, depth=5, seed=4)
+    runs = ranked(c.runs)
+    other = ranked(pd.concat([run("p1", "abc"), run("p2", "ca", qid=runs["qid"].iloc[0])]))
+    if rank_bytes is not None:
+        monkeypatch.setattr(dense, "RANK_TABLE_BYTES", rank_bytes)
+    if slack is not None:
+        monkeypatch.setattr(dense, "PRESENCE_SLACK", slack)
+    whole = DenseRuns([runs, other], [c.qrels])
+    monkeypatch.setattr(ranges, "CHUNK", 16 * 7)  # 7 rows a chunk
+    _same_encoding(DenseRuns([runs, other], [c.qrels]), whole)
+    keep = runs["name"].astype(str).isin(["o01r2", "o03r1"]).to_numpy()
+    assert 0 < keep.sum() < len(keep)
+    got = DenseRuns([dense.pooled_rows(runs, keep)], [c.qrels])
+    _same_encoding(got, DenseRuns([runs[keep]], [c.qrels]))
