@@ -280,7 +280,7 @@ class Estimator:
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every column of :data:`RESULT_COLUMNS` (NaN where absent), in order."""
     if tuple(frame.columns) == RESULT_COLUMNS and frame.index.equals(pd.RangeIndex(len(frame))):
-        return frame  # built tidy (``Problem.frame(..., order=RESULT_COLUMNS)``)
+        return frame  # built tidy (``Problem.columns(..., order=RESULT_COLUMNS)``)
     # one reindex (absent columns: float64 NaN), the index renumbered 0..n-1
     out = frame.reindex(columns=list(RESULT_COLUMNS))
     if not out.index.equals(pd.RangeIndex(len(out))):
