@@ -54,7 +54,8 @@ class Lipani(Estimator):
 
     Examples
     --------
-    >>>     >>> def run(name, docs):
+    >>> import pandas as pd
+    >>> def run(name, docs):
     ...     return pd.DataFrame({"name": name, "qid": "1", "docno": list(docs),
     ...                          "score": range(len(docs), 0, -1)})
     >>> pooled = pd.concat([run("p1", "abcd"), run("p2", "bade")])
