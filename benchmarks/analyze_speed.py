@@ -92,6 +92,10 @@ PROBES = (
     ("lipani", "pbtools.corrections.lipani", "Lipani.estimate"),
     ("webber", "pbtools.corrections.webber", "WebberOnRuns.estimate"),
     ("reduced", "pbtools.corrections.reduced", "ReducedPool.estimate"),
+    # the estimators' columns (a leave-out experiment's chunks call these, not ``estimate``)
+    ("lipani", "pbtools.corrections.lipani", "Lipani.estimate_columns"),
+    ("webber", "pbtools.corrections.webber", "WebberOnRuns.estimate_columns"),
+    ("reduced", "pbtools.corrections.reduced", "ReducedPool.estimate_columns"),
     ("experiment blocks", "pbtools.experiments.leaveout", "_build"),
     ("true scores", "pbtools.experiments.leaveout", "_finish"),
     ("experiment blocks", "pbtools.experiments.leaveout", "_block"),  # before the split

@@ -258,15 +258,29 @@ class Estimator:
             kwargs["runs"] = kwargs.pop("new_runs")
         return self.predict(*args, **kwargs)
 
-    def estimate(self, problem: Problem, measures) -> pd.DataFrame:  # pragma: no cover
-        """The algorithm on an encoded problem: one row per run to score and measure."""
-        raise NotImplementedError
+    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+        """The algorithm on an encoded problem: one row per run to score and measure (the
+        frame of :meth:`estimate_columns`; an estimator implements one of the two)."""
+        if type(self).estimate_columns is Estimator.estimate_columns:  # pragma: no cover
+            raise NotImplementedError(f"{type(self).__name__} implements no estimate")
+        return pd.DataFrame(self.estimate_columns(problem, measures))
+
+    def estimate_columns(self, problem: Problem, measures) -> dict:
+        """The columns of :meth:`estimate`'s tidy frame (:data:`RESULT_COLUMNS`, in order;
+        arrays, a scalar for a constant column), before a frame is made: a leave-out
+        experiment joins them over its chunks of runs into one frame per estimator
+        (:func:`pbtools.experiments.chunked.estimate_in_chunks`). By default the columns of
+        :meth:`estimate`'s frame."""
+        if type(self).estimate is Estimator.estimate:  # pragma: no cover
+            raise NotImplementedError(f"{type(self).__name__} implements no estimate")
+        frame = tidy(self.estimate(problem, measures))
+        return {c: frame[c].array for c in RESULT_COLUMNS}
 
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every column of :data:`RESULT_COLUMNS` (NaN where absent), in order."""
     if tuple(frame.columns) == RESULT_COLUMNS and frame.index.equals(pd.RangeIndex(len(frame))):
-        return frame  # built tidy (``Problem.frame(..., order=RESULT_COLUMNS)``)
+        return frame  # built tidy (``Problem.columns(..., order=RESULT_COLUMNS)``)
     # one reindex (absent columns: float64 NaN), the index renumbered 0..n-1
     out = frame.reindex(columns=list(RESULT_COLUMNS))
     if not out.index.equals(pd.RangeIndex(len(out))):

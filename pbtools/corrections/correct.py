@@ -28,15 +28,35 @@ from pbtools.measures.names import measure_list, parse_all
 from pbtools.presets import resolve
 from pbtools.validation import validates
 
-__all__ = ["correct", "estimate", "condensed", "run_estimators"]
+__all__ = ["correct", "estimate", "condensed", "run_estimators", "estimator_columns"]
 
 
 def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: dict):
     """Every estimator of ``estimators`` on ``problem``, each on the measures it supports;
     the tidy frame of their rows (estimators supporting none of the measures add nothing).
     ``measures``: parsed :class:`~pbtools.measures.Measure` objects."""
+    parts = [
+        tidy(est.estimate(problem, use)) for est, use in _estimators(measures, estimators, opts)
+    ]
+    if not parts:
+        return tidy(pd.DataFrame({"name": [], "measure": [], "estimator": [], "value": []}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def estimator_columns(problem: Problem, measures, estimators: Iterable[str], opts: dict) -> list:
+    """:func:`run_estimators` before its frames are made: the columns
+    (:meth:`~pbtools.corrections.base.Estimator.estimate_columns`) of every estimator that
+    supports a measure, in order."""
+    return [
+        est.estimate_columns(problem, use) for est, use in _estimators(measures, estimators, opts)
+    ]
+
+
+def _estimators(measures, estimators: Iterable[str], opts: dict) -> list:
+    """``(estimator, its measures)`` of every estimator of ``estimators`` that supports some of
+    ``measures``; an estimator that needs more than the problem refused."""
     ms = measure_list(measures, "run_estimators")
-    parts = []
+    out = []
     for name in estimators:  # a handful of estimators
         cls = get(name)
         if not cls.on_problem:
@@ -48,11 +68,8 @@ def run_estimators(problem: Problem, measures, estimators: Iterable[str], opts: 
         if not use:
             continue
         params = {c: opts.get(c) for c in cls.choice_names}
-        est = cls(measures=use, **params)
-        parts.append(tidy(est.estimate(problem, use)))
-    if not parts:
-        return tidy(pd.DataFrame({"name": [], "measure": [], "estimator": [], "value": []}))
-    return pd.concat(parts, ignore_index=True)
+        out.append((cls(measures=use, **params), use))
+    return out
 
 
 def _pool_frames(collection) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:

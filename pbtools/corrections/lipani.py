@@ -19,7 +19,6 @@ declares ``supports = {"P"}``; Webber & Park's adjustment covers the other measu
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from pbtools.corrections.base import Estimator
 from pbtools.corrections.indicators import delta_values, fires, indicator_values
@@ -99,15 +98,23 @@ class Lipani(Estimator):
         """P@n only (not its condensed list)."""
         return measure.base == "P" and not measure.judged_only
 
-    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+    def estimate_columns(self, problem: Problem, measures) -> dict:
         """Algorithm 1 for every run of the problem and every P@n of ``measures`` at once."""
         opts = self.choices()
         parts = precision_parts(measures)
         pa = [m for p in parts for m in p[:2]]  # P@n, AntiP@n interleaved
-        own = problem.precision_frame(measures)
+        k, pm = len(parts), [p[2] for p in parts]
+        got = problem.precision_values(measures)
+        P, A, K = (v.ravel() for v in got) if got is not None else (np.zeros(0),) * 3
+        cols = problem.columns(P, pm, self.name)
+        own = {c: cols[c] for c in ("name", "measure", "estimator")}
+        nan = np.full(len(P), np.nan)
         if len(problem.pair_u) == 0:
-            out = own.assign(estimator=self.name, value=own["P"], adjustment=0.0, n_pooled=0)
-            return out
+            return {
+                **own,
+                **dict(value=P, P=P, AntiP=A, k=K, dP=nan, dAntiP=nan, dk=nan, lam=nan),
+                **dict(fired=nan, adjustment=np.zeros(len(P)), n_pooled=np.zeros(len(P), int)),
+            }
         # every pooled run of R_p on every variant it is compared under (its own topics),
         # scored once for every estimator of the problem
         pooled_vals = problem.rounded(problem.pooled_scores(pa)[0])
@@ -129,16 +136,19 @@ class Lipani(Estimator):
         dP, dA, dk = delta_values(
             merged[:, 0::2], merged[:, 1::2], pooled_vals[:, 0::2], pooled_vals[:, 1::2]
         )
-        k = len(parts)
         group = problem.pair_u[:, None] * k + np.arange(k)  # the row of (r_u, P@n) in ``own``
         has = np.isfinite(merged[:, 0::2]).ravel()
-        ind = indicator_values(
-            own["P"].to_numpy(),
-            own["AntiP"].to_numpy(),
-            *(v.ravel()[has] for v in (dP, dA, dk)),
-            group.ravel()[has],
-        )
+        ind = indicator_values(P, A, *(v.ravel()[has] for v in (dP, dA, dk)), group.ravel()[has])
         fired = fires(ind, str(opts["indicator"]))
         adj = np.where(fired, ind["k"] * np.maximum(ind["dk"], 0.0), 0.0)
-        out = own.astype({"name": str, "measure": str}).assign(**ind)
-        return out.assign(fired=fired, adjustment=adj, value=out["P"] + adj, estimator=self.name)
+        rest = {c: ind[c] for c in ("k", "dP", "dAntiP", "dk", "lam")}
+        return {
+            **own,
+            "value": P + adj,
+            "P": P,
+            "AntiP": A,
+            **rest,
+            "fired": fired,
+            "adjustment": adj,
+            "n_pooled": ind["n_pooled"],
+        }

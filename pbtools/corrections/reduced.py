@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from pbtools.corrections.base import RESULT_COLUMNS, Estimator
 from pbtools.engine.problem import Problem, condensed_measures, precision_parts
@@ -52,12 +51,12 @@ class ReducedPool(Estimator):
     )
     default_for = frozenset({"analyze", "correct", "cli"})
 
-    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+    def estimate_columns(self, problem: Problem, measures) -> dict:
         """score(r_u, Q) for every run to score (rounded when the problem says so)."""
         values = problem.own(measures)
         extra = _precision_columns(problem, measures)
         adjustment = np.zeros_like(values)
-        return problem.frame(
+        return problem.columns(
             values, measures, self.name, RESULT_COLUMNS, adjustment=adjustment, **extra
         )
 
@@ -81,13 +80,13 @@ class TrueScore(Estimator):
     marker = "D"
     description = "the run's score on the whole pool (its own documents judged)."
 
-    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+    def estimate_columns(self, problem: Problem, measures) -> dict:
         """score(r_u, truth): the truth variant is the re-pool of the pooled runs at depth d."""
         if problem.truth_var is None:
             raise ValueError("this problem has no truth (re-pooled qrels) variant")
         var = np.full(len(problem.new), problem.truth_var, dtype=np.int64)
         values = problem.run_scores(problem.new, var, measures)
-        return problem.frame(values, measures, self.name, RESULT_COLUMNS)
+        return problem.columns(values, measures, self.name, RESULT_COLUMNS)
 
 
 class Condensed(Estimator):
@@ -113,9 +112,9 @@ class Condensed(Estimator):
     )
     default_for = frozenset({"cli"})
 
-    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+    def estimate_columns(self, problem: Problem, measures) -> dict:
         """score(condensed r_u, Q), reported under the measure's own name."""
         cms = condensed_measures(measures)  # P@10 and P(judged_only=True)@10: one list
         once = list(dict.fromkeys(cms))
         values = problem.own(once)[:, [once.index(m) for m in cms]]
-        return problem.frame(values, measures, self.name, RESULT_COLUMNS)
+        return problem.columns(values, measures, self.name, RESULT_COLUMNS)

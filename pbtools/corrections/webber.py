@@ -20,7 +20,6 @@ Q's minus theirs — and the scores come from the one scoring engine.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from pbtools.corrections.base import RESULT_COLUMNS, Estimator
 from pbtools.engine.losses import loss_rows
@@ -85,14 +84,16 @@ class WebberOnRuns(Estimator):
         super().__init__(measures, decimals, topics, protocol, depth)
         self.replace, self.rp = replace, rp
 
-    def estimate(self, problem: Problem, measures) -> pd.DataFrame:
+    def estimate_columns(self, problem: Problem, measures) -> dict:
         """Algorithm 1 for every run of the problem and every measure at once."""
         ms = measure_list(measures, "Webber.estimate")
         own = problem.own(ms)
         n_new, M = len(problem.new), len(ms)
         if len(problem.pair_u) == 0:
             zero = np.zeros_like(own)
-            return problem.frame(own, ms, self.name, RESULT_COLUMNS, adjustment=zero, n_pooled=zero)
+            return problem.columns(
+                own, ms, self.name, RESULT_COLUMNS, adjustment=zero, n_pooled=zero
+            )
         replace = bool(self.choices()["replace"])
         full, inner, pu = _losses(problem, ms, replace)
         term = problem.rounded(full) - problem.rounded(inner)  # pairs × measures
@@ -100,7 +101,7 @@ class WebberOnRuns(Estimator):
         adj = Problem.means(pu[ok], term[ok], n_new)
         n_pooled = np.bincount(pu[ok], minlength=n_new).astype(np.float64)
         adj = np.where(np.isfinite(adj), adj, 0.0)
-        return problem.frame(
+        return problem.columns(
             own + adj,
             ms,
             self.name,

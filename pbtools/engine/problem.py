@@ -418,24 +418,24 @@ class Problem:
         got = self.precision_values(measures)
         if got is None:
             return pd.DataFrame(columns=["name", "measure", "P", "AntiP", "k"])
-        P, A, K = got
-        n, parts = len(self.new), precision_parts(measures)
-        return pd.DataFrame(
-            {
-                "name": np.repeat(self.names, len(parts)),
-                "measure": np.tile(measure_column(p[2] for p in parts), n),
-                "P": P.ravel(),
-                "AntiP": A.ravel(),
-                "k": K.ravel(),
-            }
-        )
+        pm = [p[2] for p in precision_parts(measures)]
+        cols = self.columns(got[0], pm, "", P=got[0], AntiP=got[1], k=got[2])
+        return pd.DataFrame({c: cols[c] for c in ("name", "measure", "P", "AntiP", "k")})
 
     def frame(
         self, values: np.ndarray, measures, estimator: str, order=None, **columns
     ) -> pd.DataFrame:
         """Long frame of run-level ``values`` (len(new) × measures): ``name``, ``measure``,
         ``estimator``, ``value`` + extra columns (arrays of the same shape, raveled); with
-        ``order``, exactly those columns in that order (absent ones NaN)."""
+        ``order``, exactly those columns in that order (absent ones NaN): :meth:`columns`."""
+        return pd.DataFrame(self.columns(values, measures, estimator, order, **columns))
+
+    def columns(
+        self, values: np.ndarray, measures, estimator: str, order=None, **columns
+    ) -> dict[str, np.ndarray | str]:
+        """The columns of :meth:`frame` (``estimator`` a scalar), what an estimator's
+        ``estimate_columns`` returns: a leave-out experiment makes one frame of them per
+        estimator and configuration, not one per chunk of runs (issue 30 item 5)."""
         ms = measure_list(measures, "Problem.frame")
         cols = {
             "name": np.repeat(self.names, len(ms)),
@@ -446,4 +446,4 @@ class Problem:
         cols.update({c: np.asarray(v).ravel() for c, v in columns.items()})
         if order is not None:
             cols = {c: cols[c] if c in cols else np.full(np.size(values), np.nan) for c in order}
-        return pd.DataFrame(cols)  # one constructor: no insert pass per extra column
+        return cols

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pbtools.corrections.correct import run_estimators
+from pbtools.corrections.correct import estimator_columns, run_estimators
 from pbtools.corrections.lipani import Lipani
 from pbtools.engine import chunks
 from pbtools.engine.parallel import ordered_map
@@ -57,15 +57,40 @@ def estimate_in_chunks(tasks, estimators, opts: dict, threads: int = 1) -> list:
     out = []
     for (ms, problem, _spec, _v), got in zip(tasks, parts, strict=True):
         if not got:  # no run to score: the estimators' empty frames
-            got = [run_estimators(problem, ms, estimators, opts)]
-        out.append(got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
+            out.append(run_estimators(problem, ms, estimators, opts))
+            continue
+        # per estimator, its columns over the chunks: one frame each (not one per chunk)
+        frames = [_joined([g[j] for g in got]) for j in range(len(got[0]))]
+        out.append(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
     return out
+
+
+def _joined(parts: list[dict]) -> pd.DataFrame:
+    """One estimator's columns (:meth:`~pbtools.corrections.base.Estimator.estimate_columns`)
+    over the chunks of runs as one frame: ``pd.concat`` of the chunks' frames, each column
+    joined in numpy when its chunks' arrays agree in type (strings of any width), else those
+    frames concatenated (an estimator's own columns, an int64 and a float64 chunk)."""
+    sizes = [len(p["value"]) for p in parts]
+    cols: dict = {}
+    for c in parts[0]:
+        arrays = [
+            np.full(n, p[c]) if np.ndim(p[c]) == 0 else p[c]
+            for p, n in zip(parts, sizes, strict=True)
+        ]
+        kinds = {a.dtype.kind if isinstance(a, np.ndarray) else "?" for a in arrays}
+        same = len({a.dtype for a in arrays}) == 1 or kinds == {"U"}
+        if "?" in kinds or not same:
+            return pd.concat([pd.DataFrame(p) for p in parts], ignore_index=True)
+        cols[c] = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+    return pd.DataFrame(cols)
 
 
 def _chunk(tasks, a: int, b: int, estimators, opts: dict, threads: int) -> list:
     """The estimators on the runs to score of slots ``a:b`` of every task of
-    :func:`estimate_in_chunks`: ``(task index, frame)`` per task with such runs. The chunk's
-    problems (its variants' labels) and merges are freed on return."""
+    :func:`estimate_in_chunks`: ``(task index, columns)`` per task with such runs, the columns
+    (:meth:`~pbtools.corrections.base.Estimator.estimate_columns`) of every estimator that
+    supports a measure of the task, in ``estimators`` order. The chunk's problems (its variants'
+    labels) and merges are freed on return."""
     lipani = "lipani" in estimators
     merges = SharedMerges(float(opts["weight"]), str(opts["tie"])) if lipani else None
     subs = []
@@ -78,6 +103,6 @@ def _chunk(tasks, a: int, b: int, estimators, opts: dict, threads: int) -> list:
             merges.request(sub, Lipani.supported(ms))
         subs.append((i, ms, sub))
     done = ordered_map(
-        lambda s: run_estimators(s[2], s[1], estimators, opts), subs, threads, ahead=0
+        lambda s: estimator_columns(s[2], s[1], estimators, opts), subs, threads, ahead=0
     )
     return [(i, res) for (i, _ms, _sub), res in zip(subs, done, strict=True)]
