@@ -47,7 +47,6 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     encode,
     encode_ids,
     id_dtype,
-    index_in,
     mapped_codes,
     positions_in,
     unify,
@@ -337,23 +336,6 @@ def ranked(runs: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def _codes_into_runs(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`~pbtools.ids.codes_into` for a run column and a much smaller qrels column: the
-    run dictionary's ids looked up among the qrels' (a hash table of the small dictionary)
-    rather than the other way round. The same codes; on an MS MARCO-like track (10 M rows: 1.8 M
-    documents against 4,000 judged) 0.05 s instead of 0.47 s."""
-    a, b = encode(col), encode(other)
-    ca, cb = a.cat.categories, b.cat.categories
-    if len(ca) <= 4 * len(cb) or ca.equals(cb):
-        return codes_into(a, b)
-    pos = index_in(ca, cb)  # each run id's place among the qrels' ids (-1: not judged)
-    hit = np.flatnonzero(pos >= 0)
-    into = np.full(len(cb), -1, dtype=np.int64)
-    into[pos[hit]] = hit
-    bc = b.cat.codes.to_numpy()
-    return a.cat.codes.to_numpy(), np.where(bc >= 0, into[np.maximum(bc, 0)], -1), len(ca)
-
-
 def judge(
     runs: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -401,7 +383,7 @@ def judge(
     only_q = [k for k in keys if k not in runs.columns]
 
     rqc, qqc, nq = codes_into(runs["qid"], qrels["qid"])
-    rdc, qdc, nd = _codes_into_runs(runs["docno"], qrels["docno"])
+    rdc, qdc, nd = codes_into(runs["docno"], qrels["docno"])
     key_codes_r, key_codes_q, key_sizes = [], [], []
     for k in shared:
         a, b, size = codes_into(runs[k], qrels[k])

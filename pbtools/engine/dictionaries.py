@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.ids import encode, index_in
+from pbtools.ids import code_map, encode, index_in  # code_map: re-exported
 
 __all__ = [
     "code_map",
@@ -96,20 +96,6 @@ def map_codes(col: pd.Series, m: np.ndarray | None) -> np.ndarray:
     """
     raw = col.cat.codes.to_numpy()
     return raw.astype(np.int64) if m is None else m[raw]
-
-
-def code_map(col: pd.Series, cats: pd.Index) -> np.ndarray | None:
-    """The map of an encoded column's codes into ``cats`` (−1 outside; None: identity), as
-    :func:`~pbtools.ids.mapped_codes` maps them.
-
-    Examples
-    --------
-    >>> code_map(encode(pd.Series(["b", "q"])), pd.Index(["a", "b"], dtype="str")).tolist()
-    [1, -1]
-    """
-    if col.cat.categories.equals(cats):
-        return None
-    return index_in(col.cat.categories, cats).astype(np.int64)
 
 
 def slot_maps(names: Sequence[pd.Series], start: int) -> tuple[list, list, list]:
