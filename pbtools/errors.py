@@ -4,13 +4,13 @@ pbtools tells a refusal of what the user gave (a malformed file, a path that is 
 thing, an unknown measure, an argument out of range) from a bug of its own by the type of the
 exception: every refusal is an :class:`InputError` (a ``ValueError``, so ``except ValueError``
 in a caller still catches it), and the command line leaves with status 2 and its one-line
-message; any other exception is a bug (status 1). :class:`~pbtools.frames.TrecFormatError`
+message; any other exception is a bug (status 1). :class:`TrecFormatError`
 (a file's content, with file and line) is the kind most refusals are.
 """
 
 from __future__ import annotations
 
-__all__ = ["InputError", "warn_deprecated"]
+__all__ = ["InputError", "TrecFormatError", "TrecFormatWarning", "warn_deprecated"]
 
 
 class InputError(ValueError):
@@ -25,6 +25,27 @@ class InputError(ValueError):
     ...     print(type(err).__name__, err)
     InputError -m Pfoo@5: unknown measure
     """
+
+
+class TrecFormatError(InputError):
+    """Malformed TREC input: names the file, the 1-based line (when known) and the problem.
+
+    ``str(err)`` reads ``"<file>:<line>: <problem>"`` like a compiler message, so a user can jump
+    to the line. The parts are available as ``err.file``, ``err.line`` and ``err.problem``.
+    """
+
+    def __init__(self, problem: str, file: str | None = None, line: int | None = None):
+        self.problem = problem
+        self.file = None if file is None else str(file)
+        self.line = line
+        where = self.file or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {problem}")
+
+
+class TrecFormatWarning(UserWarning):
+    """A repair made to dirty TREC input under ``lenient=True`` (file, line and what was done)."""
 
 
 def warn_deprecated(old: str, new: str) -> None:

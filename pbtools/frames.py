@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pbtools.errors import InputError
+from pbtools.errors import InputError, TrecFormatError, TrecFormatWarning  # noqa: F401 (re-exported)
 from pbtools.ids import (  # re-exported: the id dictionaries are part of the data model
     ID_COLUMNS,
     categorical_from_arrow,
@@ -53,6 +53,13 @@ from pbtools.ids import (  # re-exported: the id dictionaries are part of the da
     used_codes,
 )
 from pbtools.joins import LABEL_DTYPE, composite_key, judged_labels
+from pbtools.order import (  # noqa: F401 (re-exported: trec_eval order, pandas-free)
+    RANK_DTYPE,
+    SCORE_DTYPE,
+    group_starts,
+    ranks_from_starts,
+    trec_sort_order,
+)
 
 __all__ = [
     "ID_COLUMNS",
@@ -97,30 +104,7 @@ RESULT_COLUMNS: tuple[str, ...] = ("name", "qid", "measure", "value")
 AVERAGE_COLUMNS: tuple[str, ...] = ("name", "measure", "value")
 
 
-SCORE_DTYPE = np.float64
-RANK_DTYPE = np.int32
 JUDGED_LABEL_DTYPE = "Int16"
-
-
-class TrecFormatError(InputError):
-    """Malformed TREC input: names the file, the 1-based line (when known) and the problem.
-
-    ``str(err)`` reads ``"<file>:<line>: <problem>"`` like a compiler message, so a user can jump
-    to the line. The parts are available as ``err.file``, ``err.line`` and ``err.problem``.
-    """
-
-    def __init__(self, problem: str, file: str | None = None, line: int | None = None):
-        self.problem = problem
-        self.file = None if file is None else str(file)
-        self.line = line
-        where = self.file or "<input>"
-        if line is not None:
-            where = f"{where}:{line}"
-        super().__init__(f"{where}: {problem}")
-
-
-class TrecFormatWarning(UserWarning):
-    """A repair made to dirty TREC input under ``lenient=True`` (file, line and what was done)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,61 +191,6 @@ def as_qrels(df: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 # trec_eval order
 # --------------------------------------------------------------------------------------------
-
-
-def group_starts(*keys: np.ndarray) -> np.ndarray:
-    """Boolean mask of the rows that start a new group in arrays already sorted by ``keys``."""
-    n = len(keys[0]) if keys else 0
-    start = np.zeros(n, dtype=bool)
-    if n:
-        start[0] = True
-        for k in keys:
-            start[1:] |= k[1:] != k[:-1]
-    return start
-
-
-def ranks_from_starts(start: np.ndarray) -> np.ndarray:
-    """1-based position of each row inside its group, given the group-start mask (vectorised)."""
-    n = len(start)
-    idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
-    first = np.maximum.accumulate(np.where(start, idx, 0))
-    idx -= first - 1
-    return idx.astype(RANK_DTYPE, copy=False)
-
-
-def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarray) -> np.ndarray:
-    """Permutation into (keys asc, score desc, doc desc) order.
-
-    One argsort of a packed int64 key when the key space fits (the common case: ~4x faster than
-    ``np.lexsort``), else a chain of stable argsorts.
-    """
-    n = len(score)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    group = np.zeros(n, dtype=np.int64)
-    space = 1
-    for k in keys:
-        k = k.astype(np.int64)
-        kmin = k.min()
-        size = int(k.max() - kmin) + 1
-        group = group * size + (k - kmin)
-        space *= size
-    score_rank = np.unique(score, return_inverse=True)[1].astype(np.int64).ravel()
-    nan = np.isnan(score)
-    if nan.any():  # NaN below every number (last in its ranking, as the reference orders it)
-        score_rank = np.where(nan, 0, score_rank + 1)
-    ns = int(score_rank.max()) + 1
-    nd = int(doc.max()) + 1
-    if space * ns * nd < 2**62:
-        packed = (group * ns + (ns - 1 - score_rank)) * nd + (nd - 1 - doc)
-        return np.argsort(packed, kind="stable")
-    o = np.argsort(-doc, kind="stable")
-    o = o[np.argsort(-score[o], kind="stable")]
-    return (
-        o[np.argsort(group[o], kind="stable")]
-        if space < 2**62
-        else o[np.lexsort([k[o] for k in reversed(keys)])]
-    )
 
 
 def trec_order(runs: pd.DataFrame, by: Sequence[str] = ("name", "qid")) -> pd.DataFrame:

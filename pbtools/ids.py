@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbtools.joins import positions_in  # noqa: F401 (re-exported; defined with the joins)
 from pbtools.packed import string_order
 from pbtools.threads import threads_for
 
@@ -362,25 +363,3 @@ def _arrow_strings(index: pd.Index) -> pa.Array | None:
         return None
     arr = pa.array(index.array)
     return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
-
-
-def positions_in(sorted_keys: np.ndarray, keys: np.ndarray, space: int) -> np.ndarray:
-    """Position of each of ``keys`` in the sorted, distinct ``sorted_keys`` (-1 where absent),
-    every key in ``[0, space)``: one direct table when ``space`` is small against the number
-    of keys (no search), else a binary search.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> positions_in(np.array([2, 5, 7]), np.array([5, 3, 7, 2]), 8).tolist()
-    [1, -1, 2, 0]
-    """
-    keys = np.asarray(keys)
-    if len(sorted_keys) == 0:
-        return np.full(len(keys), -1, dtype=np.int64)
-    if space <= 2 * len(keys) + (1 << 22):
-        table = np.full(space, -1, dtype=np.int32 if len(sorted_keys) < 2**31 else np.int64)
-        table[sorted_keys] = np.arange(len(sorted_keys))
-        return table[keys]
-    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
-    return np.where(sorted_keys[pos] == keys, pos, -1)

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pbtools.ids import positions_in
-
 __all__ = ["LABEL_DTYPE", "composite_key", "judged_labels"]
 
 #: the dtype of labels (the qrels' ``label`` column; ``pbtools.frames.LABEL_DTYPE``)
@@ -72,3 +70,25 @@ def judged_labels(run: Sequence[np.ndarray], qrels: Sequence[np.ndarray], labels
     if len(sq):
         lab[hit] = np.asarray(labels)[order][pos_c[hit]]
     return lab, hit, None
+
+
+def positions_in(sorted_keys: np.ndarray, keys: np.ndarray, space: int) -> np.ndarray:
+    """Position of each of ``keys`` in the sorted, distinct ``sorted_keys`` (-1 where absent),
+    every key in ``[0, space)``: one direct table when ``space`` is small against the number
+    of keys (no search), else a binary search.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> positions_in(np.array([2, 5, 7]), np.array([5, 3, 7, 2]), 8).tolist()
+    [1, -1, 2, 0]
+    """
+    keys = np.asarray(keys)
+    if len(sorted_keys) == 0:
+        return np.full(len(keys), -1, dtype=np.int64)
+    if space <= 2 * len(keys) + (1 << 22):
+        table = np.full(space, -1, dtype=np.int32 if len(sorted_keys) < 2**31 else np.int64)
+        table[sorted_keys] = np.arange(len(sorted_keys))
+        return table[keys]
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == keys, pos, -1)

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from pbtools.frames import TrecFormatError
+from pbtools.errors import TrecFormatError
 from pbtools.io.fields import Fields, to_scores
 from pbtools.io.repairs import Repairs
 

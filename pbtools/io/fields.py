@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pbtools.frames import TrecFormatError
+from pbtools.errors import TrecFormatError
 from pbtools.io.files import clean_bytes, read_bytes, split_lines
 from pbtools.io.mistakes import check_field_counts
 from pbtools.io.repairs import RepairableError, Repairs

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from pbtools.frames import TrecFormatError
+from pbtools.errors import TrecFormatError
 from pbtools.io.limits import GUNZIP_HINT, XML_HINT, Corrupt, TooLong, gunzip_limit, inflate
 from pbtools.io.mistakes import check_not_binary
 from pbtools.io.repairs import RepairableError, Repairs

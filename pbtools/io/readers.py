@@ -427,7 +427,7 @@ def check_paths(paths: Iterable[PathLike]) -> None:
     >>> check_paths(["/dev/null"])
     Traceback (most recent call last):
     ...
-    pbtools.frames.TrecFormatError: /dev/null: a character device, not a regular file
+    pbtools.errors.TrecFormatError: /dev/null: a character device, not a regular file
     """
     for p in paths:
         problem = _files.path_problem(p)

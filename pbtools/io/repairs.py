@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pbtools.frames import TrecFormatError, TrecFormatWarning
+from pbtools.errors import TrecFormatError, TrecFormatWarning
 
 REPAIR_COLUMNS: tuple[str, ...] = ("file", "line", "problem", "action")
 

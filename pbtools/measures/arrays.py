@@ -19,14 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pbtools.frames import (
-    composite_key,
-    group_starts,
-    ranks_from_starts,
-    trec_sort_order,
-)
+from pbtools.joins import composite_key
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure
+from pbtools.order import group_starts, ranks_from_starts, trec_sort_order
 
 __all__ = ["Grouping"]
 

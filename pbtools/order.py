@@ -1,0 +1,72 @@
+"""trec_eval order on arrays, without pandas: the group starts, the ranks and the sort.
+
+Within a run and topic, documents are ordered by score descending, ties broken by docno
+descending (``strcmp``; on codes of a sorted dictionary, code descending), exactly as trec_eval
+9/10 do; :mod:`pbtools.frames` documents the rule and :func:`pbtools.frames.trec_order` applies it
+to frames. These are the array functions under it (and under the reader and the scoring), kept
+free of pandas so that the command line's ``evaluate`` does not import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+SCORE_DTYPE = np.float64
+RANK_DTYPE = np.int32
+
+
+def group_starts(*keys: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows that start a new group in arrays already sorted by ``keys``."""
+    n = len(keys[0]) if keys else 0
+    start = np.zeros(n, dtype=bool)
+    if n:
+        start[0] = True
+        for k in keys:
+            start[1:] |= k[1:] != k[:-1]
+    return start
+
+
+def ranks_from_starts(start: np.ndarray) -> np.ndarray:
+    """1-based position of each row inside its group, given the group-start mask (vectorised)."""
+    n = len(start)
+    idx = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    first = np.maximum.accumulate(np.where(start, idx, 0))
+    idx -= first - 1
+    return idx.astype(RANK_DTYPE, copy=False)
+
+
+def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """Permutation into (keys asc, score desc, doc desc) order.
+
+    One argsort of a packed int64 key when the key space fits (the common case: ~4x faster than
+    ``np.lexsort``), else a chain of stable argsorts.
+    """
+    n = len(score)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    group = np.zeros(n, dtype=np.int64)
+    space = 1
+    for k in keys:
+        k = k.astype(np.int64)
+        kmin = k.min()
+        size = int(k.max() - kmin) + 1
+        group = group * size + (k - kmin)
+        space *= size
+    score_rank = np.unique(score, return_inverse=True)[1].astype(np.int64).ravel()
+    nan = np.isnan(score)
+    if nan.any():  # NaN below every number (last in its ranking, as the reference orders it)
+        score_rank = np.where(nan, 0, score_rank + 1)
+    ns = int(score_rank.max()) + 1
+    nd = int(doc.max()) + 1
+    if space * ns * nd < 2**62:
+        packed = (group * ns + (ns - 1 - score_rank)) * nd + (nd - 1 - doc)
+        return np.argsort(packed, kind="stable")
+    o = np.argsort(-doc, kind="stable")
+    o = o[np.argsort(-score[o], kind="stable")]
+    return (
+        o[np.argsort(group[o], kind="stable")]
+        if space < 2**62
+        else o[np.lexsort([k[o] for k in reversed(keys)])]
+    )
