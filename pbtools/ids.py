@@ -18,13 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pbtools.idarrays import (
-    Dictionary,
-    Encoded,
-    encode_strings,
-    sorted_dictionary,
-    union_dictionary,
-)
+from pbtools.idarrays import Dictionary, Encoded, encode_strings, union_dictionary
 from pbtools.joins import positions_in  # noqa: F401 (re-exported; defined with the joins)
 
 __all__ = [
@@ -145,12 +139,6 @@ def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype,
     """
     union, lookups = union_dictionary(dictionaries)
     return dictionary_dtype(union), lookups
-
-
-def sorted_dtype(dictionary: pa.Array, order: np.ndarray) -> pd.CategoricalDtype:
-    """The id dtype of an Arrow dictionary of distinct strings, taken in ``order`` (its sort):
-    :func:`dictionary_dtype` of :func:`pbtools.idarrays.sorted_dictionary`."""
-    return dictionary_dtype(sorted_dictionary(dictionary, order))
 
 
 def dictionary_dtype(dictionary: Dictionary | pa.Array) -> pd.CategoricalDtype:
