@@ -75,8 +75,8 @@ def read_runs_encoded(
         runs, _, repairs = _assemble.load_runs(
             paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
         )
-    if lenient:
-        warn(repairs)
+        if lenient:
+            warn(repairs)
     return runs
 
 
@@ -119,10 +119,10 @@ def read_qrels_encoded(path: Source, *, lenient: bool = False) -> EncodedQrels:
         if not paths:
             raise FileNotFoundError(f"no qrels file in {path}")
         qrels = _parse.load_qrels(paths, lenient)
-    if lenient:
-        expanded.extend(qrels.repairs)
-        qrels.repairs = expanded
-        warn(qrels.repairs)
-    else:
-        qrels.repairs = None
+        if lenient:
+            expanded.extend(qrels.repairs)
+            qrels.repairs = expanded
+            warn(qrels.repairs)
+        else:
+            qrels.repairs = None
     return qrels

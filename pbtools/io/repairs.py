@@ -115,8 +115,10 @@ class Repairs:
         out = Repairs()
         if not self.chunks:
             return out
+        files = pc.dictionary_encode(pa.array(self.column("file"), type=pa.string()))
         pos = {p: i for i, p in enumerate(paths)}
-        fkey = np.array([pos.get(f, len(pos)) for f in self.column("file")], dtype=np.int64)
+        at = np.array([pos.get(f, len(pos)) for f in files.dictionary.to_pylist()], np.int64)
+        fkey = at[np.asarray(files.indices)]  # each repair's file's place in ``paths``
         order = np.lexsort((self.column("line"), fkey))
         out.chunks.append(tuple(self.column(c)[order] for c in _CHUNK))
         return out
