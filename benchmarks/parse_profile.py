@@ -37,10 +37,11 @@ STAGES = (
     ("pbtools.packed.Radix", "number", "each docno's mixed-radix number and row"),
     ("pbtools.packed", "rank_rows", "codes from the sorted numbers"),
     ("pbtools.packed.Radix", "keys", "the distinct docnos decoded"),
-    ("pbtools.io.assemble", "sorted_dtype", "the docno categories (pandas)"),
+    ("pbtools.io.assemble", "sorted_dtype", "the docno dictionary taken in sorted order"),
     ("pbtools.io.assemble", "no_repeats", "no (qid, docno) twice in a file"),
     ("pbtools.io.assemble", "file_order", "trec order of each file"),
     ("pbtools.io.assemble", "ranks_from_starts", "ranks"),
+    ("pbtools.ids", "dictionary_dtype", "the frame's id categories (pandas)"),
 )
 
 

@@ -95,9 +95,9 @@ class paused_gc:
 
 def register_accessor() -> None:
     """Register the ``DataFrame.pb`` accessor (:mod:`pbtools.accessor`). ``import pbtools``
-    does it when pandas is already imported, and so do ``import pbtools.io``, the command line
-    and the first use of a name of ``pbtools`` (``pbtools.judge``); else ``import
-    pbtools.accessor``."""
+    does it when pandas is already imported, and so do the command line, the first use of a
+    name of ``pbtools`` (``pbtools.judge``) and of a pandas name of ``pbtools.io``
+    (``pbtools.io.read_runs``); else ``import pbtools.accessor``."""
     with paused_gc():
         import pbtools.accessor  # noqa: F401
 

@@ -20,7 +20,7 @@ Every method checks the frames it is given (:mod:`pbtools.validation`: required 
 strings, integer labels, no repeated rows; ``judge`` and ``evaluate`` take ``lenient=True`` to
 drop repeated rows with a warning instead). ``judge`` remembers the qrels it used (in
 ``df.attrs["pbtools_qrels"]``, an
-:class:`~pbtools.io.repairs.AttrsFrame`: shared, never copied, and stored by
+:class:`~pbtools.io.repairframe.AttrsFrame`: shared, never copied, and stored by
 :func:`pbtools.io.write_parquet`, so a judged frame read back from Parquet still measures), so
 ``measure`` needs no second argument; pass ``qrels=`` to override. Every method returns a new
 DataFrame in the schemas of :mod:`pbtools.frames`.
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from pbtools import frames
-from pbtools.io.repairs import AttrsFrame
+from pbtools.io.repairframe import AttrsFrame
 from pbtools.validation import check_frame, validates
 
 _QRELS_KEY = "pbtools_qrels"

@@ -4,22 +4,22 @@ A pandas ``Categorical`` whose categories are pandas' Arrow-backed ``str`` dtype
 (``strcmp``) order: comparing the integer codes compares the strings (so trec order is an integer
 sort) and joins between frames that share one dictionary are integer joins (:func:`unify`,
 :func:`codes_into`). The encoding maps one-to-one onto Arrow's ``dictionary<int32, string>``, so
-Parquet keeps it. :mod:`pbtools.frames` re-exports every name here.
+Parquet keeps it. :mod:`pbtools.frames` re-exports every name here. The same encoding without
+pandas (codes and a ``pyarrow`` dictionary) is :mod:`pbtools.idarrays`; the functions here that
+make one from Arrow arrays are its adapters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbtools.idarrays import Dictionary, Encoded, encode_strings, union_dictionary
 from pbtools.joins import positions_in  # noqa: F401 (re-exported; defined with the joins)
-from pbtools.packed import string_order
-from pbtools.threads import threads_for
 
 __all__ = [
     "id_dtype",
@@ -98,12 +98,8 @@ def _encode_arrow(s: pd.Series) -> pd.Series:
 
 def categorical_from_arrow(arrays) -> pd.Categorical:
     """Dictionary-encode Arrow string array(s) into one pandas Categorical whose dictionary is
-    sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects.
-
-    ``arrays``: a ``pa.Array``, a ``pa.ChunkedArray`` or a sequence of string arrays (one hash
-    pass over their concatenation — faster than encoding chunks and unifying dictionaries), or
-    a sequence of dictionary arrays (``pc.dictionary_encode`` of each chunk, made where the
-    chunks are, in parallel: only their dictionaries are hashed again here).
+    sorted in ``strcmp`` order (Arrow-backed ``str`` categories), without Python objects: the
+    pandas form of :func:`pbtools.idarrays.encode_strings` (same ``arrays``).
 
     Examples
     --------
@@ -113,50 +109,27 @@ def categorical_from_arrow(arrays) -> pd.Categorical:
     >>> categorical_from_arrow([pc.dictionary_encode(c) for c in chunks]).codes.tolist()
     [1, 0, 1, 2, 0]
     """
-    if not isinstance(arrays, pa.Array | pa.ChunkedArray):
-        arrays = list(arrays)
-        if arrays and all(isinstance(a, pa.DictionaryArray) for a in arrays):
-            return _from_dictionaries(arrays)
-    if isinstance(arrays, pa.ChunkedArray):
-        arr = arrays.combine_chunks()
-    elif isinstance(arrays, pa.Array):
-        arr = arrays
-    else:
-        arr = pa.chunked_array(list(arrays), type=pa.string()).combine_chunks()
-    enc = pc.dictionary_encode(arr)
-    dic, idx = enc.dictionary, np.asarray(enc.indices)
-    order = np.asarray(pc.array_sort_indices(dic))
-    remap = np.empty(len(dic), dtype=np.int32)
-    remap[order] = np.arange(len(dic), dtype=np.int32)
-    return pd.Categorical.from_codes(remap[idx], dtype=sorted_dtype(dic, order), validate=False)
+    return categorical(encode_strings(arrays))
 
 
-def _from_dictionaries(arrays: list[pa.DictionaryArray]) -> pd.Categorical:
-    """:func:`categorical_from_arrow` of dictionary-encoded chunks: their dictionaries merged
-    (:func:`sorted_union`), then each chunk's indices mapped into the sorted union."""
-    dtype, lookups = sorted_union([a.dictionary for a in arrays])
-    starts = np.cumsum([0] + [len(a) for a in arrays])
-    codes = np.empty(starts[-1], dtype=np.int32)
+def categorical(encoded: Encoded) -> pd.Categorical:
+    """The pandas ``Categorical`` of an :class:`~pbtools.idarrays.Encoded` id column (its codes,
+    its dictionary as the categories).
 
-    def chunk(i: int) -> None:
-        np.take(lookups[i], np.asarray(arrays[i].indices), out=codes[starts[i] : starts[i + 1]])
-
-    workers = threads_for(len(arrays))
-    if workers > 1 and starts[-1] >= (1 << 20):
-        with ThreadPoolExecutor(workers) as ex:
-            list(ex.map(chunk, range(len(arrays))))
-    else:
-        for i in range(len(arrays)):
-            chunk(i)
-    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    Examples
+    --------
+    >>> categorical(encode_strings(pa.array(["b", "a"]))).tolist()
+    ['b', 'a']
+    """
+    return pd.Categorical.from_codes(
+        encoded.codes, dtype=dictionary_dtype(encoded.categories), validate=False
+    )
 
 
 def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
-    """The sorted union of several Arrow string dictionaries (distinct strings each) and, for
-    each dictionary, the code of every one of its entries in that union (int32).
-
-    One hash pass over the dictionaries, one sort of the union; what the readers use to merge the id
-    dictionaries of many files without hashing their rows again.
+    """The sorted union of several Arrow string dictionaries (distinct strings each) as an id
+    dtype and, for each dictionary, the code of every one of its entries in that union (int32):
+    the pandas form of :func:`pbtools.idarrays.union_dictionary`.
 
     Examples
     --------
@@ -164,57 +137,27 @@ def sorted_union(dictionaries: Sequence[pa.Array]) -> tuple[pd.CategoricalDtype,
     >>> dtype.categories.tolist(), [lk.tolist() for lk in lookups]
     (['a', 'b', 'c'], [[1, 0], [2, 1]])
     """
-    dic, idx = _union(list(dictionaries))
-    order = string_order(dic)  # integer sorts of the packed ids (pbtools.packed)
-    remap = np.empty(len(dic), dtype=np.int32)
-    remap[order] = np.arange(len(dic), dtype=np.int32)
-    return sorted_dtype(dic, order), [remap[i] for i in idx]
+    union, lookups = union_dictionary(dictionaries)
+    return dictionary_dtype(union), lookups
 
 
-#: total entries from which :func:`_union` hashes the two halves of the dictionaries at once
-PARALLEL_UNION = 1 << 19
-
-
-def _union(dictionaries: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
-    """The distinct strings of ``dictionaries`` (first-seen order) and each one's positions
-    there.
-
-    Many large dictionaries (TREC-2: 38 files, 1.4 M docnos, 205 k distinct) are split in two
-    halves, each hashed on its own thread (Arrow releases the GIL), and the two results are
-    hashed together: the same strings in the same first-seen order (a half's new strings
-    follow the first half's), about 0.2 s less of a TREC-2 ``evaluate`` process, where these
-    allocations are fresh pages.
-    """
-    total = sum(len(d) for d in dictionaries)
-    if len(dictionaries) >= 4 and total >= PARALLEL_UNION and threads_for(2) > 1:
-        half = len(dictionaries) // 2
-        with ThreadPoolExecutor(2) as ex:
-            (da, ia), (db, ib) = ex.map(_hash_union, [dictionaries[:half], dictionaries[half:]])
-        dic, (ja, jb) = _hash_union([da, db])
-        return dic, [ja[i] for i in ia] + [jb[i] for i in ib]
-    return _hash_union(dictionaries)
-
-
-def _hash_union(dictionaries: list[pa.Array]) -> tuple[pa.Array, list[np.ndarray]]:
-    """:func:`_union` in one hash pass."""
-    # one array, not chunks: Arrow gives every chunk of a chunked input its own copy of the
-    # dictionary seen so far (quadratic in the number of files)
-    enc = pc.dictionary_encode(pa.chunked_array(dictionaries, type=pa.string()).combine_chunks())
-    bounds = np.cumsum([0] + [len(d) for d in dictionaries])
-    idx = np.asarray(enc.indices)
-    return enc.dictionary, [idx[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def sorted_dtype(dictionary: pa.Array, order: np.ndarray) -> pd.CategoricalDtype:
-    """The id dtype of an Arrow dictionary of distinct strings, taken in ``order`` (its sort).
+def dictionary_dtype(dictionary: Dictionary | pa.Array) -> pd.CategoricalDtype:
+    """The id dtype whose categories are a sorted dictionary of distinct strings
+    (a :class:`~pbtools.idarrays.Dictionary` or its Arrow array).
 
     pandas' own constructor checks that the categories are unique by hashing every one of them
     as a Python string, and keeps that table with the categories (~100 bytes per id: 20 MB and
     0.07 s for TREC-2's 205k docnos); the strings here come out of a dictionary encoding, so
     they are distinct by construction and the check is skipped (``_from_fastpath``, kept by
     pandas 2 and 3; the checked constructor where it is missing).
+
+    Examples
+    --------
+    >>> dictionary_dtype(pa.array(["a", "b"])).categories.tolist()
+    ['a', 'b']
     """
-    cats = pd.Index(pd.array(dictionary.take(pa.array(order)), dtype="str"))
+    strings = dictionary.strings if isinstance(dictionary, Dictionary) else dictionary
+    cats = pd.Index(pd.array(strings, dtype="str"))
     fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
     return pd.CategoricalDtype(cats) if fast is None else fast(cats, False)
 

@@ -12,23 +12,21 @@ that one global sort of all rows would give.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pbtools import packed
-from pbtools.frames import (
-    RANK_DTYPE,
-    SCORE_DTYPE,
-    categorical_from_arrow,
-    composite_key,
-    encode,
-    group_starts,
-    ranks_from_starts,
-    trec_sort_order,
-)
-from pbtools.ids import sorted_dtype, sorted_union
+from pbtools.idarrays import Dictionary, code_dtype, encode_strings
+
+# the pandas-free forms (pbtools.idarrays) under the names of their pandas adapters in
+# pbtools.ids: the docno encoding below is written against a dtype's ``.categories``, which a
+# Dictionary also answers
+from pbtools.idarrays import sorted_dictionary as sorted_dtype
+from pbtools.idarrays import union_dictionary as sorted_union
+from pbtools.io.encoded import EncodedRuns
 from pbtools.io.files import release_memory
 from pbtools.io.parse import (
     PackedIds,
@@ -39,12 +37,28 @@ from pbtools.io.parse import (
     parse_many,
     parse_run_file_safe,
 )
-from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
+from pbtools.io.repairs import RepairableError, Repairs
+from pbtools.joins import composite_key
+from pbtools.order import (
+    RANK_DTYPE,
+    SCORE_DTYPE,
+    group_starts,
+    ranks_from_starts,
+    trec_sort_order,
+)
+
+if TYPE_CHECKING:  # the annotations of docno_codes/packed_codes (a Dictionary answers them)
+    import pandas as pd
 
 
-def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None):
-    """``(runs, files, repairs)`` of run files; ``repairs`` may hold the repairs of the source
-    expansion (:func:`pbtools.io.files.expand`), reported first."""
+def load_runs(
+    paths, *, lenient, float32, run_id, repairs: Repairs | None = None
+) -> tuple[EncodedRuns, dict[str, list[str]], Repairs]:
+    """``(runs, files, repairs)`` of run files: the runs as an
+    :class:`~pbtools.io.encoded.EncodedRuns` (its ``repairs`` those sorted repairs under
+    ``lenient``, else None), which file gave which run (:func:`assemble_runs`) and the repairs
+    in file then line order. ``repairs`` may hold the repairs of the source expansion
+    (:func:`pbtools.io.files.expand`), reported first."""
     repairs = Repairs() if repairs is None else repairs
     parts = []
     for p in parse_many(paths, parse_run_file_safe, lenient, run_id, float32):
@@ -56,16 +70,16 @@ def load_runs(paths, *, lenient, float32, run_id, repairs: Repairs | None = None
     # back before the frame is built (with the system allocator, as the command line uses:
     # TREC-2's peak RSS 306 → 268 MB)
     release_memory()
-    df, files = assemble_runs(parts, lenient=lenient, float32=float32, repairs=repairs)
+    runs, files = assemble_runs(parts, lenient=lenient, float32=float32, repairs=repairs)
     # the file bytes and per-file tables are garbage now: hand their pages back to the system,
     # or the allocator keeps ~2× the frame's size resident through the scoring that follows
     # (127-run track: peak RSS of `pbtools evaluate` 624 → 494 MB; benchmarks/evaluate_speed.py)
     del parts
     release_memory()
-    rep = sort_repairs(repairs.frame(), paths)
+    rep = repairs.sorted(paths)
     if lenient:
-        df.attrs["repairs"] = rep
-    return df, files, rep
+        runs.repairs = rep
+    return runs, files, rep
 
 
 #: rows of a file from which its memory is handed back as soon as its rows are in the frame
@@ -74,8 +88,10 @@ RELEASE_ROWS = 1 << 20
 
 def assemble_runs(
     parts: list[RunPart], *, lenient: bool, float32: bool, repairs: Repairs
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Merge parsed files into one run frame (duplicate rule, float32, trec order)."""
+) -> tuple[EncodedRuns, dict[str, list[str]]]:
+    """Merge parsed files into runs (duplicate rule, float32, trec order), and which file gave
+    which run: ``files`` holds the columns ``file``, ``name``, ``tag`` (a list each, one entry a
+    file; :func:`pbtools.io.readers.files_frame` makes the frame)."""
     by_name: dict[str, str] = {}
     for p in parts:
         repairs.extend(p.repairs)
@@ -94,15 +110,13 @@ def assemble_runs(
             )
         else:
             by_name.setdefault(p.name, p.path)
-    files = pd.DataFrame(
-        {
-            "file": pd.array([p.path for p in parts], dtype="str"),
-            "name": encode(pd.Series([p.name for p in parts], dtype="str")),
-            "tag": pd.array([p.tags[0] for p in parts], dtype="str"),
-        }
-    )
+    files = {
+        "file": [p.path for p in parts],
+        "name": [p.name for p in parts],
+        "tag": [p.tags[0] for p in parts],
+    }
     sizes = np.array([len(p.score) for p in parts], dtype=np.int64)
-    names = categorical_from_arrow([pa.array([p.name for p in parts], type=pa.string())])
+    names = encode_strings([pa.array(files["name"], type=pa.string())])
     n_names = len(names.categories)
     # the files' qid dictionaries merged (q_of[i]: the merged code of each entry of file i's
     # own dictionary); the docnos of all files encoded together (d_of[i]: file i's row codes)
@@ -156,20 +170,18 @@ def assemble_runs(
         pos = start[s_name] + (np.arange(len(s_name)) - first)
         q[pos], d[pos], score[pos] = s_q, s_d, s_score
         rank[pos] = ranks_from_starts(group_starts(s_name, s_q))
-    name_codes = np.repeat(np.arange(n_names, dtype=names.codes.dtype), run_size)
-    df = pd.DataFrame(
-        {
-            "name": pd.Categorical.from_codes(
-                name_codes, dtype=pd.CategoricalDtype(names.categories), validate=False
-            ),
-            "qid": pd.Categorical.from_codes(q, dtype=qid_dtype, validate=False),
-            "docno": pd.Categorical.from_codes(d, dtype=doc_dtype, validate=False),
-            "score": score,
-            "rank": rank,
-        },
-        copy=False,  # the columns were made for this frame
+    name_codes = np.repeat(np.arange(n_names, dtype=code_dtype(n_names)), run_size)
+    runs = EncodedRuns(
+        names.categories.strings,
+        qid_dtype.categories.strings,
+        doc_dtype.categories.strings,
+        name_codes,
+        q,
+        d,
+        score,
+        rank,
     )
-    return df, files
+    return runs, files
 
 
 def docno_codes(parts: list[RunPart]) -> tuple[pd.CategoricalDtype, list[np.ndarray]]:
@@ -324,7 +336,7 @@ def dedup(key, score, rep, first, part_idx, line, parts, qids, docnos, repairs) 
     return np.flatnonzero(~drop_mask)
 
 
-def _reprs(cats: pd.Index, codes: np.ndarray) -> np.ndarray:
+def _reprs(cats: Dictionary, codes: np.ndarray) -> np.ndarray:
     """``repr`` of the id of every code (each distinct id formatted once)."""
     u, inv = np.unique(codes, return_inverse=True)
     text = np.array([repr(x) for x in cats.take(u).tolist()], dtype=object)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from pbtools.io.repairs import Repairs
+
 
 def _strings(values) -> pa.Array:
     """A dictionary as a ``pyarrow`` string array (a pandas ``Index``, a list or an array)."""
@@ -33,10 +35,15 @@ def _categorical(codes: np.ndarray, dictionary: pa.Array):
     """A pandas ``Categorical`` of ``codes`` over ``dictionary`` (its categories, in order)."""
     import pandas as pd
 
-    cats = pd.Index(pd.array(dictionary.to_pandas(), dtype="str"))
-    return pd.Categorical.from_codes(
-        codes, dtype=pd.CategoricalDtype(cats, ordered=False), validate=False
-    )
+    from pbtools.ids import dictionary_dtype
+
+    return pd.Categorical.from_codes(codes, dtype=dictionary_dtype(dictionary), validate=False)
+
+
+def _repairs(df) -> Repairs | None:
+    """The repairs a reader's frame carries (``attrs["repairs"]``), or None."""
+    frame = df.attrs.get("repairs")
+    return None if frame is None else Repairs.from_frame(frame)
 
 
 def _codes_and_dictionary(col) -> tuple[np.ndarray, pa.Array]:
@@ -74,7 +81,7 @@ class EncodedRuns:
     docno: np.ndarray
     score: np.ndarray
     rank: np.ndarray
-    repairs: object | None = None
+    repairs: Repairs | None = None
 
     def __len__(self) -> int:
         return len(self.score)
@@ -111,7 +118,7 @@ class EncodedRuns:
             docno,
             np.asarray(runs["score"], dtype=np.float64),
             np.asarray(runs["rank"]),
-            runs.attrs.get("repairs"),
+            _repairs(runs),
         )
 
 
@@ -135,7 +142,7 @@ class EncodedQrels:
     qid: np.ndarray
     docno: np.ndarray
     label: np.ndarray
-    repairs: object | None = None
+    repairs: Repairs | None = None
 
     def __len__(self) -> int:
         return len(self.label)
@@ -159,4 +166,4 @@ class EncodedQrels:
         """The codes and dictionaries of a qrels frame with categorical ``qid`` and ``docno``."""
         qid, qids = _codes_and_dictionary(qrels["qid"])
         docno, docnos = _codes_and_dictionary(qrels["docno"])
-        return cls(qids, docnos, qid, docno, np.asarray(qrels["label"]), qrels.attrs.get("repairs"))
+        return cls(qids, docnos, qid, docno, np.asarray(qrels["label"]), _repairs(qrels))

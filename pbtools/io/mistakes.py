@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbtools.frames import TrecFormatError
+from pbtools.errors import TrecFormatError
 
 __all__ = ["check_not_binary", "binary_kind", "check_field_counts", "check_qrels_source"]
 

@@ -22,7 +22,7 @@ import pyarrow as pa
 from pbtools.errors import InputError
 from pbtools.frames import encode
 from pbtools.io.atomic import atomic_path
-from pbtools.io.repairs import AttrsFrame
+from pbtools.io.repairframe import AttrsFrame
 
 PathLike = str | os.PathLike
 

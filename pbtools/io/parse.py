@@ -1,6 +1,7 @@
 """Reading run and qrels files (used by :mod:`pbtools.io`): one run file into a
-:class:`RunPart` (run identity, ids dictionary-encoded, repeats detected), qrels files into a
-frame (their duplicate rule), files read in a thread pool.
+:class:`RunPart` (run identity, ids dictionary-encoded, repeats detected), qrels files into an
+:class:`~pbtools.io.encoded.EncodedQrels` (their duplicate rule), files read in a thread pool;
+no pandas.
 
 A run file that needs no repair is read with one typed CSV read (:mod:`pbtools.io.direct`);
 any other goes through the stages of the general path: :mod:`pbtools.io.files` (paths, bytes,
@@ -19,22 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pbtools import packed
-from pbtools.errors import InputError
-from pbtools.frames import (
-    LABEL_DTYPE,
-    TrecFormatError,
-    categorical_from_arrow,
-    composite_key,
-)
+from pbtools.errors import InputError, TrecFormatError
+from pbtools.idarrays import encode_strings
 from pbtools.io.direct import read_direct
+from pbtools.io.encoded import EncodedQrels
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
 from pbtools.io.files import BOM, clean_bytes, read_bytes, release_memory
-from pbtools.io.repairs import RepairableError, Repairs, sort_repairs
+from pbtools.io.repairs import RepairableError, Repairs
+from pbtools.joins import LABEL_DTYPE, composite_key
 from pbtools.threads import threads_for
 
 # --------------------------------------------------------------------------------------------
@@ -309,20 +306,21 @@ def parse_qrels_file(path: str, lenient: bool):
     return f, qid, docno, to_int16(label, f, "relevance label")
 
 
-def load_qrels(paths: Sequence[str], lenient: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Parse qrels files into one frame (file order) and its sorted repairs frame."""
+def load_qrels(paths: Sequence[str], lenient: bool) -> EncodedQrels:
+    """Parse qrels files into one :class:`~pbtools.io.encoded.EncodedQrels` (file order), its
+    ``repairs`` sorted (file, then line; strict: none)."""
     parsed = parse_many(paths, parse_qrels_file, lenient)
     repairs = Repairs()
     for f, *_ in parsed:
         repairs.extend(f.repairs)
-    qid = categorical_from_arrow([q for _, q, _, _ in parsed])
-    docno = categorical_from_arrow([d for _, _, d, _ in parsed])
-    label = np.concatenate([lab for *_, lab in parsed])
+    qid = encode_strings([q for _, q, _, _ in parsed])
+    docno = encode_strings([d for _, _, d, _ in parsed])
+    label = np.concatenate([lab for *_, lab in parsed]).astype(LABEL_DTYPE)
     line = np.concatenate([f.rows + 1 for f, *_ in parsed])
     part = np.repeat(np.arange(len(parsed)), [len(lab) for *_, lab in parsed])
     key = composite_key([qid.codes, docno.codes], [len(qid.categories), len(docno.categories)])
     rep, first = duplicates(key)
-    df = pd.DataFrame({"qid": qid, "docno": docno, "label": label.astype(LABEL_DTYPE)})
+    qid_codes, docno_codes = qid.codes, docno.codes
     if len(rep):
         fpath = [f.path for f, *_ in parsed]
 
@@ -349,7 +347,14 @@ def load_qrels(paths: Sequence[str], lenient: bool) -> tuple[pd.DataFrame, pd.Da
                 ],
                 "dropped (kept the first)",
             )
-        keep = np.ones(len(df), dtype=bool)
+        keep = np.ones(len(label), dtype=bool)
         keep[rep] = False
-        df = df[keep].reset_index(drop=True)
-    return df, sort_repairs(repairs.frame(), paths)
+        qid_codes, docno_codes, label = qid_codes[keep], docno_codes[keep], label[keep]
+    return EncodedQrels(
+        qid.categories.strings,
+        docno.categories.strings,
+        qid_codes,
+        docno_codes,
+        label,
+        repairs.sorted(paths),
+    )

@@ -62,7 +62,8 @@ from pbtools.io import assemble as _assemble
 from pbtools.io import desc as _desc
 from pbtools.io import files as _files
 from pbtools.io import parse as _parse
-from pbtools.io.mistakes import check_qrels_source
+from pbtools.io.encoded import EncodedQrels, EncodedRuns
+from pbtools.io.reading import read_qrels_encoded, read_runs_encoded
 from pbtools.io.repairs import RepairableError, Repairs, warn
 
 __all__ = [
@@ -131,7 +132,7 @@ def read_runs(
     desc). With ``lenient=True`` ``attrs["repairs"]`` holds the repairs (``file``, ``line``
     (Int64, NA for a whole file), ``problem``, ``action``; in file then line order), which are
     also issued as one :class:`TrecFormatWarning` per repaired file. The repairs frame is shared
-    by the frames derived from the result, not copied (see ``AttrsFrame`` in ``_parse``).
+    by the frames derived from the result, not copied (:mod:`pbtools.io.repairframe`).
 
     Raises :class:`TrecFormatError` (file, line, problem) in strict mode for a wrong field count
     or blank line, a NaN, infinite, overflowing or underflowing score, a non-numeric rank,
@@ -142,13 +143,15 @@ def read_runs(
     ``FileNotFoundError`` when the source matches no file. ``docs/input.md`` lists what
     ``lenient=True`` does instead.
     """
-    _parse.check_run_id(run_id)
-    paths, expanded = _files.expand(source, lenient=lenient)
-    df, _, repairs = _assemble.load_runs(
-        paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
-    )
-    if lenient:
-        warn(repairs)
+    return frame_of(read_runs_encoded(source, lenient=lenient, float32=float32, run_id=run_id))
+
+
+def frame_of(read: EncodedRuns | EncodedQrels) -> pd.DataFrame:
+    """The frame of what the pandas-free reader gives (:mod:`pbtools.io.reading`), its repairs
+    (if any) in ``attrs["repairs"]``: what :func:`read_runs` / :func:`read_qrels` return."""
+    df = read.frame()
+    if read.repairs is not None:
+        df.attrs["repairs"] = read.repairs.frame()
     return df
 
 
@@ -182,19 +185,7 @@ def read_qrels(path: Source, *, lenient: bool = False) -> pd.DataFrame:
     lenient keeps the first), an empty file, a corrupt gzip; in both modes for the wrong kind
     of file (a run file, a directory of runs, a binary file: :mod:`pbtools.io.mistakes`).
     """
-    for item in [path] if isinstance(path, str | os.PathLike) else list(path):
-        check_qrels_source(item)
-    paths, expanded = _files.expand(path, lenient=lenient, entries=None)
-    if not paths:
-        raise FileNotFoundError(f"no qrels file in {path}")
-    df, repairs = _parse.load_qrels(paths, lenient)
-    if len(expanded):
-        expanded.parts.append(repairs)
-        repairs = expanded.frame()
-    if lenient:
-        df.attrs["repairs"] = repairs
-        warn(repairs)
-    return df
+    return frame_of(read_qrels_encoded(path, lenient=lenient))
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,22 +296,23 @@ def read_collection(
         desc = Path(desc) if desc is not None else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrecFormatWarning)
-        qrels = read_qrels(qrels_src, lenient=lenient)
+        qrels_read = read_qrels_encoded(qrels_src, lenient=lenient)
         run_paths, expanded = _files.expand(runs_src, lenient=lenient)
-        runs, files, repairs = _assemble.load_runs(
+        runs_read, file_columns, repairs = _assemble.load_runs(
             run_paths, lenient=lenient, float32=float32, run_id=run_id, repairs=expanded
         )
+    qrels, runs, files = qrels_read.frame(), runs_read.frame(), files_frame(file_columns)
     rep = Repairs()
-    rep.parts.append(repairs)
-    if "repairs" in qrels.attrs:
-        rep.parts.insert(0, qrels.attrs["repairs"])
+    if qrels_read.repairs is not None:
+        rep.extend(qrels_read.repairs)
+    rep.extend(repairs)
     reason = _desc.no_organizations(desc, given=not implicit_orgs)
     if reason is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrecFormatWarning)
             orgs = read_orgs(desc, lenient=lenient)
         if "repairs" in orgs.attrs:
-            rep.parts.append(orgs.attrs.pop("repairs"))
+            rep.extend(Repairs.from_frame(orgs.attrs.pop("repairs")))
         if not len(orgs):
             reason = f"{desc} lists no run"
     if reason is not None:  # each run its own organization, said once
@@ -345,7 +337,7 @@ def read_collection(
     if lenient:
         runs.attrs["repairs"] = rep_frame
         qrels.attrs["repairs"] = rep_frame
-        warn(rep_frame)
+        warn(rep)
     return Collection(
         runs=runs,
         qrels=qrels,
@@ -355,6 +347,18 @@ def read_collection(
         unmapped=unmapped,
         path=root,
         name=name or root.name,
+    )
+
+
+def files_frame(files: dict[str, list[str]]) -> pd.DataFrame:
+    """``Collection.files``: ``file``, ``name`` (encoded), ``tag``, one row a run file, from
+    the columns :func:`pbtools.io.assemble.load_runs` gives."""
+    return pd.DataFrame(
+        {
+            "file": pd.array(files["file"], dtype="str"),
+            "name": encode(pd.Series(files["name"], dtype="str")),
+            "tag": pd.array(files["tag"], dtype="str"),
+        }
     )
 
 

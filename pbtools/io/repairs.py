@@ -2,10 +2,14 @@
 
 Every repair that ``lenient=True`` makes to dirty TREC input (a skipped line, a dropped duplicate,
 extra fields, an unlisted run tag) is one row ``file``, ``line`` (1-based, NA for a whole file),
-``problem``, ``action``. :class:`Repairs` collects them as column chunks, :func:`warn` issues one
-:class:`~pbtools.frames.TrecFormatWarning` per file, attributed to the caller's line, and the
-frame itself is an :class:`AttrsFrame`, safe to keep in another frame's ``attrs``. Private: the
-API is :mod:`pbtools.io`.
+``problem``, ``action``. :class:`Repairs` collects them as plain columns (no pandas: the
+command line's reading never imports it), sorts them and words each file's warning;
+:func:`warn` issues one :class:`~pbtools.frames.TrecFormatWarning` per file, attributed to the
+caller's line. The frame itself (:meth:`Repairs.frame`) is an ``AttrsFrame``
+(:mod:`pbtools.io.repairframe`), safe to keep in another frame's ``attrs``. Private: the API
+is :mod:`pbtools.io`.
+
+Nothing here imports pandas.
 """
 
 from __future__ import annotations
@@ -15,11 +19,9 @@ import sys
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -38,41 +40,38 @@ class RepairableError(TrecFormatError):
     """
 
 
-class AttrsFrame(pd.DataFrame):
-    """A DataFrame that is safe to keep in another frame's ``attrs`` (the repairs frame).
+def __getattr__(name: str):
+    # AttrsFrame lived here: frames pickled before it moved name it here (PEP 562, on first
+    # use, so that this module imports no pandas)
+    if name == "AttrsFrame":
+        from pbtools.io.repairframe import AttrsFrame
 
-    pandas deep-copies ``attrs`` on nearly every operation and compares them with ``==`` when it
-    concatenates (``pd.concat``, ``df.astype`` …); with a plain DataFrame in ``attrs`` that
-    comparison raises "truth value of a DataFrame is ambiguous". An ``AttrsFrame`` is shared, not
-    copied, by ``deepcopy`` (treat it as read-only), and ``==`` with another DataFrame returns
-    one bool (``equals``); anything derived from it (slices, ``concat``) is a plain DataFrame.
+        return AttrsFrame
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Repairs:
+    """Collects lenient repairs as plain columns (numpy arrays, no pandas): ``file``, ``line``
+    (1-based; ``line_na`` marks a repair of a whole file), ``problem``, ``action``, in the
+    order they were made. :meth:`sorted` puts them in file then line order, :meth:`summaries`
+    gives each file's warning text, :meth:`frame` the ``repairs`` frame (pandas).
+
+    Examples
+    --------
+    >>> r = Repairs()
+    >>> r.add("b.txt", [3, 1], "blank line", "skipped")
+    >>> r.add("a.txt", None, "empty file", "skipped (no run read)")
+    >>> s = r.sorted(["a.txt", "b.txt"])
+    >>> s.column("file").tolist(), s.column("line").tolist(), s.column("line_na").tolist()
+    (['a.txt', 'b.txt', 'b.txt'], [0, 1, 3], [True, False, False])
+    >>> s.summaries()
+    ['a.txt: 1 repair(s): 1 × empty file (see the repairs frame)', \
+'b.txt: 2 repair(s): 2 × blank line (see the repairs frame)']
     """
 
-    @property
-    def _constructor(self):
-        return pd.DataFrame
-
-    def __deepcopy__(self, memo=None):
-        return self
-
-    def __eq__(self, other):
-        if isinstance(other, pd.DataFrame):
-            return bool(pd.DataFrame(self).equals(pd.DataFrame(other)))
-        return super().__eq__(other)
-
-    def __ne__(self, other):
-        if isinstance(other, pd.DataFrame):
-            return not self.__eq__(other)
-        return super().__ne__(other)
-
-    __hash__ = None
-
-
-@dataclass
-class Repairs:
-    """Collects lenient repairs as column chunks; :meth:`frame` gives the ``repairs`` frame."""
-
-    parts: list[pd.DataFrame] = field(default_factory=list)
+    def __init__(self) -> None:
+        #: column chunks, one per :meth:`add`: (file, line, line_na, problem, action)
+        self.chunks: list[tuple[np.ndarray, ...]] = []
 
     def add(self, file, lines, problem, action) -> None:
         """Record repairs: ``lines`` an int array (or None for a file-level repair);
@@ -80,52 +79,104 @@ class Repairs:
         n = 1 if lines is None else len(lines)
         if n == 0:
             return
-        line = pd.array(
-            [pd.NA] if lines is None else np.asarray(lines, dtype=np.int64), dtype="Int64"
-        )
-        self.parts.append(
-            pd.DataFrame(
-                {
-                    "file": pd.array([str(file)] * n, dtype="str"),
-                    "line": line,
-                    "problem": pd.array(_broadcast(problem, n), dtype="str"),
-                    "action": pd.array(_broadcast(action, n), dtype="str"),
-                }
+        if lines is None:
+            line, na = np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool)
+        else:
+            line, na = np.asarray(lines, dtype=np.int64), np.zeros(n, dtype=bool)
+        self.chunks.append(
+            (
+                np.full(n, str(file), dtype=object),
+                line,
+                na,
+                _broadcast(problem, n),
+                _broadcast(action, n),
             )
         )
 
     def extend(self, other: Repairs) -> None:
-        self.parts.extend(other.parts)
+        self.chunks.extend(other.chunks)
 
     def __len__(self) -> int:
-        return sum(len(p) for p in self.parts)
+        return sum(len(c[1]) for c in self.chunks)
 
-    def frame(self) -> pd.DataFrame:
-        """The repairs as one frame: ``file`` (str), ``line`` (Int64, NA for a whole file),
-        ``problem`` (str), ``action`` (str), in the order they were made."""
-        if not self.parts:
-            return empty_repairs()
-        return AttrsFrame(pd.concat(self.parts, ignore_index=True))
+    def column(self, name: str) -> np.ndarray:
+        """One column over every repair: ``file``, ``problem``, ``action`` (object arrays of
+        str), ``line`` (int64; 0 where ``line_na``), ``line_na`` (bool: a whole file)."""
+        j = _CHUNK.index(name)
+        if not self.chunks:
+            return np.zeros(0, dtype={"line": np.int64, "line_na": bool}.get(name, object))
+        if len(self.chunks) == 1:
+            return self.chunks[0][j]
+        return np.concatenate([c[j] for c in self.chunks])
+
+    def sorted(self, paths: Sequence[str]) -> Repairs:
+        """The repairs in file order (as listed in ``paths``; files not listed last), then line
+        order (file-level repairs first); made in that order, they keep it."""
+        out = Repairs()
+        if not self.chunks:
+            return out
+        files = pc.dictionary_encode(pa.array(self.column("file"), type=pa.string()))
+        pos = {p: i for i, p in enumerate(paths)}
+        at = np.array([pos.get(f, len(pos)) for f in files.dictionary.to_pylist()], np.int64)
+        fkey = at[np.asarray(files.indices)]  # each repair's file's place in ``paths``
+        order = np.lexsort((self.column("line"), fkey))
+        out.chunks.append(tuple(self.column(c)[order] for c in _CHUNK))
+        return out
+
+    def summaries(self) -> list[str]:
+        """One text per repaired file, in the order the files first appear: how many repairs,
+        of which kinds (:func:`problem_kinds`) — the :class:`TrecFormatWarning` of :func:`warn`."""
+        if not self.chunks:
+            return []
+        files = pa.array(self.column("file"), type=pa.string())
+        enc = pc.dictionary_encode(files)  # files in first-seen order
+        which = np.asarray(enc.indices)
+        kinds = problem_kinds(self.column("problem"))
+        out = []
+        for g, file in enumerate(enc.dictionary.to_pylist()):
+            rows = np.flatnonzero(which == g)
+            counts = Counter(kinds[rows].tolist())
+            summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
+            out.append(f"{file}: {len(rows)} repair(s): {summary} (see the repairs frame)")
+        return out
+
+    def frame(self):
+        """The repairs as one frame (:func:`pbtools.io.repairframe.repairs_frame`): ``file``
+        (str), ``line`` (Int64, NA for a whole file), ``problem`` (str), ``action`` (str)."""
+        from pbtools.io.repairframe import repairs_frame
+
+        return repairs_frame(self)
+
+    @classmethod
+    def from_frame(cls, frame) -> Repairs:
+        """The repairs of a ``repairs`` frame (:meth:`frame` turned back)."""
+        out = cls()
+        if len(frame):
+            na = np.asarray(frame["line"].isna().to_numpy(), dtype=bool)
+            out.chunks.append(
+                (
+                    frame["file"].to_numpy(dtype=object),
+                    frame["line"].fillna(0).to_numpy(dtype=np.int64),
+                    na,
+                    frame["problem"].to_numpy(dtype=object),
+                    frame["action"].to_numpy(dtype=object),
+                )
+            )
+        return out
 
 
-def empty_repairs() -> pd.DataFrame:
-    return AttrsFrame(
-        {
-            "file": pd.array([], dtype="str"),
-            "line": pd.array([], dtype="Int64"),
-            "problem": pd.array([], dtype="str"),
-            "action": pd.array([], dtype="str"),
-        }
-    )
+_CHUNK = ("file", "line", "line_na", "problem", "action")
 
 
-def _broadcast(v, n: int) -> list[str]:
+def _broadcast(v, n: int) -> np.ndarray:
     if isinstance(v, str):
-        return [v] * n
+        return np.full(n, v, dtype=object)
+    out = np.empty(n, dtype=object)
     v = list(v)
     if len(v) != n:
         raise ValueError("repair problem/action length mismatch")
-    return v
+    out[:] = v
+    return out
 
 
 def caller_level() -> int:
@@ -138,21 +189,18 @@ def caller_level() -> int:
     return level
 
 
-def warn(repairs: pd.DataFrame, stacklevel: int | None = None) -> None:
-    """One TrecFormatWarning per file summarising its repairs, attributed to the caller's line
-    outside pbtools (``stacklevel`` overrides)."""
+def warn(repairs, stacklevel: int | None = None) -> None:
+    """One TrecFormatWarning per file summarising its repairs (:meth:`Repairs.summaries`),
+    attributed to the caller's line outside pbtools (``stacklevel`` overrides). ``repairs``: a
+    :class:`Repairs` or a ``repairs`` frame."""
     if len(repairs) == 0:
         return
+    if not isinstance(repairs, Repairs):
+        repairs = Repairs.from_frame(repairs)
     if stacklevel is None:
         stacklevel = caller_level()
-    kinds = problem_kinds(repairs["problem"])
-    for file, rows in repairs.groupby("file", sort=False, observed=True).indices.items():
-        counts = Counter(kinds[rows].tolist())
-        summary = ", ".join(f"{n} × {k}" for k, n in counts.items())
-        warnings.warn(
-            TrecFormatWarning(f"{file}: {len(rows)} repair(s): {summary} (see the repairs frame)"),
-            stacklevel=stacklevel,
-        )
+    for text in repairs.summaries():
+        warnings.warn(TrecFormatWarning(text), stacklevel=stacklevel)
 
 
 #: (pattern at the start of a repair's problem, label of the per-file summary)
@@ -197,16 +245,17 @@ def problem_kind(problem: str) -> str:
     return problem
 
 
-def problem_kinds(problems: pd.Series) -> np.ndarray:
+def problem_kinds(problems) -> np.ndarray:
     """:func:`problem_kind` of every problem (an object array), matched with Arrow's regular
     expressions, one pass per kind (a dirty track has tens of thousands of repairs).
+    ``problems``: strings (a list, an array, a pandas or Arrow column).
 
     Examples
     --------
-    >>> problem_kinds(pd.Series(["blank line", "7 fields, expected 6", "odd"], dtype="str"))
+    >>> problem_kinds(["blank line", "7 fields, expected 6", "odd"])
     array(['blank line', 'wrong field count', 'odd'], dtype=object)
     """
-    text = pa.array(pd.Series(problems).astype("str").array)
+    text = _arrow_strings(problems)
     which = np.full(len(text), -1, dtype=np.int64)
     for j, (pattern, _) in enumerate(REPAIR_KINDS):
         todo = which < 0
@@ -221,12 +270,13 @@ def problem_kinds(problems: pd.Series) -> np.ndarray:
     return out
 
 
-def sort_repairs(rep: pd.DataFrame, paths: Sequence[str]) -> pd.DataFrame:
-    """Repairs in file order (as listed in ``paths``), then line order (file-level first)."""
-    if len(rep) == 0:
-        return rep
-    pos = {p: i for i, p in enumerate(paths)}
-    fkey = rep["file"].map(pos).fillna(len(pos)).to_numpy(dtype=np.int64)
-    lkey = rep["line"].fillna(0).to_numpy(dtype=np.int64)
-    order = np.lexsort((lkey, fkey))
-    return AttrsFrame(rep.iloc[order].reset_index(drop=True))
+def _arrow_strings(values) -> pa.Array:
+    """Strings as one Arrow string array (a list, a numpy array, a pandas or Arrow column)."""
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    arr = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    return arr.cast(pa.string())

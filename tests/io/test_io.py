@@ -677,12 +677,12 @@ def test_ir_datasets_tuples():
 @pytest.mark.parametrize("threshold", [1, 1 << 40])  # the two halves on threads / one pass
 def test_sorted_union_of_many_dictionaries(monkeypatch, threshold):
     """The union of many files' id dictionaries: sorted, each file's lookup exact, whichever
-    path (ids.PARALLEL_UNION) hashes it."""
+    path (idarrays.PARALLEL_UNION) hashes it."""
     import pyarrow as pa
 
-    from pbtools import ids
+    from pbtools import idarrays, ids
 
-    monkeypatch.setattr(ids, "PARALLEL_UNION", threshold)
+    monkeypatch.setattr(idarrays, "PARALLEL_UNION", threshold)
     rng = np.random.default_rng(7)
     words = np.array([f"d{i:05d}" for i in rng.permutation(3000)])
     dicts = [pa.array(rng.choice(words, size=n, replace=False)) for n in (5, 400, 1, 900, 37, 250)]
