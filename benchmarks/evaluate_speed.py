@@ -29,14 +29,17 @@ item 1). For each shape it prints:
   ``measures.evaluate``), compute (``measures.compute``: grouping, trec order, the kernels),
   aggregate (``measures.aggregate``), write (the averages table as text), and the rest of that
   child's time: interpreter start-up and exit; on the wall clock, in CPU (user + system, every
-  thread) and in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
-  the 129-run shape under load).
+  thread), in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
+  the 129-run shape under load) and in minor page faults; the child sets Arrow's allocator as
+  the command line does (:func:`pbtools.cli.use_system_allocator`). Each tool's whole-process
+  line has its system CPU and minor faults too.
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
 Usage: ``python benchmarks/evaluate_speed.py [--shape NAME|both|all] [--repeat 5] [--whole-only]
-[--before CHECKOUT]`` (``--track DIR`` evaluates another track directory with the in-process
-figures only; ``--before`` times another checkout's ``pbtools evaluate`` in the same rounds).
+[--before CHECKOUT] [--topics N]`` (``--track DIR`` evaluates another track directory with the
+in-process figures only; ``--before`` times another checkout's ``pbtools evaluate`` in the same
+rounds; ``--topics 2000`` takes the msmarco shape's first 2,000 topics, 10 M lines).
 """
 
 from __future__ import annotations
