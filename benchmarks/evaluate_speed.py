@@ -29,14 +29,17 @@ item 1). For each shape it prints:
   ``measures.evaluate``), compute (``measures.compute``: grouping, trec order, the kernels),
   aggregate (``measures.aggregate``), write (the averages table as text), and the rest of that
   child's time: interpreter start-up and exit; on the wall clock, in CPU (user + system, every
-  thread) and in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
-  the 129-run shape under load).
+  thread), in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
+  the 129-run shape under load) and in minor page faults; the child sets Arrow's allocator as
+  the command line does (:func:`pbtools.cli.use_system_allocator`). Each tool's whole-process
+  line has its system CPU and minor faults too.
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
 Usage: ``python benchmarks/evaluate_speed.py [--shape NAME|both|all] [--repeat 5] [--whole-only]
-[--before CHECKOUT]`` (``--track DIR`` evaluates another track directory with the in-process
-figures only; ``--before`` times another checkout's ``pbtools evaluate`` in the same rounds).
+[--before CHECKOUT] [--topics N]`` (``--track DIR`` evaluates another track directory with the
+in-process figures only; ``--before`` times another checkout's ``pbtools evaluate`` in the same
+rounds; ``--topics 2000`` takes the msmarco shape's first 2,000 topics, 10 M lines).
 """
 
 from __future__ import annotations
@@ -146,17 +149,18 @@ def breakdown_child(track: str, lenient: bool) -> None:
     import resource
 
     def mark():
-        sys_time = resource.getrusage(resource.RUSAGE_SELF).ru_stime
-        marks.append((time.perf_counter(), time.process_time(), sys_time))
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        marks.append((time.perf_counter(), time.process_time(), use.ru_stime, use.ru_minflt))
 
     marks: list = []
     mark()
-    import pbtools.cli  # noqa: F401  (what `python -m pbtools` imports)
+    import pbtools.cli  # (what `python -m pbtools` imports)
     from pbtools import io
     from pbtools import measures as m
     from pbtools.cli.common import emit
     from pbtools.frames import judge
 
+    pbtools.cli.use_system_allocator()  # as the command line does (cli.main)
     mark()
     warnings.simplefilter("ignore")
     qrels_file, run_dir = track_files(Path(track))
@@ -180,7 +184,7 @@ def breakdown_child(track: str, lenient: bool) -> None:
     mark()
     out = {
         kind: {k: marks[i + 1][j] - marks[i][j] for i, k in enumerate(STAGES)}
-        for j, kind in enumerate(("wall", "cpu", "sys"))
+        for j, kind in enumerate(("wall", "cpu", "sys", "faults"))
     }
     print(json.dumps(out))
 
@@ -211,14 +215,15 @@ _, status, usage = os.wait4(p.pid, 0)
 wall = time.perf_counter() - t0
 sys.stdout.flush()
 cpu = usage.ru_utime + usage.ru_stime
-print(f"\\n@@measure {os.waitstatus_to_exitcode(status)} {wall!r} {usage.ru_maxrss} {cpu!r}")
+print(f"\\n@@measure {os.waitstatus_to_exitcode(status)} {wall!r} {usage.ru_maxrss} {cpu!r}",
+      usage.ru_stime, usage.ru_minflt)
 """
 
 
-def child(cmd: list[str], root: Path = ROOT) -> tuple[float, float, str, float]:
+def child(cmd: list[str], root: Path = ROOT) -> tuple[float, float, str, float, float, int]:
     """Run ``cmd`` from a small spawning process, importing pbtools from ``root``; (wall
     seconds, its peak RSS in MiB, its standard output, its CPU seconds: user + system, all
-    threads)."""
+    threads, the system part of them, its minor page faults)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     # bytecode is cached as in any installation (the warm-up writes it), even where the
     # environment turns that off: compiling pbtools' modules on every start is not its speed
@@ -227,10 +232,10 @@ def child(cmd: list[str], root: Path = ROOT) -> tuple[float, float, str, float]:
         [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True
     ).stdout.decode()
     out, _, measure = out.rpartition("\n@@measure ")
-    code, wall, rss, cpu = measure.split()
+    code, wall, rss, cpu, system, faults = measure.split()
     if int(code) != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} … failed with exit status {code}")
-    return float(wall), int(rss) / 1024, out, float(cpu)
+    return float(wall), int(rss) / 1024, out, float(cpu), float(system), int(faults)
 
 
 def whole_process(shape: str, track: Path, repeat: int, before: Path | None = None) -> dict:
@@ -253,16 +258,18 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
     for _, cmd, root in tools:  # warm-up (page cache, .pyc files)
         child(cmd, root)
     child(bd)
-    keys = ("stages", "stage_cpu", "stage_sys")
-    keys += tuple(f"{k}{x}" for k, _, _ in tools for x in ("", "_rss", "_cpu"))
+    keys = ("stages", "stage_cpu", "stage_sys", "stage_faults")
+    keys += tuple(f"{k}{x}" for k, _, _ in tools for x in ("", "_rss", "_cpu", "_sys", "_flt"))
     rec: dict = {k: [] for k in keys}
     for _ in range(repeat):
         for key, cmd, root in tools:
-            wall, rss, _, cpu = child(cmd, root)
+            wall, rss, _, cpu, system, faults = child(cmd, root)
             rec[key].append(wall)
             rec[f"{key}_rss"].append(rss)
             rec[f"{key}_cpu"].append(cpu)
-        wall, _, out, cpu = child(bd)
+            rec[f"{key}_sys"].append(system)
+            rec[f"{key}_flt"].append(faults)
+        wall, _, out, cpu, *_ = child(bd)
         steps = json.loads(out)
         stages = steps["wall"]
         stages["start-up and exit"] = max(wall - sum(stages.values()), 0.0)
@@ -271,7 +278,8 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
         cpus["start-up and exit"] = max(cpu - sum(cpus.values()), 0.0)
         rec["stage_cpu"].append(cpus)
         rec["stage_sys"].append(steps["sys"])
-    staged = ("stages", "stage_cpu", "stage_sys")
+        rec["stage_faults"].append(steps["faults"])
+    staged = ("stages", "stage_cpu", "stage_sys", "stage_faults")
     med = {k: statistics.median(v) for k, v in rec.items() if k not in staged}
     for key in staged:
         med[key] = {k: statistics.median(s[k] for s in rec[key]) for k in rec[key][0].keys()}
@@ -360,8 +368,9 @@ def report_whole(shape: str, track: Path, repeat: int, before: Path | None = Non
     tools += [("pb0", f"before ({before})")] if before else []
     for key, label in tools:
         print(
-            f"  {label:<17} {med[key]:7.3f} s wall  {med[key + '_cpu']:7.3f} s CPU  "
-            f"peak RSS {med[key + '_rss']:6.0f} MiB"
+            f"  {label:<17} {med[key]:7.3f} s wall  {med[key + '_cpu']:7.3f} s CPU "
+            f"({med[key + '_sys']:6.3f} system)  peak RSS {med[key + '_rss']:6.0f} MiB  "
+            f"{med[key + '_flt'] / 1e3:7.1f} k minor faults"
         )
     cpu_ratio = med["pb_cpu"] / med["te_cpu"]
     print(
@@ -375,11 +384,17 @@ def report_whole(shape: str, track: Path, repeat: int, before: Path | None = Non
             f"{med['pb'] / med['pb0']:.2f} wall, {med['pb_cpu'] / med['pb0_cpu']:.2f} CPU"
         )
     print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
-    for key, label in (("stages", "wall"), ("stage_cpu", "CPU"), ("stage_sys", "system CPU")):
+    for key, label in (
+        ("stages", "wall s"),
+        ("stage_cpu", "CPU s"),
+        ("stage_sys", "system CPU s"),
+        ("stage_faults", "thousand minor page faults"),
+    ):
         st = med[key]
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in st.items())
+        scale = 1e-3 if key == "stage_faults" else 1.0
+        parts = ", ".join(f"{k} {v * scale:.3f}" for k, v in st.items())
         share = (st["qrels"] + st["runs"]) / max(sum(st.values()), 1e-9)
-        print(f"  pbtools stages ({label} s, medians): {parts}; parse {share:.0%} of it")
+        print(f"  pbtools stages ({label}, medians): {parts}; parse {share:.0%} of it")
 
 
 def _load() -> str:
@@ -416,6 +431,11 @@ def main(argv=None) -> int:
         type=Path,
         help="another checkout: its `pbtools evaluate` timed in the same alternating rounds",
     )
+    ap.add_argument(
+        "--topics",
+        type=int,
+        help="msmarco only: its first N topics (2000: 10 M lines, the shape's iteration cut)",
+    )
     args = ap.parse_args(argv)
     if args.track is not None:
         if not (args.track / "Runs").is_dir():
@@ -423,11 +443,12 @@ def main(argv=None) -> int:
             return 1
         in_process(args.track, True, args.repeat, str(args.track))
         return 0
+    from shapes import msmarco
     from shapes import shape as shape_dir
 
     groups = {"both": ("trec2", "synth127"), "all": SHAPES}
     for name in groups.get(args.shape, (args.shape,)):
-        track = shape_dir(name)
+        track = msmarco(args.topics) if name == "msmarco" and args.topics else shape_dir(name)
         report_whole(name, track, args.repeat, args.before)
         if not args.whole_only:
             in_process(track, LENIENT.get(name, False), args.repeat, name)

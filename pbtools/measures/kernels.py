@@ -19,34 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.measures.registry import family_of
+from pbtools.measures.segments import segment_sums, starts_of, subtract_gathered
 
 UNJUDGED = -1  # label code of unjudged rows (not in the qrels: trec_eval's RELVALUE_NONPOOL)
 PAD = -2  # label code of the cells past the end of a ranking (View.from_matrix)
 POOLED = -3  # label code of rows in the qrels with a negative label (RELVALUE_UNJUDGED)
-
-
-def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Per segment, ``x[start:start + length].sum()`` (0 for empty segments), vectorised."""
-    out = np.zeros(len(start), dtype=np.float64)
-    ne = length > 0
-    if not ne.any():
-        return out
-    s = start[ne]
-    idx = np.empty(2 * len(s), dtype=np.int64)
-    idx[0::2] = s
-    idx[1::2] = s + length[ne]
-    x = np.asarray(x, dtype=np.float64)
-    if idx[-1] == len(x):  # only the last segment can end there: reduceat sums it to the end
-        idx = idx[:-1]
-    out[ne] = np.add.reduceat(x, idx)[0::2]
-    return out
-
-
-def starts_of(g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(start, length)`` of every group 0..n_groups-1 in rows sorted by group id ``g``."""
-    length = np.bincount(g, minlength=n_groups).astype(np.int64)
-    start = np.cumsum(length) - length
-    return start, length
 
 
 class View:
@@ -105,7 +82,7 @@ class View:
         base = np.zeros(self.G, dtype=dtype)
         ne = self.length > 0
         base[ne] = cs[self.start[ne]] - x[self.start[ne]]
-        cs -= base[self.g]
+        subtract_gathered(cs, base, self.g)
         return cs
 
     def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
@@ -119,10 +96,15 @@ class View:
         x = np.asarray(x)
         if x.dtype.kind not in "biu":
             return segment_sums(x, self.start, length)
+        if n is None:  # whole groups: one integer reduction, no running sum over the rows
+            return segment_sums(x, self.start, length, dtype=np.int64)
         hit = self._cache.get("running")
         if hit is None or hit[0] is not x:  # one entry: the last array summed, kept alive
-            running = np.zeros(len(x) + 1, dtype=np.int64)
-            np.cumsum(x, dtype=np.int64, out=running[1:])
+            # a count (boolean x) cannot exceed the rows: int32 when they fit, half the
+            # memory written of int64 (every page of it a fresh one)
+            narrow = x.dtype == np.bool_ and len(x) < 2**31
+            running = np.zeros(len(x) + 1, dtype=np.int32 if narrow else np.int64)
+            np.cumsum(x, dtype=running.dtype, out=running[1:])
             hit = (x, running)
             self._cache["running"] = hit
         running = hit[1]
@@ -138,7 +120,8 @@ class View:
             base = np.zeros(self.G)
             ne = self.length > 0
             base[ne] = cs[self.start[ne]] - x[self.start[ne]]
-            return cs - base[self.g]
+            subtract_gathered(cs, base, self.g)
+            return cs
         cell = self.memo(("cell", width), lambda: self.g.astype(np.int64) * width + self.r - 1)
         mat = np.zeros(self.G * width)
         mat[cell] = x

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from pbtools.measures import kernels as K
 from pbtools.measures import parse_all
+from pbtools.measures import segments as S
 
 MEASURES = parse_all(
     [
@@ -75,3 +76,42 @@ def test_histogram_topics_equal_row_topics():
     same = K.Topics.from_hist(rows.hist)
     assert same.ideal_dcg(1, 1).tolist() == rows.ideal_dcg(1, 1).tolist()
     assert same.ideal_cg(1, np.array([0, 0]), np.array([1, 5])).tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("block", [3, 1 << 20])
+def test_running_and_group_sums_equal_per_group_sums(monkeypatch, block):
+    """The flat view's integer primitives — running counts (the group bases subtracted a block
+    of rows at a time), sums up to a cut-off (one running sum) and over whole groups (one
+    reduction) — equal a plain sum group by group, empty groups included."""
+    monkeypatch.setattr(S, "BLOCK_ROWS", block)
+    rng = np.random.default_rng(7)
+    length = np.array([4, 0, 1, 7, 0, 3, 5])
+    g = np.repeat(np.arange(len(length)), length)
+    r = np.concatenate([np.arange(1, n + 1) for n in length])
+    label = rng.integers(-1, 3, size=len(g))
+    view = K.View(g, r, label, len(length))
+    for x in (label >= 1, np.where(label > 0, label, 0)):
+        starts = np.concatenate([[0], np.cumsum(length)[:-1]])
+        running = np.concatenate(
+            [np.cumsum(x[s : s + n]) for s, n in zip(starts, length, strict=True)]
+        )
+        assert view.cum(x).tolist() == running.tolist()
+        for n in (None, 1, 3, 10):
+            cut = length if n is None else np.minimum(length, n)
+            want = [x[s : s + k].sum() for s, k in zip(starts, cut, strict=True)]
+            got = view.upto(x, n)
+            assert got.dtype == np.float64
+            assert got.tolist() == [float(w) for w in want]
+
+
+def test_segment_sums_and_subtract_gathered():
+    x = np.array([True, False, True, True, True])
+    start, length = np.array([0, 2, 2, 4]), np.array([2, 0, 2, 1])
+    assert S.segment_sums(x, start, length, dtype=np.int64).tolist() == [1.0, 0.0, 2.0, 1.0]
+    f = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert S.segment_sums(f, start, length).tolist() == [0.1 + 0.2, 0.0, 0.3 + 0.4, 0.5]
+    out = np.arange(10, 17)
+    idx = np.array([0, 1, 1, 2, 0, 2, 1])
+    want = out - np.array([1, 2, 3])[idx]
+    S.subtract_gathered(out, np.array([1, 2, 3]), idx)
+    assert out.tolist() == want.tolist()
