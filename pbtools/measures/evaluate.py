@@ -25,6 +25,7 @@ import pandas as pd
 from pbtools.frames import ID_COLUMNS, encode, judge, require_columns
 from pbtools.io.files import release_memory
 from pbtools.measures.names import MIN_GEO_MEAN, parse, parse_all
+from pbtools.measures.registry import QRELS_SCORERS
 from pbtools.measures.scoring import compute
 from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
 from pbtools.validation import validates
@@ -37,12 +38,6 @@ __all__ = [
     "topic_coverage",
     "warn_coverage",
 ]
-
-
-#: scorers of qrels that carry more than labels, by the column that marks them: a sampled pool's
-#: ``stratum`` (:mod:`pbtools.measures.sampled` installs its scorer here, as the kernels are
-#: installed in :data:`~.kernels.KERNELS`); :func:`evaluate` hands such qrels to it
-QRELS_SCORERS: dict = {}
 
 
 @validates(keys="keys", runs="run", qrels="qrels")
