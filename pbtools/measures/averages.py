@@ -24,7 +24,7 @@ import numpy as np
 
 from pbtools.measures.names import MIN_GEO_MEAN, Measure
 
-__all__ = ["group_reduce", "first_appearance", "trec_averages"]
+__all__ = ["group_reduce", "first_appearance", "trec_means", "trec_averages"]
 
 
 def group_reduce(values: np.ndarray, group: np.ndarray, ngroups: int, how: str = "mean"):
@@ -153,28 +153,72 @@ def trec_averages(
     ([0, 1], [0.25, 5.0])
     """
     text = np.array([m.text for m in measures] or [False], dtype=bool)
-    geo = np.array([m.geometric for m in measures] or [False], dtype=bool)
-    summed = np.array([m.summed for m in measures] or [False], dtype=bool)
     if text.any():  # string measures have no average (trec_eval)
         keep = ~text[measure]
         run, measure, value = run[keep], measure[keep], value[keep]
         residual = None if residual is None else residual[keep]
-    if geo.any():
-        is_geo = geo[measure]
+    key = run.astype(np.int64) * max(len(measures), 1) + measure
+    group, first = first_appearance(key)
+    g_measure = measure[first]
+    geo = np.array([m.geometric for m in measures] or [False], dtype=bool)
+    summed = np.array([m.summed for m in measures] or [False], dtype=bool)
+    out, res = trec_means(group, value, residual, summed[g_measure], geo[g_measure])
+    return run[first], g_measure, out, res
+
+
+def trec_means(
+    group: np.ndarray,
+    value: np.ndarray,
+    residual: np.ndarray | None,
+    summed: np.ndarray,
+    geometric: np.ndarray,
+    joint: bool = False,
+):
+    """The averages of :func:`trec_averages` (and :func:`~pbtools.measures.aggregate`) by group:
+    ``(value, residual)`` of each group, ``value`` the mean, the sum where ``summed``, the
+    geometric mean where ``geometric``; ``residual`` (or None) the mean.
+
+    Parameters
+    ----------
+    group : ndarray of int
+        Each row's group, numbered by first appearance (:func:`first_appearance`).
+    value, residual : ndarray of float64
+        The rows' values (``residual``: RBP's, or None).
+    summed, geometric : ndarray of bool
+        Per group: its measure is summed (``NumRet``…), averaged geometrically (``GMAP``…).
+    joint : bool
+        ``value`` and ``residual`` are one pandas block (their NaNs decide together, see the
+        module); :func:`~.scoring.compute`'s frames hold them apart.
+
+    Returns
+    -------
+    tuple of ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v, _ = trec_means(np.array([0, 0, 1, 1]), np.array([0.01, 0.04, 3.0, 2.0]), None,
+    ...                   np.array([False, True]), np.array([True, False]))
+    >>> np.round(v, 6).tolist()  # exp(mean(log v)), then a sum
+    [0.02, 5.0]
+    """
+    n = int(group.max(initial=-1)) + 1
+    is_geo = geometric[group] if len(group) else np.zeros(0, bool)
+    if is_geo.any():  # exp(mean(log(max(v, MIN_GEO_MEAN)))): trec_eval's geometric mean
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = np.log(np.clip(value, MIN_GEO_MEAN, None))
         value = np.where(is_geo, logs, value)
-    key = run.astype(np.int64) * max(len(measures), 1) + measure
-    group, first = first_appearance(key)
-    n = len(first)
-    mean = group_reduce(value, group, n)
-    g_measure = measure[first]
+    if joint and residual is not None:
+        mean, res = group_reduce(np.vstack([value, residual]), group, n)
+    else:
+        mean = group_reduce(value, group, n)
+        res = None if residual is None else group_reduce(residual, group, n)
     out = mean.copy()
     if summed.any():
-        is_sum = summed[g_measure]
-        out[is_sum] = group_reduce(value, group, n, "sum")[is_sum]
-    if geo.any():
-        is_geo = geo[g_measure]
-        out[is_geo] = np.exp(mean[is_geo])
-    res = None if residual is None else group_reduce(residual, group, n)
-    return run[first], g_measure, out, res
+        total = group_reduce(np.vstack([value, residual]), group, n, "sum")[0] if (
+            joint and residual is not None
+        ) else group_reduce(value, group, n, "sum")
+        out[summed] = total[summed]
+    if geometric.any():
+        out[geometric] = np.exp(mean[geometric])
+    return out, res
