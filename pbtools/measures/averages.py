@@ -120,6 +120,7 @@ def trec_averages(
     value: np.ndarray,
     residual: np.ndarray | None,
     measures: Sequence[Measure],
+    joint: bool = False,
 ):
     """trec_eval's averages (``meas_avg.c``) of per-topic rows, as :func:`~.aggregate` gives
     them: the mean of each (run, measure) over its rows, ``NumRet``/``NumRel``/``NumRelRet``
@@ -133,8 +134,10 @@ def trec_averages(
     measure : ndarray of int
         Each row's measure, an index into ``measures``.
     value, residual : ndarray of float64
-        The per-topic values (``residual``: RBP's, or None), each a pandas block of its own.
+        The per-topic values (``residual``: RBP's, or None).
     measures : sequence of Measure
+    joint : bool
+        As in :func:`trec_means` (the command line's: False, each column a block of its own).
 
     Returns
     -------
@@ -162,7 +165,7 @@ def trec_averages(
     g_measure = measure[first]
     geo = np.array([m.geometric for m in measures] or [False], dtype=bool)
     summed = np.array([m.summed for m in measures] or [False], dtype=bool)
-    out, res = trec_means(group, value, residual, summed[g_measure], geo[g_measure])
+    out, res = trec_means(group, value, residual, summed[g_measure], geo[g_measure], joint)
     return run[first], g_measure, out, res
 
 
@@ -188,7 +191,8 @@ def trec_means(
         Per group: its measure is summed (``NumRet``…), averaged geometrically (``GMAP``…).
     joint : bool
         ``value`` and ``residual`` are one pandas block (their NaNs decide together, see the
-        module); :func:`~.scoring.compute`'s frames hold them apart.
+        module; :func:`~.scoring.compute`'s frames hold them apart); not with a geometric
+        measure, whose transform of ``value`` splits the block in :func:`~.aggregate`.
 
     Returns
     -------
@@ -208,17 +212,16 @@ def trec_means(
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = np.log(np.clip(value, MIN_GEO_MEAN, None))
         value = np.where(is_geo, logs, value)
-    if joint and residual is not None:
-        mean, res = group_reduce(np.vstack([value, residual]), group, n)
-    else:
-        mean = group_reduce(value, group, n)
-        res = None if residual is None else group_reduce(residual, group, n)
+    joint = joint and residual is not None and not geometric.any()  # pandas splits the block
+    block = np.vstack([value, residual]) if joint else value  # the values pandas reduces at once
+    mean = group_reduce(block, group, n)
+    mean, res = (mean[0], mean[1]) if joint else (mean, None)
+    if residual is not None and not joint:
+        res = group_reduce(residual, group, n)
     out = mean.copy()
     if summed.any():
-        total = group_reduce(np.vstack([value, residual]), group, n, "sum")[0] if (
-            joint and residual is not None
-        ) else group_reduce(value, group, n, "sum")
-        out[summed] = total[summed]
+        total = group_reduce(block, group, n, "sum")
+        out[summed] = (total[0] if joint else total)[summed]
     if geometric.any():
         out[geometric] = np.exp(mean[geometric])
     return out, res

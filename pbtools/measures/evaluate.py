@@ -158,9 +158,8 @@ def aggregate(
     geometric = np.array([kinds[m].geometric for m in measure], dtype=bool)
     value = pt["value"].to_numpy(dtype=np.float64)
     residual = pt["residual"].to_numpy(dtype=np.float64) if "residual" in cols else None
-    # one pandas block (a frame built with both columns at once) decides its NaNs together,
-    # unless the geometric transform would have replaced the value column (averages.py)
-    joint = residual is not None and not geometric.any() and _one_block(pt, "value", "residual")
+    # one pandas block (a frame built with both columns at once) decides its NaNs together
+    joint = residual is not None and _one_block(pt, "value", "residual")
     mean, res = trec_means(group, value, residual, summed, geometric, joint)
     out = pt[by].iloc[first].reset_index(drop=True)
     out["value"] = mean
