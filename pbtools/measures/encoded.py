@@ -56,12 +56,12 @@ class PerTopic:
 
 def sorted_union(a, b) -> tuple[list, np.ndarray, np.ndarray]:
     """One sorted dictionary of two sorted ``pyarrow`` string dictionaries (``strcmp`` order,
-    as :func:`pbtools.ids.unify`) and each one's map into it."""
+    as :func:`pbtools.ids.unify`) and each one's map into it (None: the same dictionary, codes
+    unchanged)."""
     import pyarrow.compute as pc
 
     if a.equals(b):
-        same = np.arange(len(a))
-        return a.to_pylist(), same, same
+        return a.to_pylist(), None, None  # the codes as they are
     import pyarrow as pa
 
     union = sorted(set(a.to_pylist()) | set(b.to_pylist()))
@@ -89,7 +89,10 @@ def _map_into(small, big) -> np.ndarray:
     return pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _through(mapping: np.ndarray, codes: np.ndarray) -> np.ndarray:
+def _through(mapping: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
+    """``codes`` mapped (None: unchanged)."""
+    if mapping is None:
+        return np.asarray(codes)
     return mapping[codes] if len(codes) else np.zeros(0, np.int64)
 
 
@@ -176,8 +179,12 @@ def topic_table(runs, qrels):
     """The inputs of :func:`~.topics.coverage_messages` for encoded runs and qrels: ``(has,
     judged, names, qids)``, topics over the sorted union of both dictionaries."""
     qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
+    name, qid = np.asarray(runs.name), _through(run_q, runs.qid)
+    # a row whose (run, topic) is the previous row's adds nothing: the first row of each stretch
+    heads = np.flatnonzero(np.r_[True, (name[1:] != name[:-1]) | (qid[1:] != qid[:-1])])
+    heads = heads[: len(name)]  # (no row: none)
     has = np.zeros((len(runs.names), len(qids)), dtype=bool)
-    has[np.asarray(runs.name), _through(run_q, runs.qid)] = True
+    has[name[heads], qid[heads]] = True
     judged = np.zeros(len(qids), dtype=bool)
     judged[_through(qrels_q, qrels.qid)] = True
     return has, judged, runs.names.to_pylist(), qids
