@@ -176,14 +176,16 @@ def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
             strict=args.trec_strict,
         )
         return _write(args, text, None)
-    table = _with_all_rows(per_table, avg_table) if args.per_topic else avg_table
-    if args.format == "parquet" or (args.format == "tsv" and tsv_text(table) is None):
-        return _as_frames(args, runs, qrels, ms, lines)  # pandas' writers
-    if args.format == "tsv":
-        return _write(args, tsv_text(table), len(table))
-    if not args.per_topic:
-        table = _wide(avg_table)
-    return _write(args, columns_text(table), len(table))
+    if args.per_topic:
+        table = _with_all_rows(per_table, avg_table)
+    else:
+        table = _wide(avg_table) if args.format == "table" else avg_table
+    text = None
+    if args.format != "parquet":
+        text = (tsv_text if args.format == "tsv" else columns_text)(table)
+    if text is None:  # Parquet, or a cell pandas quotes or escapes: the frames' writers
+        return _as_frames(args, runs, qrels, ms, lines)
+    return _write(args, text, len(table))
 
 
 def _first_ranks(runs, n: int | None):

@@ -13,6 +13,8 @@ module                 holds
                        keys, run and topic, trec-ordered, scored; no pandas)
 ``measures.scoring``   :func:`compute`: judged rankings grouped, ordered and scored per topic
 ``measures.evaluate``  :func:`evaluate` (judge, then :func:`compute`), :func:`aggregate`
+``measures.averages``  trec_eval's averages on arrays, equal to pandas' grouped means
+``measures.encoded``   per-topic values of encoded runs and qrels (the command line's path)
 ``measures.topics``    which topics a run is averaged over (one definition), coverage reports
 ``measures.rounding``  :func:`round_half_up` (the one rounding of published numbers)
 ``measures.sampled``   estimators for sampled pools: infAP, xinfAP, infNDCG, statAP

@@ -6,11 +6,9 @@ call).
 columns as codes (ids over their sorted dictionaries), hands them to it, and builds the frame
 returned. There is one grouping, one trec order and one set of kernel inputs in pbtools: these.
 
-The averages are not here yet: :func:`pbtools.measures.aggregate` averages with pandas'
-``groupby().mean()``, which (pandas 3.1) adds a column with ``np.add.reduceat`` when the group
-ids are sorted and the column's block holds no NaN, else by Kahan summation in row order — which
-one depends on the frame's block layout, so an array mean equal to it in the last bit has to
-follow that rule.
+The averages are :mod:`~.averages` (pandas' grouped mean, its two summations, on arrays); the
+command line's ``evaluate`` runs judge, grouping, scores and averages on codes without pandas
+(:mod:`~.encoded`).
 """
 
 from __future__ import annotations
