@@ -22,7 +22,24 @@ from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure
 from pbtools.order import group_starts, ranks_from_starts, trec_sort_order
 
-__all__ = ["Grouping"]
+__all__ = ["Grouping", "kernel_labels"]
+
+
+def kernel_labels(label: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """The kernels' labels of judged rows: the qrels label, :data:`~.kernels.UNJUDGED` where the
+    qrels lack the document (``judged`` False), :data:`~.kernels.POOLED` for a negative qrels
+    label ("pooled but unjudged").
+
+    Examples
+    --------
+    >>> kernel_labels(np.array([2, 0, -1]), np.array([True, False, True])).tolist() == [
+    ...     2, K.UNJUDGED, K.POOLED]
+    True
+    """
+    out = np.asarray(label).astype(np.int32)
+    out[~judged] = K.UNJUDGED
+    out[judged & (out < 0)] = K.POOLED
+    return out
 
 
 class Grouping:

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbtools.joins import judged_labels
-from pbtools.measures import kernels as K
-from pbtools.measures.arrays import Grouping
+from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.averages import trec_averages
 from pbtools.measures.names import Measure
 
@@ -136,9 +135,7 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
             f"qrels judge (qid={qrels.qids[int(qrels.qid[dup])]}, "
             f"docno={qrels.docnos[int(qrels.docno[dup])]}) more than once"
         )
-    label = lab.astype(np.int32)
-    label[~hit] = K.UNJUDGED
-    label[hit & (lab < 0)] = K.POOLED
+    label = kernel_labels(lab, hit)
     # the grouping (measures.compute): topics over the sorted union of both dictionaries
     qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
     setup = Grouping(
