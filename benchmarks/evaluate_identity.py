@@ -76,6 +76,7 @@ def forms(tmp: Path) -> dict[str, list[str] | None]:
         "sample-trec-relstring": [*sample, "--trec", "-q", "-m", "relstring.5", "-m", "P.5"],
         "sample-q-runid": [*sample, "-q", "-m", "runid", "-m", "num_q", "-m", "P@5"],
         "sample-trec-runid": [*sample, "--trec", "-m", "runid", "-m", "P@5", "-m", "GMAP"],
+        "sample-float32-runid-file": [*sample, "--float32", "--run-id", "file", "--trec", "-q"],
         "sample-o-table": [*sample, "-o", "OUT"],
         "sample-o-q-tsv": [*sample, "-q", "--format", "tsv", "-o", "OUT"],
         "sample-o-trec": [*sample, "--trec", "-o", "OUT"],

@@ -66,6 +66,10 @@ def __getattr__(name: str):
     return value
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
 class _Package(_types.ModuleType):
     """``pbtools.measures.evaluate`` is both a module and a function: the package's attribute
     is the function (as when it was imported eagerly), also after the module is imported."""
