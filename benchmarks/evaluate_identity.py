@@ -1,7 +1,7 @@
 """``pbtools evaluate`` of this checkout against another (the code before a change): the same
 bytes.
 
-``python benchmarks/evaluate_identity.py --before CHECKOUT [--only NAME,...] [--keep DIR]``
+``python benchmarks/evaluate_identity.py --before CHECKOUT [--only NAME,...]``
 runs every form below as ``python -m pbtools evaluate …`` in a fresh process of each checkout
 (``PYTHONPATH``: its code first) and compares standard output, standard error and the exit
 status byte for byte (a file written with ``-o``: its bytes too; a Parquet file: the frame
