@@ -13,6 +13,7 @@ import os
 import pickle
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -70,8 +71,10 @@ def _encoded(qrels: Path, runs: Path, lenient: bool):
     from pbtools import io
     from pbtools.io.encoded import EncodedQrels, EncodedRuns
 
-    q = EncodedQrels.from_frame(io.read_qrels(qrels, lenient=lenient))
-    r = EncodedRuns.from_frame(io.read_runs(runs, lenient=lenient))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reader's repairs (TREC-2)
+        q = EncodedQrels.from_frame(io.read_qrels(qrels, lenient=lenient))
+        r = EncodedRuns.from_frame(io.read_runs(runs, lenient=lenient))
     q.repairs = r.repairs = None  # printed by the reader; a frame (pandas) when present
     return r, q
 
