@@ -46,9 +46,9 @@ from pbtools.cli.trec import check_trec_options, trec_lines_of
 from pbtools.errors import InputError
 
 with open(sys.argv[2], "rb") as f:
-    runs, qrels, forms = pickle.load(f)
+    cases = pickle.load(f)
 out = []
-for argv in forms:
+for runs, qrels, argv in cases:
     args = build_parser(commands_of(argv)).parse_args(argv)
     args.trec_lines, args.trec_strict = trec_lines_of(args, DEFAULT_MEASURES)
     check_trec_options(args)
@@ -110,14 +110,16 @@ def _frame_path(argv: list[str], runs, qrels):
     return text.getvalue(), [cli_words(str(w.message)) for w in caught], status
 
 
-def _compare(tmp: Path, qrels: Path, runs: Path, forms: list[list[str]], lenient=False):
-    """The child's output of each form against the frame path's (this process)."""
-    r, q = _encoded(qrels, runs, lenient)
-    argvs = [
-        ["evaluate", str(qrels), str(runs), *f, *(["--lenient"] if lenient else [])] for f in forms
-    ]
+def _compare(tmp: Path, tracks: list, lenient=False):
+    """The child's output of each form against the frame path's (this process); ``tracks``:
+    ``(qrels, runs, forms)``, one child process for all."""
+    cases = []
+    for qrels, runs, forms in tracks:
+        r, q = _encoded(qrels, runs, lenient)
+        flag = ["--lenient"] if lenient else []
+        cases += [(r, q, ["evaluate", str(qrels), str(runs), *f, *flag]) for f in forms]
     src = tmp / "in.pickle"
-    src.write_bytes(pickle.dumps((r, q, argvs)))
+    src.write_bytes(pickle.dumps(cases))
     child = subprocess.run(
         [sys.executable, "-c", _CHILD, str(REPO), str(src), str(tmp / "out.pickle")],
         capture_output=True,
@@ -126,7 +128,7 @@ def _compare(tmp: Path, qrels: Path, runs: Path, forms: list[list[str]], lenient
     )
     assert child.returncode == 0, child.stderr
     got = pickle.loads((tmp / "out.pickle").read_bytes())
-    for argv, result in zip(argvs, got, strict=True):
+    for (r, q, argv), result in zip(cases, got, strict=True):
         assert result == _frame_path(argv, r, q), argv
 
 
@@ -143,17 +145,17 @@ def test_evaluate_after_reading_imports_no_pandas(tiny_collection, tmp_path):
         ["--format", "tsv", "-q", "-m", "relstring.3", "-m", "AP"],
         ["--format", "tsv"],
     ]
-    _compare(tmp_path, qrels, runs, forms)
     (tmp_path / "q").write_text("1 0 d1 1\n")
     (tmp_path / "r").write_text("2 Q0 d1 1 1.0 x\n")
-    _compare(tmp_path, tmp_path / "q", tmp_path / "r", [[], ["-c", "--trec"]])
+    empty = (tmp_path / "q", tmp_path / "r", [[], ["-c", "--trec"]])
+    _compare(tmp_path, [(qrels, runs, forms), empty])
 
 
 @pytest.mark.slow
 def test_evaluate_after_reading_sample_and_trec2_without_pandas(trec2_dir, tmp_path):
     sample = REPO / "pbtools" / "data" / "sample"
     forms = [["-q", "-m", "all_trec", "--trec"], ["-c", "-m", "P@10", "-m", "GMAP"], ["-q"]]
-    _compare(tmp_path, sample / "QRels" / "qrels", sample / "Runs", forms)
+    _compare(tmp_path, [(sample / "QRels" / "qrels", sample / "Runs", forms)])
     qrels = next(p for p in sorted((trec2_dir / "QRels").iterdir()) if p.is_file())
     forms = [["--trec", "-q", "-m", "all_trec"], ["-c"]]
-    _compare(tmp_path, qrels, trec2_dir / "Runs", forms, lenient=True)
+    _compare(tmp_path, [(qrels, trec2_dir / "Runs", forms)], lenient=True)
