@@ -149,22 +149,49 @@ def read_encoded(args: argparse.Namespace):
 
 def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
     """Everything after the reading, on codes and arrays (no pandas but for ``--format
-    parquet``): ``-M``, the coverage warnings, the per-topic values, the averages, the output."""
+    parquet``): ``-M``, the coverage warnings, the per-topic values, the averages, the output.
+    The arrays' part runs with pandas kept out of pyarrow (:func:`_pandas_kept_out`); the
+    frames' writers (Parquet) after it."""
+    runs = _first_ranks(runs, args.max_per_topic)  # -M
+    with _pandas_kept_out():
+        text, rows = _arrays_text(args, runs, qrels)
+    if text is None:  # Parquet, or a cell pandas quotes or escapes: the frames' writers
+        ms = list(dict.fromkeys(t.measure for t in args.trec_lines if t.measure is not None))
+        return _as_frames(args, runs, qrels, ms, args.trec_lines)
+    return _write(args, text, rows)
+
+
+def _pandas_kept_out():
+    """``pbtools.nopandas.without_pandas()`` where the package has it (pyarrow imports pandas,
+    when installed, on most conversions: ~0.45 s that no frame here needs), else nothing."""
+    import contextlib
+    import importlib
+
+    try:
+        return importlib.import_module("pbtools.nopandas").without_pandas()
+    except ImportError:
+        return contextlib.nullcontext()
+
+
+def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int | None]:
+    """The output of ``args`` and its rows (None for trec_eval's layout), from the arrays;
+    ``(None, None)`` when the frames' writers must write it (Parquet, a cell pandas quotes)."""
     import warnings
 
     from pbtools.measures.encoded import score_encoded, topic_table
     from pbtools.measures.topics import CoverageWarning, coverage_messages
 
-    runs = _first_ranks(runs, args.max_per_topic)  # -M
     lines = args.trec_lines
     ms = list(dict.fromkeys(t.measure for t in lines if t.measure is not None))  # parsed once
     mode = "all" if args.all_topics else "judged"
     for text in coverage_messages(*topic_table(runs, qrels), topics=mode):
-        warnings.warn(CoverageWarning(text), stacklevel=2)
+        warnings.warn(CoverageWarning(text), stacklevel=3)
     per = score_encoded(runs, qrels, ms, mode)
     avg = per.averages()
     if len(avg[0]) == 0:
         raise EmptyResult(_empty_message(_used(runs.qid, runs.qids), _used(qrels.qid, qrels.qids)))
+    if args.format == "parquet":
+        return None, None
     per_table, avg_table = _tables(per, avg)
     if args.trec:
         text = trec_report(
@@ -175,17 +202,13 @@ def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
             summary=not args.no_summary,
             strict=args.trec_strict,
         )
-        return _write(args, text, None)
+        return text, None
     if args.per_topic:
         table = _with_all_rows(per_table, avg_table)
     else:
         table = _wide(avg_table) if args.format == "table" else avg_table
-    text = None
-    if args.format != "parquet":
-        text = (tsv_text if args.format == "tsv" else columns_text)(table)
-    if text is None:  # Parquet, or a cell pandas quotes or escapes: the frames' writers
-        return _as_frames(args, runs, qrels, ms, lines)
-    return _write(args, text, len(table))
+    text = (tsv_text if args.format == "tsv" else columns_text)(table)
+    return text, (None if text is None else len(table))
 
 
 def _first_ranks(runs, n: int | None):
