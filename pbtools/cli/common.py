@@ -246,7 +246,6 @@ def check_output(
     """
     from pbtools.io.atomic import UnsafeOutputError, check_target
     from pbtools.io.files import path_problem
-    from pbtools.io.results import ResultSetError, check_result_dir
 
     if path is None:
         return
@@ -264,6 +263,8 @@ def check_output(
                 f"{flag} {path}: its parent directory is not writable (the new result set is "
                 "built beside it, then swapped in)"
             )
+        from pbtools.io.results import ResultSetError, check_result_dir  # (pandas: a result set)
+
         try:
             check_result_dir(p, tables)
         except (UnsafeOutputError, ResultSetError) as e:

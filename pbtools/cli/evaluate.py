@@ -14,12 +14,12 @@ from pbtools.cli.common import (
     check_output,
     emit,
 )
+from pbtools.cli.table import Coded, Columns, columns_text, tsv_text
 from pbtools.cli.trec import (
     add_trec_options,
     check_trec_options,
     trec_lines_of,
     trec_report,
-    truncate,
 )
 
 #: measures of ``pbtools evaluate`` without ``-m``
@@ -122,8 +122,6 @@ def with_all_rows(per, avg):
 
 def run(args: argparse.Namespace) -> int:
     """``pbtools evaluate``: per-topic measures and trec_eval averages of runs."""
-    from pbtools import io
-    from pbtools import measures as m
     from pbtools.cli import sampled
 
     if sampled.is_sampled_qrels(args.qrels):  # sample_eval.pl's five columns: the estimators
@@ -132,27 +130,217 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--plain applies to sampled qrels (five columns); {args.qrels} has trec_eval's four"
         )
+    runs, qrels = read_encoded(args)
+    return evaluate_encoded(args, runs, qrels)
+
+
+def read_encoded(args: argparse.Namespace):
+    """The runs and qrels of ``args`` as :class:`~pbtools.io.encoded.EncodedRuns` and
+    :class:`~pbtools.io.encoded.EncodedQrels` (the readers print their repairs): the one place
+    of ``evaluate`` that reads, and the only one that loads pandas (issue 30: the reader's
+    frames, until a reader gives the codes and dictionaries directly)."""
+    from pbtools import io
+    from pbtools.io.encoded import EncodedQrels, EncodedRuns
+
     qrels = io.read_qrels(args.qrels, lenient=args.lenient)
     runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
-    runs = truncate(runs, args.max_per_topic)  # -M
+    return EncodedRuns.from_frame(runs), EncodedQrels.from_frame(qrels)
+
+
+def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
+    """Everything after the reading, on codes and arrays (no pandas but for ``--format
+    parquet``): ``-M``, the coverage warnings, the per-topic values, the averages, the output.
+    The arrays' part runs with pandas kept out of pyarrow (:func:`_pandas_kept_out`); the
+    frames' writers (Parquet) after it."""
+    runs = _first_ranks(runs, args.max_per_topic)  # -M
+    with _pandas_kept_out():
+        text, rows = _arrays_text(args, runs, qrels)
+    if text is None:  # Parquet, or a cell pandas quotes or escapes: the frames' writers
+        ms = list(dict.fromkeys(t.measure for t in args.trec_lines if t.measure is not None))
+        return _as_frames(args, runs, qrels, ms, args.trec_lines)
+    return _write(args, text, rows)
+
+
+def _pandas_kept_out():
+    """``pbtools.nopandas.without_pandas()`` where the package has it (pyarrow imports pandas,
+    when installed, on most conversions: ~0.45 s that no frame here needs), else nothing."""
+    import contextlib
+    import importlib
+
+    try:
+        return importlib.import_module("pbtools.nopandas").without_pandas()
+    except ImportError:
+        return contextlib.nullcontext()
+
+
+def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int | None]:
+    """The output of ``args`` and its rows (None for trec_eval's layout), from the arrays;
+    ``(None, None)`` when the frames' writers must write it (Parquet, a cell pandas quotes)."""
+    import warnings
+
+    from pbtools.measures.encoded import score_encoded, topic_table
+    from pbtools.measures.topics import CoverageWarning, coverage_messages
+
     lines = args.trec_lines
     ms = list(dict.fromkeys(t.measure for t in lines if t.measure is not None))  # parsed once
+    mode = "all" if args.all_topics else "judged"
+    for text in coverage_messages(*topic_table(runs, qrels), topics=mode):
+        warnings.warn(CoverageWarning(text), stacklevel=3)
+    per = score_encoded(runs, qrels, ms, mode)
+    avg = per.averages()
+    if len(avg[0]) == 0:
+        raise EmptyResult(_empty_message(_used(runs.qid, runs.qids), _used(qrels.qid, qrels.qids)))
+    if args.format == "parquet":
+        return None, None
+    per_table, avg_table = _tables(per, avg)
+    if args.trec:
+        text = trec_report(
+            per_table,
+            avg_table,
+            lines,
+            per_topic=args.per_topic,
+            summary=not args.no_summary,
+            strict=args.trec_strict,
+        )
+        return text, None
+    if args.per_topic:
+        table = _with_all_rows(per_table, avg_table)
+    else:
+        table = _wide(avg_table) if args.format == "table" else avg_table
+    text = (tsv_text if args.format == "tsv" else columns_text)(table)
+    return text, (None if text is None else len(table))
+
+
+def _first_ranks(runs, n: int | None):
+    """trec_eval ``-M n``: each ranking's first ``n`` documents (the reader's rows are in trec
+    order, ranks 1..n)."""
+    import dataclasses
+
+    if n is None:
+        return runs
+    keep = runs.rank <= n
+    arrays = {f: getattr(runs, f)[keep] for f in ("name", "qid", "docno", "score", "rank")}
+    return dataclasses.replace(runs, **arrays)
+
+
+def _used(codes, dictionary) -> list[str]:
+    """The ids of ``dictionary`` that ``codes`` use."""
+    import numpy as np
+
+    return [dictionary[int(i)].as_py() for i in np.unique(codes).tolist()]
+
+
+def _tables(per, avg):
+    """The per-topic values and the averages as :class:`~pbtools.cli.table.Columns`: the
+    columns of :func:`~pbtools.measures.compute`'s and :func:`~pbtools.measures.aggregate`'s
+    frames (``residual`` with an RBP measure, ``text`` with a string measure)."""
+    import numpy as np
+
+    group, measure, value = per.rows()
+    mnames = [str(m) for m in per.measures]
+    pt = Columns(
+        name=Coded(per.name[group], per.names),
+        qid=Coded(per.qid[group], per.qids),
+        measure=Coded(measure, mnames),
+        value=value,
+    )
+    if per.residual is not None:
+        pt["residual"] = per.residual.ravel()
+    if per.texts:
+        text = np.full(per.values.shape, None, dtype=object)
+        for j, t in per.texts.items():
+            text[:, j] = t
+        pt["text"] = text.ravel()
+    run, meas, val, res = avg
+    av = Columns(name=Coded(run, per.names), measure=Coded(meas, mnames), value=val)
+    if res is not None:
+        av["residual"] = res
+    return pt, av
+
+
+def _with_all_rows(per, avg):
+    """:func:`with_all_rows` on :class:`~pbtools.cli.table.Columns`: each run's per-topic rows
+    followed by its averages, qid ``all``."""
+    import numpy as np
+
+    n, k = len(per), len(avg)
+    qid = Coded(
+        np.r_[per["qid"].codes, np.full(k, len(per["qid"].strings))], [*per["qid"].strings, "all"]
+    )
+    out = Columns()
+    for c, col in per.items():
+        if c == "qid":
+            out[c] = qid
+        elif isinstance(col, Coded):
+            out[c] = Coded(np.r_[col.codes, avg[c].codes], col.strings)
+        elif c in avg:
+            out[c] = np.r_[col, avg[c]]
+        else:  # no average of a text
+            out[c] = np.r_[col, np.full(k, None if col.dtype == object else np.nan, col.dtype)]
+    names = out["name"].codes
+    _, first = np.unique(names, return_index=True)
+    rank = np.empty(len(per["name"].strings), dtype=np.int64)
+    rank[names[np.sort(first)]] = np.arange(len(first))  # each run's place of first appearance
+    is_all = np.r_[np.zeros(n, np.int64), np.ones(k, np.int64)]
+    return out.take(np.argsort(rank[names] * 2 + is_all, kind="stable"))
+
+
+def _wide(avg):
+    """The averages one row per run, one column per measure (``avg.pb.wide()``'s layout: runs
+    and measures in order of first appearance)."""
+    import numpy as np
+
+    run, meas = avg["name"].codes, avg["measure"].codes
+    _, rfirst = np.unique(run, return_index=True)
+    _, mfirst = np.unique(meas, return_index=True)
+    runs, measures = run[np.sort(rfirst)], meas[np.sort(mfirst)]
+    rpos = np.empty(max(run.max(initial=-1) + 1, 1), np.int64)
+    rpos[runs] = np.arange(len(runs))
+    mpos = np.empty(max(meas.max(initial=-1) + 1, 1), np.int64)
+    mpos[measures] = np.arange(len(measures))
+    grid = np.full((len(runs), len(measures)), np.nan)
+    grid[rpos[run], mpos[meas]] = avg["value"]
+    out = Columns(name=Coded(runs, avg["name"].strings))
+    for j, m in enumerate(measures.tolist()):
+        out[avg["measure"].strings[m]] = grid[:, j]
+    return out
+
+
+def _write(args, text: str, rows: int | None) -> int:
+    """``text`` to ``-o`` (saying how many rows, unless ``rows`` is None) or standard output."""
+    if args.output:
+        from pbtools.io.atomic import write_text
+
+        write_text(args.output, text)
+        if rows is not None:
+            print(f"wrote {rows} rows to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _as_frames(args, runs, qrels, ms, lines) -> int:
+    """The frame path (pandas): ``--format parquet`` (pandas' Parquet schema), or a TSV cell
+    that needs quotes."""
+    import warnings
+
+    from pbtools import measures as m
+
+    qr, rf = qrels.frame(), runs.frame()
     mode = "all" if args.all_topics else None
-    per = m.evaluate(runs, qrels, ms, per_topic=True, topics=mode)
-    avg = m.aggregate(per, qrels=qrels, topics=mode)
-    return output(args, runs, qrels, per, avg, lines, args.trec_strict)
+    with warnings.catch_warnings():  # said already
+        warnings.simplefilter("ignore")
+        per = m.evaluate(rf, qr, ms, per_topic=True, topics=mode, warn=False)
+        avg = m.aggregate(per, qrels=qr, topics=mode)
+    return output(args, rf, qr, per, avg, lines, args.trec_strict)
 
 
 def output(args, runs, qrels, per, avg, lines, strict: bool) -> int:
-    """Print or write the per-topic values ``per`` and averages ``avg`` as ``args`` ask: pbtools'
-    table/tsv/parquet, or trec_eval's layout (``--trec``) of ``lines``."""
+    """Print or write the per-topic values ``per`` and averages ``avg`` (frames) as ``args``
+    ask: pbtools' table/tsv/parquet, or trec_eval's layout (``--trec``) of ``lines``."""
     names = list(dict.fromkeys(str(t.measure) for t in lines if t.measure is not None))
     if len(avg) == 0:
-        raise EmptyResult(
-            "no result: no run answers a topic that the qrels judge (run topics: "
-            f"{_some(runs['qid'])}; qrels topics: {_some(qrels['qid'])}); --all-topics scores "
-            "every qrels topic, missing ones 0"
-        )
+        raise EmptyResult(_empty_message(_some_ids(runs["qid"]), _some_ids(qrels["qid"])))
     if args.trec:
         text = trec_report(
             per,
@@ -162,13 +350,7 @@ def output(args, runs, qrels, per, avg, lines, strict: bool) -> int:
             summary=not args.no_summary,
             strict=strict,
         )
-        if args.output:
-            from pbtools.io.atomic import write_text
-
-            write_text(args.output, text)
-        else:
-            sys.stdout.write(text)
-        return 0
+        return _write(args, text, None)
     meta = {"command": "evaluate", "measures": names}
     if args.per_topic:
         emit(with_all_rows(per, avg), args.format, args.output, meta, args=args)
@@ -178,7 +360,19 @@ def output(args, runs, qrels, per, avg, lines, strict: bool) -> int:
     return 0
 
 
-def _some(ids, n: int = 5) -> str:
+def _empty_message(run_ids: list[str], qrels_ids: list[str]) -> str:
+    return (
+        f"no result: no run answers a topic that the qrels judge (run topics: {_some(run_ids)}; "
+        f"qrels topics: {_some(qrels_ids)}); --all-topics scores every qrels topic, missing "
+        "ones 0"
+    )
+
+
+def _some_ids(ids) -> list[str]:
+    return sorted(set(ids.astype(str)))
+
+
+def _some(ids: list[str], n: int = 5) -> str:
     """A few distinct ids, for a message."""
-    u = sorted(set(ids.astype(str)))
+    u = sorted(set(ids))
     return ", ".join(u[:n]) + (f", … ({len(u)} in all)" if len(u) > n else "")

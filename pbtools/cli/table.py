@@ -19,7 +19,69 @@ if TYPE_CHECKING:  # imported where used: `pbtools --help` starts without numpy 
     import numpy as np
     import pandas as pd
 
-__all__ = ["table_text"]
+__all__ = ["table_text", "Coded", "Columns", "columns_text", "tsv_text"]
+
+
+class Coded:
+    """A dictionary-encoded column of strings without pandas: row ``i`` is
+    ``strings[codes[i]]`` (a code of −1 is missing, shown ``NaN``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Coded(np.array([1, 0, 1]), ["a", "b"]).values().tolist()
+    ['b', 'a', 'b']
+    """
+
+    def __init__(self, codes, strings):
+        import numpy as np
+
+        self.codes = np.asarray(codes)
+        self.strings = [str(s) for s in strings]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def take(self, rows) -> Coded:
+        """The rows ``rows`` (positions)."""
+        return Coded(self.codes[rows], self.strings)
+
+    def values(self):
+        """The rows' strings, an object array."""
+        import numpy as np
+
+        table = np.array([*self.strings, "NaN"], dtype=object)
+        return table[np.where(self.codes < 0, len(self.strings), self.codes)]
+
+
+class Columns(dict):
+    """A table of the command line without pandas: column name → :class:`Coded` (ids), a float
+    or integer ndarray, or an object ndarray of strings with ``None`` missing (a ``string``
+    column, shown ``<NA>``). :func:`columns_text` prints it as :func:`table_text` prints the
+    frame of the same cells, :func:`tsv_text` as ``DataFrame.to_csv(sep="\\t")``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = Columns(name=Coded([0, 1], ["a", "run2"]), value=np.array([0.5, np.nan]))
+    >>> print(columns_text(t), end="")
+    name  value
+       a 0.5000
+    run2    NaN
+    """
+
+    @property
+    def columns(self) -> list:
+        return list(self)
+
+    def __len__(self) -> int:  # rows, as a frame's
+        return len(next(iter(self.values()))) if dict.__len__(self) else 0
+
+    def take(self, rows) -> Columns:
+        """The rows ``rows`` (positions) of every column."""
+        return Columns(
+            {k: v.take(rows) if isinstance(v, Coded) else v[rows] for k, v in self.items()}
+        )
 
 
 def table_text(df: pd.DataFrame) -> str:
@@ -48,16 +110,62 @@ def table_text(df: pd.DataFrame) -> str:
     >>> table_text(df) == df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\\n"
     True
     """
-    import numpy as np
-
     simple = len(df) and df.columns.nlevels == 1
     cols = [_cells(df.iloc[:, i]) for i in range(df.shape[1])] if simple else [None]
     if any(c is None for c in cols):
         return df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n"
+    numeric = [dtype.kind in "fiu" for dtype in df.dtypes]
+    return _layout(list(df.columns), numeric, cols)
+
+
+def columns_text(table: Columns) -> str | None:
+    """A :class:`Columns` table as :func:`table_text` prints the frame of the same cells (the
+    one layout of both; no pandas).
+
+    Parameters
+    ----------
+    table : Columns
+        At least one row.
+
+    Returns
+    -------
+    str or None
+        None when a cell holds a tab or a line break (pandas escapes them: left to it).
+    """
+    import numpy as np
+
+    cols, numeric = [], []
+    for col in table.values():
+        if isinstance(col, Coded):
+            cells = _strings(
+                np.array([*col.strings, "NaN"], dtype=object),
+                np.where(col.codes < 0, len(col.strings), col.codes),
+            )
+            numeric.append(False)
+        elif col.dtype == object:  # a string column: <NA> for a missing cell
+            uniq, inv = np.unique(
+                np.where(col == None, "<NA>", col).astype(str),  # noqa: E711
+                return_inverse=True,
+            )
+            cells = _strings(uniq.astype(object), inv.ravel())
+            numeric.append(False)
+        else:
+            cells = _numbers(col)
+            numeric.append(True)
+        if cells is None:
+            return None
+        cols.append(cells)
+    return _layout(list(table), numeric, cols)
+
+
+def _layout(names: list, numeric: list, cols: list) -> str:
+    """The aligned table of columns given as (distinct cells, each row's cell, widest cell)."""
+    import numpy as np
+
     lines = None
     header = []
-    for name, dtype, (uniq, codes, width) in zip(df.columns, df.dtypes, cols, strict=True):
-        title = (" " if dtype.kind in "fiu" else "") + str(name)  # pandas: numbers' headers
+    for name, number, (uniq, codes, width) in zip(names, numeric, cols, strict=True):
+        title = (" " if number else "") + str(name)  # pandas: numbers' headers
         width = max(width, len(title))
         header.append(title.rjust(width))
         # each distinct cell justified once, then one take per row
@@ -86,15 +194,67 @@ def _cells(column: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None:
         na = "<NA>" if getattr(dtype, "na_value", None) is pd.NA else "NaN"  # as pandas shows it
         uniq = np.append(uniq.to_numpy(dtype=object), na)
         return _strings(uniq, np.where(codes < 0, len(uniq) - 1, codes))
-    if dtype.kind == "f" and isinstance(dtype, np.dtype):
-        value = column.to_numpy()
-        uniq, inv = np.unique(value, return_inverse=True)  # NaNs: one entry, last
-        text = np.array(["NaN" if v != v else f"{v:.4f}" for v in uniq.tolist()], dtype=object)
-        return _strings(text, inv.ravel())
-    if dtype.kind in "iu" and isinstance(dtype, np.dtype):
-        uniq, inv = np.unique(column.to_numpy(), return_inverse=True)
-        return _strings(np.array([str(v) for v in uniq.tolist()], dtype=object), inv.ravel())
+    if dtype.kind in "fiu" and isinstance(dtype, np.dtype):
+        return _numbers(column.to_numpy())
     return None
+
+
+def _numbers(value: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """The cells of a float column (4 decimals, ``NaN``) or an integer column."""
+    import numpy as np
+
+    uniq, inv = np.unique(value, return_inverse=True)  # NaNs: one entry, last
+    if value.dtype.kind == "f":
+        text = np.array(["NaN" if v != v else f"{v:.4f}" for v in uniq.tolist()], dtype=object)
+    else:
+        text = np.array([str(v) for v in uniq.tolist()], dtype=object)
+    return _strings(text, inv.ravel())
+
+
+def tsv_text(table: Columns) -> str | None:
+    """A :class:`Columns` table as ``DataFrame.to_csv(sep="\\t", index=False,
+    float_format="%.4f")`` writes the frame of the same cells (missing cells empty); None when
+    a cell would need quotes (a tab, a quote or a line break in it: left to pandas).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = Columns(name=Coded([0], ["a"]), value=np.array([np.nan]), text=np.array([None]))
+    >>> tsv_text(t)
+    'name\\tvalue\\ttext\\na\\t\\t\\n'
+    """
+    import numpy as np
+
+    cols = []
+    for col in table.values():
+        if isinstance(col, Coded):
+            uniq = np.array([*col.strings, ""], dtype=object)
+            cells = uniq[np.where(col.codes < 0, len(col.strings), col.codes)]
+        elif col.dtype == object:
+            uniq = np.array([s for s in col.tolist() if s is not None], dtype=object)
+            cells = np.where(col == None, "", col).astype(object)  # noqa: E711
+        else:
+            uniq, inv = np.unique(col, return_inverse=True)
+            fmt = "%.4f" if col.dtype.kind == "f" else "%d"
+            text = np.array(["" if v != v else fmt % v for v in uniq.tolist()], dtype=object)
+            cells = text[inv.ravel()]
+        if any(_quoted(s) for s in np.unique(uniq.astype(str)).tolist()):
+            return None
+        cols.append(cells)
+    if any(_quoted(str(c)) for c in table):
+        return None
+    lines = ["\t".join(str(c) for c in table)]
+    if len(table):
+        row = cols[0].astype(object)
+        for c in cols[1:]:
+            row = row + "\t" + c
+        lines += row.tolist()
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(cell: str) -> bool:
+    """The csv module would quote the cell (QUOTE_MINIMAL, tab-separated)."""
+    return any(ch in cell for ch in '\t"\n\r')
 
 
 def _strings(uniq: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int] | None:

@@ -137,8 +137,13 @@ def truncate(runs: pd.DataFrame, n: int | None) -> pd.DataFrame:
     return runs[runs["rank"].to_numpy() <= n].reset_index(drop=True)
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Each row's index into the column's distinct values (as strings), and those values."""
+def _codes(column) -> tuple[np.ndarray, list[str]]:
+    """Each row's index into the column's distinct values (as strings), and those values (a
+    frame's column or a :class:`~pbtools.cli.table.Coded` one)."""
+    from pbtools.cli.table import Coded
+
+    if isinstance(column, Coded):
+        return column.codes, column.strings
     import pandas as pd
 
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -188,11 +193,15 @@ def _rows(frame: pd.DataFrame, lines: list, skip: str) -> dict:
         parts.append((np.flatnonzero(pos >= 0), pos[pos >= 0]))
     rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
     pos = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    value = frame["value"].to_numpy(dtype=np.float64)[rows]
+    value = np.asarray(frame["value"], dtype=np.float64)[rows]
     has_text = "text" in frame.columns
 
     def text(mask):
-        return frame["text"].astype(str).to_numpy(dtype=object)[rows[mask]] if has_text else ""
+        if not has_text:
+            return ""
+        col = frame["text"]
+        cells = col if isinstance(col, np.ndarray) else col.astype(str).to_numpy(dtype=object)
+        return np.asarray(cells, dtype=object)[rows[mask]].astype(str).astype(object)
 
     ncode, runs = _codes(frame["name"])
     out = dict(head=head[pos], value=_values(value, text, kind[pos]), pos=pos, runs=runs)
@@ -203,9 +212,20 @@ def _rows(frame: pd.DataFrame, lines: list, skip: str) -> dict:
     return out
 
 
+def _first_seen(column) -> list[str]:
+    """The column's distinct strings in order of first appearance."""
+    import numpy as np
+
+    codes, strings = _codes(column)
+    if not len(codes):
+        return []
+    _, first = np.unique(codes, return_index=True)
+    return [strings[codes[i]] if codes[i] >= 0 else "nan" for i in np.sort(first).tolist()]
+
+
 def trec_report(
-    per: pd.DataFrame,
-    avg: pd.DataFrame,
+    per,
+    avg,
     lines: list,
     *,
     per_topic: bool,
@@ -215,12 +235,12 @@ def trec_report(
     """trec_eval's output of ``lines`` (:func:`trec_lines_of`), one block per run: per-topic lines
     (``per_topic``: topics in order, each with its lines in ``lines``' order), then (``summary``)
     ``runid``, ``num_q`` and the averages. The rows are formatted at once and put in order by
-    one sort of (run, part, topic, line); only ``runid`` and ``num_q`` are made per run."""
+    one sort of (run, part, topic, line); only ``runid`` and ``num_q`` are made per run.
+    ``per`` and ``avg``: frames, or :class:`~pbtools.cli.table.Columns` (no pandas)."""
     import numpy as np
-    import pandas as pd
 
-    names = list(pd.unique(avg["name"].astype(str))) if len(avg) else []
-    names += [n for n in pd.unique(per["name"].astype(str)) if n not in names]
+    names = _first_seen(avg["name"]) if len(avg) else []
+    names += [n for n in _first_seen(per["name"]) if n not in names]
     order = {n: i for i, n in enumerate(names)}
     pcode, pnames = _codes(per["name"])
     qcode, qids = _codes(per["qid"])

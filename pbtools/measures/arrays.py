@@ -6,11 +6,9 @@ call).
 columns as codes (ids over their sorted dictionaries), hands them to it, and builds the frame
 returned. There is one grouping, one trec order and one set of kernel inputs in pbtools: these.
 
-The averages are not here yet: :func:`pbtools.measures.aggregate` averages with pandas'
-``groupby().mean()``, which (pandas 3.1) adds a column with ``np.add.reduceat`` when the group
-ids are sorted and the column's block holds no NaN, else by Kahan summation in row order — which
-one depends on the frame's block layout, so an array mean equal to it in the last bit has to
-follow that rule.
+The averages are :mod:`~.averages` (pandas' grouped mean, its two summations, on arrays); the
+command line's ``evaluate`` runs judge, grouping, scores and averages on codes without pandas
+(:mod:`~.encoded`).
 """
 
 from __future__ import annotations
@@ -24,7 +22,24 @@ from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure
 from pbtools.order import group_starts, ranks_from_starts, trec_sort_order
 
-__all__ = ["Grouping"]
+__all__ = ["Grouping", "kernel_labels"]
+
+
+def kernel_labels(label: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """The kernels' labels of judged rows: the qrels label, :data:`~.kernels.UNJUDGED` where the
+    qrels lack the document (``judged`` False), :data:`~.kernels.POOLED` for a negative qrels
+    label ("pooled but unjudged").
+
+    Examples
+    --------
+    >>> kernel_labels(np.array([2, 0, -1]), np.array([True, False, True])).tolist() == [
+    ...     2, K.UNJUDGED, K.POOLED]
+    True
+    """
+    out = np.asarray(label).astype(np.int32)
+    out[~judged] = K.UNJUDGED
+    out[judged & (out < 0)] = K.POOLED
+    return out
 
 
 class Grouping:

@@ -24,7 +24,9 @@ import pandas as pd
 
 from pbtools.frames import ID_COLUMNS, encode, judge, require_columns
 from pbtools.io.files import release_memory
-from pbtools.measures.names import MIN_GEO_MEAN, parse, parse_all
+from pbtools.measures.averages import trec_means
+from pbtools.measures.names import parse, parse_all
+from pbtools.measures.registry import QRELS_SCORERS
 from pbtools.measures.scoring import compute
 from pbtools.measures.topics import CoverageWarning, topic_coverage, topics_mode, warn_coverage
 from pbtools.validation import validates
@@ -37,12 +39,6 @@ __all__ = [
     "topic_coverage",
     "warn_coverage",
 ]
-
-
-#: scorers of qrels that carry more than labels, by the column that marks them: a sampled pool's
-#: ``stratum`` (:mod:`pbtools.measures.sampled` installs its scorer here, as the kernels are
-#: installed in :data:`~.kernels.KERNELS`); :func:`evaluate` hands such qrels to it
-QRELS_SCORERS: dict = {}
 
 
 @validates(keys="keys", runs="run", qrels="qrels")
@@ -152,23 +148,43 @@ def aggregate(
         if qrels is None:
             raise ValueError('aggregate(topics="all") needs the qrels')
         pt = _fill_missing(pt, qrels, keys)
-    geo = pt["measure"].astype(str).map({m: k.geometric for m, k in kinds.items()})
-    if geo.any():  # trec_eval's geometric mean: exp(mean(log(max(v, MIN_GEO_MEAN))))
-        pt = pt.assign(value=pt["value"].where(~geo, np.log(pt["value"].clip(lower=MIN_GEO_MEAN))))
     by = [*keys, "name", "measure"]
     cols = ["value"] + (["residual"] if "residual" in pt.columns else [])
-    grouped = pt.groupby(by, observed=True, sort=False)[cols]
-    mean, total = grouped.mean(), grouped.sum()
-    meas = mean.index.get_level_values("measure").astype(str)
-    summed = meas.map({m: k.summed for m, k in kinds.items()}).to_numpy(dtype=bool)
-    out = mean.copy()
-    out.loc[summed, "value"] = total.loc[summed, "value"]
-    geometric = meas.map({m: k.geometric for m, k in kinds.items()}).to_numpy(dtype=bool)
-    out.loc[geometric, "value"] = np.exp(mean.loc[geometric, "value"])
-    out = out.reset_index()
+    # the groups numbered by first appearance, as groupby(sort=False) numbers them
+    group = pt.groupby(by, observed=True, sort=False).ngroup().to_numpy()
+    first = np.unique(group, return_index=True)[1]
+    measure = pt["measure"].astype(str).to_numpy()[first]
+    summed = np.array([kinds[m].summed for m in measure], dtype=bool)
+    geometric = np.array([kinds[m].geometric for m in measure], dtype=bool)
+    value = pt["value"].to_numpy(dtype=np.float64)
+    residual = pt["residual"].to_numpy(dtype=np.float64) if "residual" in cols else None
+    # one pandas block (a frame built with both columns at once) decides its NaNs together
+    joint = residual is not None and _one_block(pt, "value", "residual")
+    mean, res = trec_means(group, value, residual, summed, geometric, joint)
+    out = pt[by].iloc[first].reset_index(drop=True)
+    out["value"] = mean
+    if res is not None:
+        out["residual"] = res
     for c in ("name", "measure", *[k for k in keys if k in ID_COLUMNS]):
         out[c] = encode(out[c].astype(str))
     return out[[*by, *cols]]
+
+
+def _one_block(frame: pd.DataFrame, a: str, b: str) -> bool:
+    """Whether pandas holds columns ``a`` and ``b`` of ``frame`` in one block: its grouped
+    reductions decide a block's NaNs together (:mod:`~.averages`). Read from the frame's block
+    manager (``_mgr.blknos``: not public, as the rule itself is not)."""
+    blknos = getattr(getattr(frame, "_mgr", None), "blknos", None)
+    if blknos is None:  # another manager: the columns' arrays have one root when in one block
+        return _root(frame[a].to_numpy()) is _root(frame[b].to_numpy())
+    i, j = frame.columns.get_indexer([a, b])
+    return bool(blknos[i] == blknos[j])
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 _NOT_KEYS = ("name", "qid", "measure", "value", "residual", "text")

@@ -148,6 +148,12 @@ class MeasureFamily:
 
 #: every measure family, by name, in the order declared
 FAMILIES: dict[str, MeasureFamily] = {}
+
+#: scorers of qrels that carry more than labels, by the column that marks them: a sampled pool's
+#: ``stratum`` (:mod:`pbtools.measures.sampled` installs its scorer here, as the kernels are
+#: installed in :data:`~.kernels.KERNELS`); :func:`pbtools.measures.evaluate` hands such qrels
+#: to it
+QRELS_SCORERS: dict = {}
 _ALIASES: dict[str, str] = {}
 _TREC_INPUT: list = []  # every family's trec_eval names, compiled: (regex, fields, fixed, family)
 

@@ -7,8 +7,9 @@ the top 75 % of runs by rounded scores (PROTOCOL-lipani2015 items 9-10). Both go
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-import pandas as pd
 
 __all__ = ["round_half_up"]
 
@@ -37,6 +38,7 @@ def round_half_up(x, decimals: int = 4):
     --------
     >>> round_half_up(0.00125), round_half_up(0.12349999999999999), round_half_up(-0.00015)
     (0.0013, 0.1235, -0.0002)
+    >>> import numpy as np
     >>> round_half_up(np.array([0.12344, 0.12345, 0.12344999999999]))
     array([0.1234, 0.1235, 0.1235])
     """
@@ -44,6 +46,7 @@ def round_half_up(x, decimals: int = 4):
     scale = 10.0**decimals
     snapped = np.round(arr * scale, 9 - decimals if decimals < 9 else 0)
     out = np.sign(snapped) * np.floor(np.abs(snapped) + 0.5) / scale
-    if isinstance(x, pd.Series):
+    pd = sys.modules.get("pandas")  # a Series can only come from a loaded pandas
+    if pd is not None and isinstance(x, pd.Series):
         return pd.Series(out, index=x.index, name=x.name)
     return out if out.ndim else float(out)

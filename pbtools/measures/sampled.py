@@ -58,23 +58,25 @@ incomplete judgments", SIGIR 2006.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from pbtools.errors import InputError
 from pbtools.measures import kernels as K
-from pbtools.measures.evaluate import QRELS_SCORERS, aggregate, evaluate
 from pbtools.measures.formulas import safe_div
 from pbtools.measures.names import parse_all
-from pbtools.measures.registry import family
-from pbtools.measures.sampled_strata import estimate, stratum_counts
+from pbtools.measures.registry import QRELS_SCORERS, family
 from pbtools.measures.topics import topics_mode
+
+if TYPE_CHECKING:  # the estimators' frames load pandas when they run: the measures' import
+    import pandas as pd  # (the command line's evaluate) stays without it
 
 __all__ = [
     "SAMPLED",
     "SAFE",
     "evaluate_sampled",
-    "stratum_counts",
+    "stratum_counts",  # noqa: F822  (module __getattr__: loads pandas when asked)
     "plain_measures",
     "INFAP_EPSILON",
 ]
@@ -206,6 +208,7 @@ def evaluate_sampled(
     document of two, so xinfAP = (1 + 2 · (1 + 1)/3) / 3 = 0.7778; the plain AP, which counts
     only the judged relevant documents (R = 2), is (1 + 2/3) / 2.
 
+    >>> import pandas as pd
     >>> q = pd.DataFrame({"qid": "1", "docno": list("abcdef"), "label": [1, 0, 1, 0, -1, -1],
     ...                   "stratum": [1, 1, 2, 2, 2, 2]})
     >>> run = pd.DataFrame({"name": "r", "qid": "1", "docno": list("abcd"),
@@ -228,6 +231,11 @@ def evaluate_sampled(
     plain = [m for m in ms if m.base not in SAMPLED]
     if int(max_rank) < 1:
         raise InputError(f"max_rank must be a positive integer, got {max_rank!r}")
+    import pandas as pd
+
+    from pbtools.measures.evaluate import aggregate, evaluate
+    from pbtools.measures.sampled_strata import estimate
+
     mode = topics_mode(topics)
     if mode == "answered":
         raise InputError(
@@ -283,3 +291,12 @@ def _route(runs, qrels, ms, *, keys, per_topic, topics):
 
 
 QRELS_SCORERS["stratum"] = _route
+
+
+def __getattr__(name: str):
+    """``stratum_counts`` (:mod:`~.sampled_strata`, which loads pandas), imported when asked."""
+    if name == "stratum_counts":
+        from pbtools.measures.sampled_strata import stratum_counts
+
+        return stratum_counts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ import pandas as pd
 from pbtools.frames import ID_COLUMNS, codes, encode, require_columns, unify
 from pbtools.io.files import release_memory
 from pbtools.measures import kernels as K
-from pbtools.measures.arrays import Grouping
+from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.names import Measure, parse_all
 from pbtools.measures.topics import topics_mode
 
@@ -59,10 +59,9 @@ def _setup(judged: pd.DataFrame, qrels: pd.DataFrame, keys: Sequence[str], topic
         sizes.append(max(len(cats), 1))
     jq, qq = unify(judged["qid"], qrels["qid"])
     name = encode(judged["name"])
-    label = judged["label"].to_numpy(dtype=np.int32, na_value=K.UNJUDGED)
-    neg = label < 0  # not in the qrels (NA): UNJUDGED; a negative qrels label: POOLED
-    if neg.any():
-        label[neg] = np.where(judged["label"].isna().to_numpy()[neg], K.UNJUDGED, K.POOLED)
+    label = kernel_labels(
+        judged["label"].to_numpy(dtype=np.int32, na_value=0), judged["label"].notna().to_numpy()
+    )
     grouping = Grouping(
         kj,
         name.cat.codes.to_numpy(),

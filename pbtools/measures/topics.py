@@ -24,12 +24,14 @@ report the topics that leave or enter averages, naming them.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pbtools.errors import InputError, warn_deprecated
-from pbtools.frames import encode, unify
+
+if TYPE_CHECKING:  # the frame functions load pandas when called; the array ones never do
+    import pandas as pd
 
 __all__ = [
     "TOPIC_MODES",
@@ -38,6 +40,8 @@ __all__ = [
     "CoverageWarning",
     "topic_coverage",
     "warn_coverage",
+    "coverage_table",
+    "coverage_messages",
 ]
 
 TOPIC_MODES = ("judged", "all", "answered")
@@ -153,21 +157,102 @@ def topic_coverage(runs: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     0    a          1     [3]           1      [2]
     1    b          1     [3]           0       []
     """
+    import pandas as pd
+
+    cats, names, has, judged = _coverage_inputs(runs, qrels)
+    rows, missing, unjudged = coverage_table(has, judged)
+    out = []
+    for i in rows.tolist():
+        m, u = cats[missing[i]].tolist(), cats[unjudged[i]].tolist()
+        out.append((str(names[i]), len(m), m, len(u), u))
+    return pd.DataFrame(out, columns=["name", "n_missing", "missing", "n_unjudged", "unjudged"])
+
+
+def _coverage_inputs(runs: pd.DataFrame, qrels: pd.DataFrame):
+    """The shared sorted topic dictionary, the run names, the (run × topic) table of answered
+    topics and the judged topics of a run frame and a qrels frame."""
+    from pbtools.frames import encode, unify
+
     rq, qq = unify(runs["qid"], qrels["qid"])
     cats = rq.cat.categories
-    nq = len(cats)
     name = encode(runs["name"])
-    has = np.zeros((len(name.cat.categories), nq), dtype=bool)  # runs × topics: no sort
+    has = np.zeros((len(name.cat.categories), len(cats)), dtype=bool)  # runs × topics: no sort
     has[name.cat.codes.to_numpy(), rq.cat.codes.to_numpy()] = True
-    judged = np.zeros(nq, dtype=bool)
+    judged = np.zeros(len(cats), dtype=bool)
     judged[qq.cat.codes.to_numpy()] = True
+    return cats, name.cat.categories, has, judged
+
+
+def coverage_table(has: np.ndarray, judged: np.ndarray):
+    """The runs that differ from the qrels' topic set, and each run's missing and unjudged
+    topics: ``(rows, missing, unjudged)``, ``rows`` the indices of those runs (a run with no
+    topic is left out), ``missing`` and ``unjudged`` (run × topic) boolean tables.
+
+    Parameters
+    ----------
+    has : ndarray of bool, shape (runs, topics)
+        The run answers the topic.
+    judged : ndarray of bool, shape (topics,)
+        The qrels judge the topic.
+
+    Returns
+    -------
+    tuple of ndarray
+
+    Examples
+    --------
+    >>> has = np.array([[True, True, False], [True, False, False]])
+    >>> rows, missing, unjudged = coverage_table(has, np.array([True, False, True]))
+    >>> rows.tolist(), missing[0].tolist(), unjudged[0].tolist()
+    ([0, 1], [False, False, True], [False, True, False])
+    """
     present = has.any(axis=1)
     missing, unjudged = judged[None, :] & ~has, has & ~judged[None, :]
-    rows = []
-    for i in np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1))):
-        m, u = cats[missing[i]].tolist(), cats[unjudged[i]].tolist()
-        rows.append((str(name.cat.categories[i]), len(m), m, len(u), u))
-    return pd.DataFrame(rows, columns=["name", "n_missing", "missing", "n_unjudged", "unjudged"])
+    rows = np.flatnonzero(present & (missing.any(axis=1) | unjudged.any(axis=1)))
+    return rows, missing, unjudged
+
+
+def coverage_messages(
+    has: np.ndarray, judged: np.ndarray, names, qids, topics: str = "judged"
+) -> list[str]:
+    """The texts of :func:`warn_coverage`'s warnings (none, one or two) from the arrays of
+    :func:`coverage_table`: ``names`` the runs' names, ``qids`` the topics' (sorted), as
+    sequences of ``str``.
+
+    Examples
+    --------
+    >>> has = np.array([[True, False]])
+    >>> coverage_messages(has, np.array([True, True]), ["a"], ["1", "2"])
+    ["1 run(s) lack judged topics — a lacks 1 (2): their averages are over the topics they \
+answered (trec_eval); -c / topics='all' scores them 0"]
+    """
+    rows, missing, unjudged = coverage_table(has, judged)
+    out = []
+    n_missing = missing[rows].sum(axis=1)
+    lack = rows[n_missing > 0]
+    if len(lack) and topics == "judged":
+        parts = []
+        for i in lack[:3].tolist():
+            miss = [str(qids[j]) for j in np.flatnonzero(missing[i])[:3].tolist()]
+            n = int(missing[i].sum())
+            parts.append(f"{names[i]} lacks {n} ({', '.join(miss)}{', …' if n > 3 else ''})")
+        out.append(
+            f"{len(lack)} run(s) lack judged topics — {'; '.join(parts)}: their averages are "
+            "over the topics they answered (trec_eval); -c / topics='all' scores them 0"
+        )
+    extra = rows[unjudged[rows].any(axis=1)]
+    if len(extra):
+        unj = [str(qids[j]) for j in np.flatnonzero(unjudged[extra].any(axis=0))[:11].tolist()]
+        what = (
+            "they score 0 there (topics='answered', the 2015 code's averaging)"
+            if topics == "answered"
+            else "those topics are not evaluated"
+        )
+        out.append(
+            f"{len(extra)} run(s) answer topic(s) the qrels do not judge "
+            f"({', '.join(unj[:10])}{', …' if len(unj) > 10 else ''}): {what}"
+        )
+    return out
 
 
 def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, topics: str = "judged") -> None:
@@ -197,35 +282,6 @@ def warn_coverage(runs: pd.DataFrame, qrels: pd.DataFrame, *, topics: str = "jud
     >>> print(caught[0].message)
     1 run(s) answer topic(s) the qrels do not judge (2): those topics are not evaluated
     """
-    cov = topic_coverage(runs, qrels)
-    if cov.empty:
-        return
-    lack = cov[cov["n_missing"] > 0]
-    if len(lack) and topics == "judged":
-        ex = "; ".join(
-            f"{r.name} lacks {r.n_missing} ({', '.join(r.missing[:3])}"
-            f"{', …' if r.n_missing > 3 else ''})"
-            for r in lack.head(3).itertuples()
-        )
-        warnings.warn(
-            CoverageWarning(
-                f"{len(lack)} run(s) lack judged topics — {ex}: their averages are over the "
-                "topics they answered (trec_eval); -c / topics='all' scores them 0"
-            ),
-            stacklevel=3,
-        )
-    extra = cov[cov["n_unjudged"] > 0]
-    if len(extra):
-        unj = sorted({q for r in extra.itertuples() for q in r.unjudged})
-        what = (
-            "they score 0 there (topics='answered', the 2015 code's averaging)"
-            if topics == "answered"
-            else "those topics are not evaluated"
-        )
-        warnings.warn(
-            CoverageWarning(
-                f"{len(extra)} run(s) answer topic(s) the qrels do not judge "
-                f"({', '.join(unj[:10])}{', …' if len(unj) > 10 else ''}): {what}"
-            ),
-            stacklevel=3,
-        )
+    cats, names, has, judged = _coverage_inputs(runs, qrels)
+    for text in coverage_messages(has, judged, names, cats, topics):
+        warnings.warn(CoverageWarning(text), stacklevel=3)

@@ -36,12 +36,12 @@ def evaluate_argv(track: Path) -> list[str]:
 
 @pytest.mark.parametrize("kind", [ValueError, KeyError, RuntimeError, TypeError, IndexError])
 def test_an_internal_failure_is_status_1_with_one_line(kind, tiny_collection, capsys, monkeypatch):
-    from pbtools import measures
+    from pbtools.measures import encoded
 
     def broken(*args, **kwargs):
         raise kind("inner trouble")
 
-    monkeypatch.setattr(measures, "evaluate", broken)
+    monkeypatch.setattr(encoded, "score_encoded", broken)  # the command line's scoring
     argv = evaluate_argv(tiny_collection)
     assert main(argv) == 1
     out, err = capsys.readouterr()

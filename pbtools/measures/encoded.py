@@ -1,0 +1,187 @@
+"""Per-topic values of runs and qrels held as codes and dictionaries (no pandas).
+
+The command line's ``pbtools evaluate`` reads :class:`~pbtools.io.encoded.EncodedRuns` and
+:class:`~pbtools.io.encoded.EncodedQrels` and scores them here: the run ⋈ qrels join on codes
+(:func:`pbtools.joins.judged_labels`, as :func:`pbtools.frames.judge`), the grouping, trec order
+and kernels of :class:`~.arrays.Grouping` (as :func:`~pbtools.measures.compute`), the coverage
+report of :mod:`~.topics` and the averages of :mod:`~.averages` (as
+:func:`~pbtools.measures.aggregate`). The codes handed to the grouping are those the frame path
+hands it (ids over sorted dictionaries), so the values, their order and the averages are the
+same to the last bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pbtools.joins import judged_labels
+from pbtools.measures.arrays import Grouping, kernel_labels
+from pbtools.measures.averages import trec_averages
+from pbtools.measures.names import Measure
+
+__all__ = ["PerTopic", "score_encoded", "topic_table", "sorted_union"]
+
+
+@dataclass
+class PerTopic:
+    """Per-topic values: group ``g`` is run ``names[name[g]]`` on topic ``qids[qid[g]]``, with
+    ``values[g, j]`` of ``measures[j]`` (``residual``: RBP's, None without an RBP measure;
+    ``texts``: the strings of string measures, by measure index). Groups by run, then topic
+    (the rows of :func:`~pbtools.measures.compute`'s frame, measures inside)."""
+
+    names: list
+    qids: list
+    measures: list
+    name: np.ndarray
+    qid: np.ndarray
+    values: np.ndarray
+    residual: np.ndarray | None
+    texts: dict
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(group, measure, value)`` of the long layout: one row per (group, measure)."""
+        G, M = self.values.shape
+        return np.repeat(np.arange(G), M), np.tile(np.arange(M), G), self.values.ravel()
+
+    def averages(self):
+        """:func:`~.averages.trec_averages` of these values: ``(run, measure, value,
+        residual)``, run codes into :attr:`names`."""
+        group, measure, value = self.rows()
+        res = None if self.residual is None else self.residual.ravel()
+        return trec_averages(self.name[group], measure, value, res, self.measures)
+
+
+def sorted_union(a, b) -> tuple[list, np.ndarray, np.ndarray]:
+    """One sorted dictionary of two sorted ``pyarrow`` string dictionaries (``strcmp`` order,
+    as :func:`pbtools.ids.unify`) and each one's map into it (None: the same dictionary, codes
+    unchanged)."""
+    import pyarrow.compute as pc
+
+    if a.equals(b):
+        return a.to_pylist(), None, None  # the codes as they are
+    import pyarrow as pa
+
+    union = sorted(set(a.to_pylist()) | set(b.to_pylist()))
+    table = pa.array(union, type=pa.string())
+    return (
+        union,
+        pc.index_in(a, value_set=table).to_numpy(zero_copy_only=False).astype(np.int64),
+        pc.index_in(b, value_set=table).to_numpy(zero_copy_only=False).astype(np.int64),
+    )
+
+
+def _map_into(small, big) -> np.ndarray:
+    """Each id of dictionary ``small``'s place in ``big`` (-1: absent), as
+    :func:`pbtools.ids.codes_into` finds it (the larger dictionary looked up in the smaller when
+    it is > 4× larger)."""
+    import pyarrow.compute as pc
+
+    if len(big) > 4 * len(small):
+        pos = pc.index_in(big, value_set=small).fill_null(-1).to_numpy(zero_copy_only=False)
+        hit = np.flatnonzero(pos >= 0)
+        mapping = np.full(len(small), -1, dtype=np.int64)
+        mapping[pos[hit]] = hit
+        return mapping
+    pos = pc.index_in(small, value_set=big)
+    return pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _through(mapping: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
+    """``codes`` mapped (None: unchanged)."""
+    if mapping is None:
+        return np.asarray(codes)
+    return mapping[codes] if len(codes) else np.zeros(0, np.int64)
+
+
+def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") -> PerTopic:
+    """The per-topic values of ``measures`` for encoded runs and qrels: what
+    ``compute(judge(runs, qrels), qrels, measures, topics=topics)`` holds, as arrays.
+
+    Parameters
+    ----------
+    runs : pbtools.io.encoded.EncodedRuns
+    qrels : pbtools.io.encoded.EncodedQrels
+    measures : list of Measure
+    topics : {"judged", "all", "answered"}
+
+    Returns
+    -------
+    PerTopic
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> from types import SimpleNamespace as NS
+    >>> from pbtools.measures.names import parse_all
+    >>> runs = NS(names=pa.array(["a"]), qids=pa.array(["1"]), docnos=pa.array(["d1", "d2"]),
+    ...           name=np.zeros(2, np.int32), qid=np.zeros(2, np.int32),
+    ...           docno=np.array([0, 1], np.int32), score=np.array([2.0, 1.0]))
+    >>> qrels = NS(qids=pa.array(["1"]), docnos=pa.array(["d2"]), qid=np.zeros(1, np.int32),
+    ...            docno=np.zeros(1, np.int32), label=np.array([1], np.int16))
+    >>> score_encoded(runs, qrels, parse_all(["P@2", "RR"])).values.tolist()
+    [[0.5, 0.5]]
+    """
+    # the join (frames.judge): codes into the runs' dictionaries
+    qmap = _map_into(qrels.qids, runs.qids)
+    dmap = _map_into(qrels.docnos, runs.docnos)
+    qqc, qdc = _through(qmap, qrels.qid), _through(dmap, qrels.docno)
+    lab, hit, dup = judged_labels(
+        [runs.qid, runs.docno], [qqc, qdc], qrels.label, [len(runs.qids), len(runs.docnos)]
+    )
+    if dup is not None:  # the readers refuse repeated judgments; frames.judge's message
+        raise ValueError(
+            f"qrels judge (qid={qrels.qids[int(qrels.qid[dup])]}, "
+            f"docno={qrels.docnos[int(qrels.docno[dup])]}) more than once"
+        )
+    label = kernel_labels(lab, hit)
+    # the grouping (measures.compute): topics over the sorted union of both dictionaries
+    qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
+    setup = Grouping(
+        [],
+        np.asarray(runs.name),
+        _through(run_q, runs.qid),
+        np.asarray(runs.score, dtype=np.float64),
+        np.asarray(runs.docno),
+        label,
+        [],
+        _through(qrels_q, qrels.qid),
+        np.asarray(qrels.label, dtype=np.int64),
+        [],
+        len(runs.names),
+        len(qids),
+        topics,
+    )
+    if topics == "all":
+        setup.add_missing_topics()
+    texts: dict = {}
+    values, resid = setup.scores(list(measures), texts)
+    order = setup.order()
+    grp = setup.groups
+    rbp = any(m.base == "RBP" for m in measures)
+    return PerTopic(
+        runs.names.to_pylist(),
+        qids,
+        list(measures),
+        grp["name"][order],
+        grp["qid"][order],
+        values[order],
+        resid[order] if rbp else None,
+        {j: t[order] for j, t in texts.items()},
+    )
+
+
+def topic_table(runs, qrels):
+    """The inputs of :func:`~.topics.coverage_messages` for encoded runs and qrels: ``(has,
+    judged, names, qids)``, topics over the sorted union of both dictionaries."""
+    qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
+    name, qid = np.asarray(runs.name), _through(run_q, runs.qid)
+    # a row whose (run, topic) is the previous row's adds nothing: the first row of each stretch
+    heads = np.flatnonzero(np.r_[True, (name[1:] != name[:-1]) | (qid[1:] != qid[:-1])])
+    heads = heads[: len(name)]  # (no row: none)
+    has = np.zeros((len(runs.names), len(qids)), dtype=bool)
+    has[name[heads], qid[heads]] = True
+    judged = np.zeros(len(qids), dtype=bool)
+    judged[_through(qrels_q, qrels.qid)] = True
+    return has, judged, runs.names.to_pylist(), qids
