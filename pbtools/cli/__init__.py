@@ -175,9 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed
         return e.code if isinstance(e.code, int) else 2
     from pbtools import register_accessor
+    from pbtools.errors import TrecFormatWarning
+    from pbtools.nopandas import after_pandas
 
-    register_accessor()  # pandas, imported with the collector paused (pbtools.paused_gc)
-    from pbtools.frames import TrecFormatWarning
+    # DataFrame.pb once pandas is imported, by whichever command needs frames; a command that
+    # makes none (`pbtools evaluate` on trec_eval's qrels) never imports pandas (issue 30)
+    after_pandas(register_accessor)
     from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
     from pbtools.measures.topics import CoverageWarning
 

@@ -218,10 +218,9 @@ def check_inputs(paths: Iterable, desc=None) -> None:
     (``--desc``) a regular file. Raises ``FileNotFoundError`` or
     :class:`~pbtools.frames.TrecFormatError` naming the path and what it is (a FIFO, a device, a
     dangling symbolic link, a link loop)."""
-    from pbtools import io
-    from pbtools.io.files import check_file
+    from pbtools.io.files import check_file, check_paths
 
-    io.check_paths([p for p in paths if p is not None])
+    check_paths([p for p in paths if p is not None])
     if desc is not None:
         check_file(desc)
 

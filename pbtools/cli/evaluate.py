@@ -137,14 +137,14 @@ def run(args: argparse.Namespace) -> int:
 def read_encoded(args: argparse.Namespace):
     """The runs and qrels of ``args`` as :class:`~pbtools.io.encoded.EncodedRuns` and
     :class:`~pbtools.io.encoded.EncodedQrels` (the readers print their repairs): the one place
-    of ``evaluate`` that reads, and the only one that loads pandas (issue 30: the reader's
-    frames, until a reader gives the codes and dictionaries directly)."""
-    from pbtools import io
-    from pbtools.io.encoded import EncodedQrels, EncodedRuns
+    of ``evaluate`` that reads (:mod:`pbtools.io.reading`: the one reader, without pandas)."""
+    from pbtools.io.reading import read_qrels_encoded, read_runs_encoded
 
-    qrels = io.read_qrels(args.qrels, lenient=args.lenient)
-    runs = io.read_runs(args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id)
-    return EncodedRuns.from_frame(runs), EncodedQrels.from_frame(qrels)
+    qrels = read_qrels_encoded(args.qrels, lenient=args.lenient)
+    runs = read_runs_encoded(
+        args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id
+    )
+    return runs, qrels
 
 
 def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:

@@ -42,8 +42,8 @@ SAMPLE_EVAL = (
 
 
 def is_sampled_qrels(path) -> bool:
-    """Whether ``path`` holds five-column qrels (:func:`pbtools.io.sampled.is_sampled_qrels`)."""
-    from pbtools.io.sampled import is_sampled_qrels as sniff
+    """Whether ``path`` holds five-column qrels (:func:`pbtools.io.mistakes.is_sampled_qrels`)."""
+    from pbtools.io.mistakes import is_sampled_qrels as sniff
 
     return sniff(path)
 

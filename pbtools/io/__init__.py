@@ -58,10 +58,10 @@ _LAZY = {
     ),
     **dict.fromkeys(("CorruptFileError", "read_parquet", "write_parquet"), "pbtools.io.parquet"),
     "file_run_name": "pbtools.io.parse",
+    "check_paths": "pbtools.io.files",
     **dict.fromkeys(
         (
             "Collection",
-            "check_paths",
             "find_tracks",
             "load_collection",
             "read_collection",

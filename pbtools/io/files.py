@@ -436,3 +436,25 @@ def _malloc_trim():
 
 
 _TRIM = _malloc_trim()
+
+
+def check_paths(paths) -> None:
+    """Check command-line style input paths before any reading: each must be a regular file, a
+    directory or a glob pattern. Raises ``FileNotFoundError`` for a path that does not exist,
+    :class:`TrecFormatError` naming what a path is when it is something else (a FIFO, a
+    device, a dangling symbolic link, a link loop).
+
+    Examples
+    --------
+    >>> check_paths(["/dev/null"])
+    Traceback (most recent call last):
+    ...
+    pbtools.errors.TrecFormatError: /dev/null: a character device, not a regular file
+    """
+    for p in paths:
+        problem = path_problem(p)
+        if problem == "no such file or directory":
+            if not _glob.has_magic(str(p)):
+                raise FileNotFoundError(f"no such file or directory: {p}")
+        elif problem is not None:
+            raise TrecFormatError(problem, str(p))

@@ -142,3 +142,39 @@ def check_qrels_source(path) -> None:
             "first, then the runs (QRELS RUNS_DIR)",
             path,
         )
+
+
+#: lines read to tell sampled qrels (five fields) from trec_eval's (four)
+_SNIFF_LINES = 100
+
+
+def is_sampled_qrels(path) -> bool:
+    """Whether the qrels file ``path`` is a sampled pool's: its first line with fields has five
+    (``qid iter docno stratum label``, sample_eval.pl's) rather than trec_eval's four. What
+    ``pbtools evaluate`` looks at to score a file with the estimators; a directory or an
+    unreadable path is not (the ordinary reader then says why).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels")
+    >>> _ = open(path, "w").write("\\n1 0 d1 1 -1\\n")
+    >>> is_sampled_qrels(path)
+    True
+    """
+    import gzip
+    import os
+
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        with (gzip.open if gz else open)(path, "rb") as f:
+            for _, line in zip(range(_SNIFF_LINES), f, strict=False):
+                fields = line.split()
+                if fields:
+                    return len(fields) == 5
+    except (OSError, EOFError):
+        return False
+    return False

@@ -43,7 +43,6 @@ Run identity (PROTOCOL item 1): ``run_id="tag"`` (default) names a run by its co
 
 from __future__ import annotations
 
-import glob as _glob
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -54,7 +53,6 @@ import pandas as pd
 
 from pbtools.errors import InputError
 from pbtools.frames import (
-    TrecFormatError,
     TrecFormatWarning,
     encode,
 )
@@ -63,6 +61,7 @@ from pbtools.io import desc as _desc
 from pbtools.io import files as _files
 from pbtools.io import parse as _parse
 from pbtools.io.encoded import EncodedQrels, EncodedRuns
+from pbtools.io.files import check_paths  # noqa: F401 (re-exported; pandas-free)
 from pbtools.io.reading import read_qrels_encoded, read_runs_encoded
 from pbtools.io.repairs import RepairableError, Repairs, warn
 
@@ -418,25 +417,3 @@ def load_collection(
     if len(paths) < 2:
         raise InputError("expected TRACK_DIR, or QRELS followed by run files or a runs directory")
     return read_collection(qrels=paths[0], runs=[str(p) for p in paths[1:]], desc=desc, **options)
-
-
-def check_paths(paths: Iterable[PathLike]) -> None:
-    """Check command-line style input paths before any reading: each must be a regular file, a
-    directory or a glob pattern. Raises ``FileNotFoundError`` for a path that does not exist,
-    :class:`TrecFormatError` naming what a path is when it is something else (a FIFO, a
-    device, a dangling symbolic link, a link loop).
-
-    Examples
-    --------
-    >>> check_paths(["/dev/null"])
-    Traceback (most recent call last):
-    ...
-    pbtools.errors.TrecFormatError: /dev/null: a character device, not a regular file
-    """
-    for p in paths:
-        problem = _files.path_problem(p)
-        if problem == "no such file or directory":
-            if not _glob.has_magic(str(p)):
-                raise FileNotFoundError(f"no such file or directory: {p}")
-        elif problem is not None:
-            raise TrecFormatError(problem, str(p))
