@@ -305,30 +305,70 @@ def dedup(key, score, rep, first, part_idx, line, parts, qids, docnos, repairs) 
             "dropped (equal score, later occurrence)",
         ),
     )
-    doc_r, q_r = _reprs(dcats, dc[dropped]), _reprs(qcats, q[dropped])
-    kept_part = part_idx[kept_by]
-    for pi in np.unique(part_idx[dropped]):
-        sel = np.flatnonzero(part_idx[dropped] == pi)
-        where = ["" if kp == pi else parts[kp].path + ":" for kp in kept_part[sel].tolist()]
-        problems = [
-            f"duplicate document {doc} for topic {qq} (also at {w}line {ln})"
-            for doc, qq, w, ln in zip(
-                doc_r[sel].tolist(),
-                q_r[sel].tolist(),
-                where,
-                line[kept_by[sel]].tolist(),
-                strict=True,
-            )
-        ]
-        repairs.add(parts[pi].path, line[dropped[sel]], problems, action[sel].tolist())
+    problems = _duplicate_problems(
+        _reprs(dcats, dc[dropped]),
+        _reprs(qcats, q[dropped]),
+        part_idx[dropped],
+        part_idx[kept_by],
+        line[kept_by],
+        [p.path for p in parts],
+    )
+    drop_part = part_idx[dropped]
+    for pi in np.unique(drop_part):
+        sel = np.flatnonzero(drop_part == pi)
+        repairs.add(
+            parts[pi].path, line[dropped[sel]], problems[sel].tolist(), action[sel].tolist()
+        )
     return np.flatnonzero(~drop_mask)
 
 
-def _reprs(cats: pd.Index, codes: np.ndarray) -> np.ndarray:
-    """``repr`` of the id of every code (each distinct id formatted once)."""
+def _duplicate_problems(doc_r, q_r, drop_part, kept_part, kept_line, paths) -> np.ndarray:
+    """The problem of every dropped duplicate, ``duplicate document 'D' for topic 'Q' (also at
+    [FILE:]line N)``, built column-wise by Arrow (TREC-2 lenient, 30,000 repairs: one Python
+    f-string each took ~0.03 s): ``doc_r``, ``q_r`` the ``repr`` of the ids (:func:`_reprs`),
+    the file of the kept row named when it is another file."""
+    other = np.array([path + ":" for path in paths], dtype=object)[kept_part]
+    other[kept_part == drop_part] = ""
+    text = pc.binary_join_element_wise(
+        "duplicate document ",
+        doc_r,
+        " for topic ",
+        q_r,
+        " (also at ",
+        pa.array(other, type=pa.string()),
+        "line ",
+        pc.cast(pa.array(kept_line, type=pa.int64()), pa.string()),
+        ")",
+        "",
+    )
+    return text.to_numpy(zero_copy_only=False)
+
+
+#: printable ASCII but the quote and the backslash: the ids whose ``repr`` is ``'id'``
+_PLAIN = r"^[ -&(-\[\]-~]*$"
+
+
+def _reprs(cats, codes: np.ndarray) -> pa.Array:
+    """``repr`` of the id of every code, as an Arrow string array: each distinct id formatted
+    once, by Arrow (``'`` + id + ``'``) when every id is printable ASCII without a quote or a
+    backslash, else by Python's ``repr``. ``cats``: the categories (a pandas index or an Arrow
+    array of strings).
+
+    Examples
+    --------
+    >>> print(*_reprs(pa.array(["d1", "it's"]), np.array([1, 0, 1])).to_pylist())
+    "it's" 'd1' "it's"
+    """
     u, inv = np.unique(codes, return_inverse=True)
-    text = np.array([repr(x) for x in cats.take(u).tolist()], dtype=object)
-    return text[inv.ravel()]
+    ids = cats.take(u)
+    if not isinstance(ids, (pa.Array, pa.ChunkedArray)):
+        ids = pa.array(ids, type=pa.string())
+    ids = ids.cast(pa.string())
+    if pc.all(pc.match_substring_regex(ids, _PLAIN)).as_py() is not False:
+        text = pc.binary_join_element_wise("'", ids, "'", "")
+    else:
+        text = pa.array([repr(x) for x in ids.to_pylist()], type=pa.string())
+    return text.take(pa.array(inv.ravel()))
 
 
 def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:
