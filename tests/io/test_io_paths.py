@@ -170,6 +170,13 @@ def test_direct_read_zero_scores_by_their_literals(monkeypatch, zero_lines):
     assert direct.read_direct(f"{head}2 Q0 y 2 1e-50 r\n".encode(), float32=False) is not None
 
 
+def test_low_bytes_counted_piece_by_piece():
+    data = b"1\tQ0\x01d\n2 Q0 d\x1f\n" * 5
+    for step in (1, 3, 7, 1 << 16):
+        assert direct._low_bytes(data, step=step) == 25  # TAB, \x01, \x1f, two LF
+    assert direct._low_bytes(b"") == 0
+
+
 def test_direct_read_block_by_block(monkeypatch):
     """A file read in several blocks gives the columns of one read, and a problem in a later
     block (a second tag, an empty field, a NaN rank, five fields) still sends it to the
