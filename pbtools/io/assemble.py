@@ -357,8 +357,8 @@ _PLAIN = r"^[ -&(-\[\]-~]*$"
 def _reprs(cats, codes: np.ndarray) -> pa.Array:
     """``repr`` of the id of every code, as an Arrow string array: each distinct id formatted
     once, by Arrow (``'`` + id + ``'``) when every id is printable ASCII without a quote or a
-    backslash, else by Python's ``repr``. ``cats``: the categories (a pandas index or an Arrow
-    array of strings).
+    backslash, else by Python's ``repr``. ``cats``: the categories (a pandas index, an Arrow
+    array of strings, or a dictionary whose ``take`` gives one with its ``strings``).
 
     Examples
     --------
@@ -367,6 +367,7 @@ def _reprs(cats, codes: np.ndarray) -> pa.Array:
     """
     u, inv = np.unique(codes, return_inverse=True)
     ids = cats.take(u)
+    ids = getattr(ids, "strings", ids)
     if not isinstance(ids, (pa.Array, pa.ChunkedArray)):
         ids = pa.array(ids, type=pa.string())
     ids = ids.cast(pa.string())
