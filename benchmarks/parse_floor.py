@@ -82,10 +82,25 @@ _LINE_PARSE = pcsv.ParseOptions(
 _LINE_CONVERT = pcsv.ConvertOptions(column_types={"f0": pa.string()})
 
 
+def _inflater():
+    """The gzip inflater of the floor: the one ``read_runs`` uses (python-isal's ISA-L when
+    installed, :data:`pbtools.io.files.FAST_GUNZIP`; about 3× less CPU than zlib), so that both
+    read the same bytes the same way (TREC-2's 38 gzipped files: 0.08 s with ISA-L, 0.22 s with
+    ``gzip.decompress``; a floor on zlib would be charged 0.14 s that ``read_runs`` never pays)."""
+    try:
+        from isal import igzip
+    except ImportError:
+        return gzip.decompress
+    return igzip.decompress
+
+
+_INFLATE = _inflater()
+
+
 def _bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         data = f.read()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    return _INFLATE(data) if data[:2] == b"\x1f\x8b" else data
 
 
 def direct(path: str, sep: str) -> pa.Table:
@@ -147,16 +162,18 @@ def _read_one(job: tuple[str, str]) -> pa.Table:
     return direct(path, "\t" if how == "tab" else " ")
 
 
-def parse_floor(paths) -> tuple[float, pa.Table]:
+def parse_floor(paths, how: list[str] | None = None) -> tuple[float, pa.Table]:
     """Read every run file in ``paths`` as fast as pyarrow allows; ``(seconds, table)``.
 
     Each file gets its floor read (:func:`classify`, decided before the clock starts):
     ``direct`` or ``split``. The files are read in a thread pool and the tables of each kind
-    concatenated (``pa.concat_tables``); ``seconds`` is that time. The returned table holds
+    concatenated (``pa.concat_tables``); ``seconds`` is that time (``how``: the kinds of read,
+    already classified, e.g. in another process). The returned table holds
     every row (string ``qid``, ``q0``, ``docno``, ``tag``, float64 ``score``; ``rank`` int32,
     or string when some file needed the split), in file order within each kind.
     """
-    jobs = [(str(p), classify(str(p))) for p in paths]
+    how = how or [classify(str(p)) for p in paths]
+    jobs = [(str(p), h) for p, h in zip(paths, how, strict=True)]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as ex:
         tables = list(ex.map(_read_one, jobs))
@@ -249,13 +266,14 @@ _ONE_CALL = """
 import sys, time, warnings
 warnings.simplefilter("ignore")
 sys.path.insert(0, sys.argv[1])
-if sys.argv[2] == "floor":
+if sys.argv[2].startswith("floor"):
     sys.path.insert(0, sys.argv[3])
     from parse_floor import parse_floor
     paths = sys.argv[4:]
-    parse_floor(paths)  # classify, outside the timing
+    how = sys.argv[2].split(":")[1].split(",")  # classified by the parent: a cold call, too
+    import pbtools.io  # noqa: F401  the imports of read_runs' child (they warm Arrow's kernels)
     t0, c0 = time.perf_counter(), time.process_time()
-    parse_floor(paths)
+    parse_floor(paths, how)
 else:
     from pbtools.io import read_runs
     t0, c0 = time.perf_counter(), time.process_time()
@@ -266,12 +284,21 @@ print(time.perf_counter() - t0, time.process_time() - c0)
 
 def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> None:
     """The floor, ``read_runs`` of this checkout and of ``before``, one call per fresh process
-    (the checkout first on ``sys.path``), interleaved for ``repeat`` rounds; medians."""
+    (the checkout first on ``sys.path``), interleaved for ``repeat`` rounds; medians.
+
+    Each child makes exactly one call, cold (no earlier read in the process: Arrow's pool and
+    the heap start empty for both); the floor's kind of read per file (:func:`classify`, which
+    reads every file) is decided here, in this process, and handed to the child, which imports
+    ``pbtools.io`` first as ``read_runs``' child does (a cold floor without it paid ~0.1 s of
+    Arrow's first-call costs that the import pays for ``read_runs``). Until issue
+    30's s8parse the floor's child classified first, in the same process, so that its timed
+    call reused the pages of a first read while ``read_runs`` paid for fresh ones."""
     import subprocess
 
     mode = "lenient" if lenient else "strict"
+    how = ",".join(classify(str(p)) for p in paths)
     jobs = {
-        "floor": (HERE.parent, "floor"),
+        "floor": (HERE.parent, f"floor:{how}"),
         "read_runs": (HERE.parent, mode),
         "read_runs before": (before, mode),
     }

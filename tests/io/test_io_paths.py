@@ -151,6 +151,32 @@ def test_clean_files_take_the_direct_path(tmp_path: Path):
         assert direct.read_direct(bad, float32=False) is None, bad
 
 
+@pytest.mark.parametrize("zero_lines", [64, 0])
+def test_direct_read_zero_scores_by_their_literals(monkeypatch, zero_lines):
+    """A zero score is direct when written as a zero and sends the file to the general path
+    when it is an underflow, whether the zeros' literals are cut out of their lines or every
+    score is read as text (``ZERO_LINES``); float32 underflows too."""
+    monkeypatch.setattr(direct, "ZERO_LINES", zero_lines)
+    head = "".join(f"1 Q0 d{i} {i} {9 - i}.5 r\n" for i in range(5))
+    for zero in ("0", "-0.0", "0e-7", ".0"):
+        got = direct.read_direct(f"{head}2 Q0 z 1 {zero} r".encode(), float32=False)
+        assert got is not None and got[2][-1] == 0
+    for data, f32 in (
+        (f"{head}2 Q0 z 1 0 r\n2 Q0 y 2 1e-400 r\n", False),
+        (f"{head}2 Q0 y 2 1e-50 r\n", True),
+        (f"{head}2\tQ0\ty\t2\t2.5e-330\tr\n", False),
+    ):
+        assert direct.read_direct(data.encode(), float32=f32) is None, data
+    assert direct.read_direct(f"{head}2 Q0 y 2 1e-50 r\n".encode(), float32=False) is not None
+
+
+def test_low_bytes_counted_piece_by_piece():
+    data = b"1\tQ0\x01d\n2 Q0 d\x1f\n" * 5
+    for step in (1, 3, 7, 1 << 16):
+        assert direct._low_bytes(data, step=step) == 25  # TAB, \x01, \x1f, two LF
+    assert direct._low_bytes(b"") == 0
+
+
 def test_direct_read_block_by_block(monkeypatch):
     """A file read in several blocks gives the columns of one read, and a problem in a later
     block (a second tag, an empty field, a NaN rank, five fields) still sends it to the

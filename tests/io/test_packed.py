@@ -148,6 +148,40 @@ def test_file_order_moves_topic_blocks_like_a_full_sort():
     assert topic_blocks(q, q[1:] == q[:-1]) is None
 
 
+def test_slow_rows_come_out_in_trec_order(tmp_path):
+    """Runs carried by several files, with repeats (lenient), ties, NaN scores and topics out
+    of order: the frame is in trec order (the slow rows' :func:`file_order`, a sort only when
+    they are not in it) with ranks 1..n, and the duplicate repairs name the ids as ``repr``."""
+    from pbtools.frames import trec_order
+    from pbtools.io import read_runs
+
+    rng = np.random.default_rng(8)
+    for case in range(12):
+        d = tmp_path / str(case)
+        d.mkdir()
+        for f in range(rng.integers(2, 5)):
+            tag = f"t{rng.integers(0, 2)}"
+            lines = []
+            for q in rng.permutation(4)[: rng.integers(1, 5)]:
+                k = int(rng.integers(1, 8))
+                docs = rng.choice(["d1", "d'2", "d3", "x\\4", "d5", "d6"], size=k)
+                score = np.sort(rng.integers(0, 3, size=k))[::-1].astype(float)
+                if rng.random() < 0.3:
+                    score = rng.permutation(score)
+                if rng.random() < 0.2:
+                    score[0] = np.nan
+                lines += [f"{q} Q0 {x} 1 {s} {tag}" for x, s in zip(docs, score, strict=True)]
+            (d / f"input.f{f}").write_text("\n".join(lines) + "\n")
+        with pytest.warns(TrecFormatWarning):
+            df = read_runs(d, lenient=True)
+        pd.testing.assert_frame_equal(df, trec_order(df).reset_index(drop=True), check_exact=True)
+        rep = df.attrs["repairs"]
+        dup = rep[rep["problem"].str.startswith("duplicate")]
+        for text in dup["problem"]:
+            doc = text.split(" for topic ")[0].removeprefix("duplicate document ")
+            assert doc in {repr(x) for x in ("d1", "d'2", "d3", "x\\4", "d5", "d6")}
+
+
 def write_run(path: Path, topics: list[int], docs_per_topic: int, rng, prefix: str = "") -> None:
     lines = []
     for t in topics:  # numeric topic order, which is not the ids' string order
