@@ -19,13 +19,11 @@ import sys
 import threading
 from contextlib import contextmanager
 
-__all__ = ["after_pandas", "without_pandas"]
+__all__ = ["without_pandas"]
 
 _lock = threading.Lock()
 _depth = 0
 _watching = False
-#: what runs once pandas is imported (:func:`after_pandas`)
-_after: list = []
 
 
 class _Blocked(importlib.abc.MetaPathFinder):
@@ -56,14 +54,9 @@ class _Watch(importlib.abc.MetaPathFinder):
         run = loader.exec_module
 
         def exec_module(module):
-            from pbtools import paused_gc
-
-            with paused_gc():  # pandas' import (pbtools.paused_gc)
-                run(module)
+            run(module)
             sys.modules.setdefault(name, module)
             _tell_pyarrow()
-            for fn in _after:
-                fn()
 
         loader.exec_module = exec_module  # this spec's own loader (made for this find)
         return spec
@@ -77,36 +70,6 @@ def _tell_pyarrow() -> None:
         pa.lib._pandas_api.pd  # noqa: B018 (the property imports and records pandas)
     except ImportError:
         pass
-
-
-def _watch() -> None:
-    """Watch for the first ``import pandas`` (under ``_lock``)."""
-    global _watching
-    if not _watching:
-        _watching = True
-        sys.meta_path.insert(1 if _depth else 0, _Watch())
-
-
-def after_pandas(fn) -> None:
-    """Call ``fn()`` once pandas is imported: now when it is, else right after the first
-    ``import pandas`` of the process finishes (whoever imports it). The command line registers
-    ``DataFrame.pb`` this way (:func:`pbtools.register_accessor`), so that a command that makes
-    no frame (``pbtools evaluate``) never imports pandas, and one that does gets the accessor.
-
-    Examples
-    --------
-    >>> seen = []
-    >>> import pandas
-    >>> after_pandas(lambda: seen.append("pandas"))  # already imported: called now
-    >>> seen
-    ['pandas']
-    """
-    if sys.modules.get("pandas") is not None:
-        fn()
-        return
-    with _lock:
-        _after.append(fn)
-        _watch()
 
 
 @contextmanager
@@ -123,7 +86,7 @@ def without_pandas():
     >>> n
     2
     """
-    global _depth
+    global _depth, _watching
     with _lock:
         if sys.modules.get("pandas") is not None or _depth:
             active = bool(_depth)
@@ -133,7 +96,9 @@ def without_pandas():
             active = True
             _depth = 1
             sys.meta_path.insert(0, _BLOCKED)
-            _watch()  # pyarrow may record "no pandas": told when pandas comes
+            if not _watching:  # pyarrow may record "no pandas": told when pandas comes
+                _watching = True
+                sys.meta_path.insert(1, _Watch())
     try:
         yield
     finally:

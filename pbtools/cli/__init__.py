@@ -174,13 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2), already printed
         return e.code if isinstance(e.code, int) else 2
-    from pbtools import register_accessor
     from pbtools.errors import TrecFormatWarning
-    from pbtools.nopandas import after_pandas
 
-    # DataFrame.pb once pandas is imported, by whichever command needs frames; a command that
-    # makes none (`pbtools evaluate` on trec_eval's qrels) never imports pandas (issue 30)
-    after_pandas(register_accessor)
+    if not getattr(args, "pandas_free", False):
+        # a command that makes no frame (`pbtools evaluate`, issue 30) imports no pandas: it
+        # registers DataFrame.pb itself where it falls back on frames
+        from pbtools import register_accessor
+
+        register_accessor()  # pandas, imported with the collector paused (pbtools.paused_gc)
     from pbtools.io.limits import gunzip_limit, input_limits, xml_limit
     from pbtools.measures.topics import CoverageWarning
 
@@ -268,7 +269,7 @@ def _message(err: BaseException) -> str:
     """An exception as one line: ``OSError``s with their file name, the rest as they are."""
     if isinstance(err, StandardOutputError):
         return str(err)
-    from pbtools.frames import TrecFormatError
+    from pbtools.errors import TrecFormatError
 
     if isinstance(err, OSError) and not isinstance(err, TrecFormatError):
         if err.filename is not None:

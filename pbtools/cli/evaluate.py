@@ -85,7 +85,7 @@ def register(sub) -> None:
     ev.add_argument("--format", choices=FORMATS, default="table")
     ev.add_argument("-o", "--output", help="output file (default: standard output)")
     add_io_options(ev)
-    ev.set_defaults(func=run, validate=validate, exit_fast=True)  # cli.entry
+    ev.set_defaults(func=run, validate=validate, exit_fast=True, pandas_free=True)  # cli.entry
 
 
 def validate(args: argparse.Namespace) -> None:
