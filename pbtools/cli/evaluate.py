@@ -284,7 +284,7 @@ def _with_all_rows(per, avg):
             out[c] = np.r_[col, np.full(k, None if col.dtype == object else np.nan, col.dtype)]
     names = out["name"].codes
     _, first = np.unique(names, return_index=True)
-    rank = np.empty(len(per["name"].strings), dtype=np.int64)
+    rank = np.empty(len(out["name"].strings), dtype=np.int64)
     rank[names[np.sort(first)]] = np.arange(len(first))  # each run's place of first appearance
     is_all = np.r_[np.zeros(n, np.int64), np.ones(k, np.int64)]
     return out.take(np.argsort(rank[names] * 2 + is_all, kind="stable"))
