@@ -305,8 +305,10 @@ def _stacked(top: Coded, bottom: Coded) -> Coded:
 
 
 def _wide(avg):
-    """The averages one row per run, one column per measure (``avg.pb.wide()``'s layout: runs
-    and measures in order of first appearance)."""
+    """The averages one row per run, one column per measure, runs and measures in order of
+    first appearance: the wide table of both paths (frames: :func:`output`). ``avg.pb.wide()``
+    gives the same table but for a measure whose averages are all NaN, which its pivot drops
+    and this keeps."""
     import numpy as np
 
     run, meas = avg["name"].codes, avg["measure"].codes
