@@ -3,8 +3,10 @@
 An id column is dictionary-encoded: integer codes over a dictionary of distinct strings sorted in
 byte (``strcmp``) order. Here the dictionary is a :class:`Dictionary` (a ``pyarrow`` string array)
 and the codes a numpy array; :mod:`pbtools.ids` makes pandas ``Categorical`` columns of the same
-codes and strings (its ``categorical_from_arrow``, ``sorted_union`` and ``sorted_dtype`` are
-adapters of :func:`encode_strings`, :func:`union_dictionary` and :func:`sorted_dictionary`). The
+codes and strings (its ``categorical_from_arrow``, ``sorted_union``, ``unify``, ``codes_into``,
+``code_map`` and ``index_in`` are adapters of :func:`encode_strings`, :func:`union_dictionary`,
+:func:`merge_dictionaries`, :func:`map_into` and :func:`index_in`; :mod:`pbtools.measures.encoded`
+uses the same functions on the readers' dictionaries). The
 readers' pandas-free core (:mod:`pbtools.io.reading`) uses these.
 
 Nothing here imports pandas.
@@ -28,6 +30,9 @@ __all__ = [
     "Encoded",
     "encode_strings",
     "union_dictionary",
+    "merge_dictionaries",
+    "index_in",
+    "map_into",
     "sorted_dictionary",
     "code_dtype",
 ]
@@ -165,6 +170,74 @@ def union_dictionary(dictionaries: Sequence[pa.Array]) -> tuple[Dictionary, list
     remap = np.empty(len(dic), dtype=np.int32)
     remap[order] = np.arange(len(dic), dtype=np.int32)
     return sorted_dictionary(dic, order), [remap[i] for i in idx]
+
+
+def merge_dictionaries(
+    dictionaries: Sequence[pa.Array],
+) -> tuple[Dictionary, list[np.ndarray] | None]:
+    """One sorted dictionary of several sorted Arrow string dictionaries and each one's map
+    into it (int32): :func:`union_dictionary`, but None for the maps when every dictionary is
+    the first one (their codes are the codes of the union as they are). What
+    :func:`pbtools.ids.unify` does to pandas columns and :mod:`pbtools.measures.encoded` to the
+    runs' and qrels' topics.
+
+    Examples
+    --------
+    >>> union, maps = merge_dictionaries([pa.array(["a", "c"]), pa.array(["b", "c"])])
+    >>> union.tolist(), [m.tolist() for m in maps]
+    (['a', 'b', 'c'], [[0, 2], [1, 2]])
+    >>> merge_dictionaries([pa.array(["a"]), pa.array(["a"])])[1] is None
+    True
+    """
+    strings = [_plain_strings(d) for d in dictionaries]
+    if all(d.equals(strings[0]) for d in strings[1:]):
+        return Dictionary(strings[0]), None
+    return union_dictionary(strings)
+
+
+def index_in(values: pa.Array, dictionary: pa.Array) -> np.ndarray:
+    """The position of each of ``values`` in the distinct strings ``dictionary`` (−1 where
+    absent), int64, hashed by Arrow.
+
+    Examples
+    --------
+    >>> index_in(pa.array(["c", "x", "a"]), pa.array(["a", "b", "c"])).tolist()
+    [2, -1, 0]
+    """
+    if len(dictionary) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    if values.type != dictionary.type:
+        values, dictionary = _plain_strings(values), _plain_strings(dictionary)
+    pos = pc.index_in(values, value_set=dictionary)
+    return np.asarray(pos.fill_null(-1), dtype=np.int64)
+
+
+def map_into(small: pa.Array, big: pa.Array) -> np.ndarray:
+    """Each id of the dictionary ``small``'s place in the dictionary ``big`` (−1: absent),
+    int64: :func:`index_in`, but when ``big`` is more than 4× larger (a run's documents against
+    the judged ones) ``big``'s ids are looked up among ``small``'s (a hash table of the small
+    dictionary) and the map inverted: the same map (an MS MARCO-like track, 1.8 M documents
+    against 4,000 judged: 0.05 s instead of 0.47 s). :func:`pbtools.ids.codes_into`'s rule.
+
+    Examples
+    --------
+    >>> big = pa.array([f"d{i}" for i in range(10)])
+    >>> map_into(pa.array(["d3", "x", "d0"]), big).tolist()
+    [3, -1, 0]
+    """
+    if len(big) > 4 * len(small):
+        pos = index_in(big, small)  # each of big's ids' place among small's
+        hit = np.flatnonzero(pos >= 0)
+        mapping = np.full(len(small), -1, dtype=np.int64)
+        mapping[pos[hit]] = hit
+        return mapping
+    return index_in(small, big)
+
+
+def _plain_strings(arr: pa.Array) -> pa.Array:
+    """``arr`` as Arrow ``string`` (a :class:`Dictionary`'s strings, a ``large_string`` array)."""
+    arr = arr.strings if isinstance(arr, Dictionary) else arr
+    return arr if arr.type == pa.string() else arr.cast(pa.string())
 
 
 def sorted_dictionary(dictionary: pa.Array, order: np.ndarray) -> Dictionary:

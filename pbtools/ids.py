@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbtools import idarrays
 from pbtools.idarrays import Dictionary, Encoded, encode_strings, union_dictionary
 from pbtools.joins import positions_in  # noqa: F401 (re-exported; defined with the joins)
 
@@ -181,14 +182,18 @@ def unify(*columns: pd.Series) -> list[pd.Series]:
     as they are.
     """
     encoded = [encode(c) for c in columns]
-    first = encoded[0].cat.categories
-    if all(e.cat.categories.equals(first) for e in encoded[1:]):
+    union, maps = idarrays.merge_dictionaries([_strings(e.cat.categories) for e in encoded])
+    if maps is None:
         return encoded
-    cats: set[str] = set()
-    for e in encoded:
-        cats.update(e.cat.categories.tolist())
-    dtype = id_dtype(cats)
-    return [e.cat.set_categories(dtype.categories) for e in encoded]
+    dtype = dictionary_dtype(union)
+    return [
+        pd.Series(
+            pd.Categorical.from_codes(m[e.cat.codes.to_numpy()], dtype=dtype, validate=False),
+            index=e.index,
+            name=e.name,
+        )
+        for e, m in zip(encoded, maps, strict=True)
+    ]
 
 
 def codes_into(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
@@ -206,13 +211,7 @@ def codes_into(col: pd.Series, other: pd.Series) -> tuple[np.ndarray, np.ndarray
     ca, cb = a.cat.categories, b.cat.categories
     if ca.equals(cb):
         return a.cat.codes.to_numpy(), b.cat.codes.to_numpy(), len(ca)
-    if len(ca) > 4 * len(cb):
-        pos = index_in(ca, cb)  # each of col's ids' place among other's (-1: absent)
-        hit = np.flatnonzero(pos >= 0)
-        mapping = np.full(len(cb), -1, dtype=np.int64)
-        mapping[pos[hit]] = hit
-    else:
-        mapping = index_in(cb, ca)
+    mapping = idarrays.map_into(_strings(cb), _strings(ca))
     bc = b.cat.codes.to_numpy()
     return a.cat.codes.to_numpy(), np.where(bc >= 0, mapping[np.maximum(bc, 0)], -1), len(ca)
 
@@ -257,7 +256,10 @@ def code_map(col: pd.Series, cats: pd.Index) -> np.ndarray | None:
     """
     if col.cat.categories.equals(cats):
         return None
-    return index_in(col.cat.categories, cats).astype(np.int64)
+    a, b = _arrow_strings(col.cat.categories), _arrow_strings(cats)
+    if a is None or b is None:
+        return index_in(col.cat.categories, cats)
+    return idarrays.map_into(a, b)
 
 
 def index_in(values: pd.Index, cats: pd.Index) -> np.ndarray:
@@ -276,10 +278,7 @@ def index_in(values: pd.Index, cats: pd.Index) -> np.ndarray:
     a, b = _arrow_strings(values), _arrow_strings(cats)
     if a is None or b is None:
         return np.asarray(cats.get_indexer(values), dtype=np.int64)
-    if len(b) == 0:
-        return np.full(len(a), -1, dtype=np.int64)
-    pos = pc.index_in(a, value_set=b)
-    return np.asarray(pos.fill_null(-1), dtype=np.int64)
+    return idarrays.index_in(a, b)
 
 
 def is_sorted(index: pd.Index) -> bool:
@@ -306,3 +305,9 @@ def _arrow_strings(index: pd.Index) -> pa.Array | None:
         return None
     arr = pa.array(index.array)
     return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _strings(index: pd.Index) -> pa.Array:
+    """The strings of an id dictionary (a ``str`` index) as an Arrow array."""
+    arr = _arrow_strings(index)
+    return pa.array(index.to_numpy(dtype=object), type=pa.string()) if arr is None else arr

@@ -91,3 +91,35 @@ def test_positions_in_both_ways(space):
     want = [int(np.flatnonzero(sorted_keys == k)[0]) if k in sorted_keys else -1 for k in keys]
     assert got.tolist() == want
     assert ids.positions_in(np.array([], np.int64), keys, space).tolist() == [-1] * len(keys)
+
+
+def test_one_array_engine_under_unify_codes_into_and_the_encoded_scorer():
+    from pbtools import idarrays
+    from pbtools.measures.encoded import sorted_union
+
+    rng = np.random.default_rng(7)
+    big = pa.array(sorted({f"d{i}" for i in rng.integers(0, 500, 200)}))
+    small = pa.array(sorted({f"d{i}" for i in rng.integers(0, 600, 20)} | {"zz"}))
+    assert len(big) > 4 * len(small)  # the inverted lookup ...
+    inverted = idarrays.map_into(small, big)
+    assert inverted.tolist() == idarrays.index_in(small, big).tolist()  # ... finds the same
+    assert (inverted >= 0).any() and (inverted == -1).any()
+    assert [big[int(i)].as_py() for i in inverted if i >= 0] == [
+        s for s in small.to_pylist() if s in set(big.to_pylist())
+    ]
+    # unify (pandas) and sorted_union (arrays) are the one union: same sorted strings and codes
+    a = ids.encode(pd.Series(small.to_pylist()))
+    b = ids.encode(pd.Series(big.to_pylist()[::-1]))
+    ua, ub = ids.unify(a, b)
+    union, ma, mb = sorted_union(small, big)
+    assert ua.cat.categories.tolist() == union == sorted(set(union))
+    assert ua.cat.codes.tolist() == ma.tolist()
+    assert ub.astype(str).tolist() == big.to_pylist()[::-1]
+    assert ua.dtype == ids.id_dtype(union) and ub.cat.codes.dtype == np.int16
+    assert sorted_union(small, small)[1:] == (None, None)
+    # codes_into: the other's ids among the column's, either way round the 4x rule
+    for col, other in ((b, a), (a, b)):
+        cc, oc, n = ids.codes_into(col, other)
+        cats = col.cat.categories.tolist()
+        want = [cats.index(x) if x in cats else -1 for x in other.astype(str).tolist()]
+        assert n == len(cats) and oc.tolist() == want

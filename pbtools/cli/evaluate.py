@@ -104,20 +104,18 @@ def validate(args: argparse.Namespace) -> None:
 
 def with_all_rows(per, avg):
     """Per-topic rows followed, for each run, by its ``all`` rows (the averages), as
-    ``trec_eval -q`` prints them; ``qid`` stays dictionary-encoded (``"all"`` added)."""
-    import numpy as np
+    ``trec_eval -q`` prints them (frames): :func:`_with_all_rows`, the one layout, on
+    :class:`~pbtools.cli.table.Columns`; ``qid`` stays dictionary-encoded (``"all"`` added), and
+    another id column is one only where ``per`` and ``avg`` hold it over the same dictionary
+    (else strings: pandas' ``concat`` of the two, which the Parquet schema has kept)."""
     import pandas as pd
 
-    from pbtools.frames import encode
-
-    cols = [c for c in per.columns if c in avg.columns or c == "qid"]  # no average of a text
-    both = pd.concat([per.astype({"qid": "str"}), avg.assign(qid="all")[cols]], ignore_index=True)
-    both["qid"] = encode(both["qid"].astype("str"))
-    # each run's place in order of first appearance, by its code (no Python loop over rows)
-    code, _ = pd.factorize(both["name"].astype("str"), sort=False)
-    is_all = np.zeros(len(both), dtype=np.int64)
-    is_all[len(per) :] = 1  # the averages, appended after every per-topic row
-    return both.iloc[np.argsort(code * 2 + is_all, kind="stable")].reset_index(drop=True)
+    out = _with_all_rows(Columns.from_frame(per), Columns.from_frame(avg)).frame()
+    for c in out.columns:
+        a, b = per[c].dtype, avg[c].dtype if c in avg.columns else None
+        if c != "qid" and isinstance(out[c].dtype, pd.CategoricalDtype) and a != b:
+            out[c] = out[c].astype("str")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -262,32 +260,55 @@ def _with_all_rows(per, avg):
     """:func:`with_all_rows` on :class:`~pbtools.cli.table.Columns`: each run's per-topic rows
     followed by its averages, qid ``all``."""
     import numpy as np
+    import pyarrow as pa
+
+    from pbtools.idarrays import merge_dictionaries
 
     n, k = len(per), len(avg)
-    qid = Coded(
-        np.r_[per["qid"].codes, np.full(k, len(per["qid"].strings))], [*per["qid"].strings, "all"]
-    )
+    used = np.unique(per["qid"].codes)  # the topics of the rows and "all", sorted (as encoded)
+    topics = pa.array([per["qid"].strings[i] for i in used.tolist()], type=pa.string())
+    union, maps = merge_dictionaries([topics, pa.array(["all"])])
+    tmap, amap = maps or (np.arange(len(topics)), np.zeros(1, np.int64))  # (topics: ["all"])
+    remap = np.zeros(len(per["qid"].strings), np.int64)
+    remap[used] = tmap
+    qid = Coded(np.r_[remap[per["qid"].codes], np.full(k, amap[0])], union.tolist())
     out = Columns()
     for c, col in per.items():
         if c == "qid":
             out[c] = qid
         elif isinstance(col, Coded):
-            out[c] = Coded(np.r_[col.codes, avg[c].codes], col.strings)
+            out[c] = _stacked(col, avg[c])
         elif c in avg:
             out[c] = np.r_[col, avg[c]]
         else:  # no average of a text
             out[c] = np.r_[col, np.full(k, None if col.dtype == object else np.nan, col.dtype)]
     names = out["name"].codes
     _, first = np.unique(names, return_index=True)
-    rank = np.empty(len(per["name"].strings), dtype=np.int64)
+    rank = np.empty(len(out["name"].strings), dtype=np.int64)
     rank[names[np.sort(first)]] = np.arange(len(first))  # each run's place of first appearance
     is_all = np.r_[np.zeros(n, np.int64), np.ones(k, np.int64)]
     return out.take(np.argsort(rank[names] * 2 + is_all, kind="stable"))
 
 
+def _stacked(top: Coded, bottom: Coded) -> Coded:
+    """The rows of ``top`` then those of ``bottom``, over one dictionary (``top``'s when both
+    hold it, else the sorted union: :func:`pbtools.idarrays.merge_dictionaries`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from pbtools.idarrays import merge_dictionaries
+
+    if top.strings == bottom.strings:
+        return Coded(np.r_[top.codes, bottom.codes], top.strings)
+    union, (tm, bm) = merge_dictionaries([pa.array(top.strings), pa.array(bottom.strings)])
+    return Coded(np.r_[tm[top.codes], bm[bottom.codes]], union.tolist())
+
+
 def _wide(avg):
-    """The averages one row per run, one column per measure (``avg.pb.wide()``'s layout: runs
-    and measures in order of first appearance)."""
+    """The averages one row per run, one column per measure, runs and measures in order of
+    first appearance: the wide table of both paths (frames: :func:`output`). ``avg.pb.wide()``
+    gives the same table but for a measure whose averages are all NaN, which its pivot drops
+    and this keeps."""
     import numpy as np
 
     run, meas = avg["name"].codes, avg["measure"].codes
@@ -355,7 +376,7 @@ def output(args, runs, qrels, per, avg, lines, strict: bool) -> int:
     if args.per_topic:
         emit(with_all_rows(per, avg), args.format, args.output, meta, args=args)
     else:
-        wide = avg.pb.wide() if args.format == "table" else avg
+        wide = _wide(Columns.from_frame(avg)).frame() if args.format == "table" else avg
         emit(wide, args.format, args.output, meta, args=args)
     return 0
 

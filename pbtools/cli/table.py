@@ -83,6 +83,64 @@ class Columns(dict):
             {k: v.take(rows) if isinstance(v, Coded) else v[rows] for k, v in self.items()}
         )
 
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame) -> Columns:
+        """The columns of a results frame: an id column (categorical or strings) as
+        :class:`Coded` over its sorted dictionary (:func:`pbtools.ids.encode`), a numeric column
+        as its array, any other as an object array of strings, ``None`` missing.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> t = Columns.from_frame(pd.DataFrame({"qid": ["2", "1"], "value": [0.5, 1.0]}))
+        >>> t["qid"].codes.tolist(), t["qid"].strings, t["value"].tolist()
+        ([1, 0], ['1', '2'], [0.5, 1.0])
+        >>> Columns.from_frame(pd.DataFrame({"text": pd.array(["a", None], "string")}))["text"]
+        array(['a', None], dtype=object)
+        """
+        import numpy as np
+        import pandas as pd
+
+        from pbtools.ids import ID_COLUMNS, encode
+
+        out = cls()
+        for c, col in df.items():
+            if c in ID_COLUMNS or isinstance(col.dtype, pd.CategoricalDtype):
+                ids = encode(col)
+                out[c] = Coded(ids.cat.codes.to_numpy(), ids.cat.categories.tolist())
+            elif col.dtype.kind in "fiu" and isinstance(col.dtype, np.dtype):
+                out[c] = col.to_numpy()
+            else:
+                out[c] = col.astype(object).where(col.notna(), None).to_numpy(dtype=object)
+        return out
+
+    def frame(self) -> pd.DataFrame:
+        """The frame of these columns (:meth:`from_frame`'s inverse): a :class:`Coded` column
+        as an id column (:func:`pbtools.ids.encode`: its dictionary kept when sorted), an
+        object column as pandas' ``string`` column, numbers as they are.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> df = Columns(qid=Coded([1, 0], ["1", "2"]), text=np.array(["a", None])).frame()
+        >>> df["qid"].cat.categories.tolist(), df["text"].tolist(), str(df["text"].dtype)
+        (['1', '2'], ['a', <NA>], 'string')
+        """
+        import pandas as pd
+
+        from pbtools.ids import encode
+
+        data = {}
+        for c, col in self.items():
+            if isinstance(col, Coded):
+                cats = pd.Index(col.strings, dtype="str")
+                data[c] = encode(pd.Series(pd.Categorical.from_codes(col.codes, cats), name=c))
+            elif col.dtype == object:
+                data[c] = pd.array(col, dtype="string")
+            else:
+                data[c] = col
+        return pd.DataFrame(data)
+
 
 def table_text(df: pd.DataFrame) -> str:
     """``df`` as an aligned text table ending with a newline: the text of

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pbtools.idarrays import map_into, merge_dictionaries
 from pbtools.joins import judged_labels
 from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.averages import trec_averages
@@ -53,39 +54,20 @@ class PerTopic:
         return trec_averages(self.name[group], measure, value, res, self.measures)
 
 
-def sorted_union(a, b) -> tuple[list, np.ndarray, np.ndarray]:
+def sorted_union(a, b) -> tuple[list, np.ndarray | None, np.ndarray | None]:
     """One sorted dictionary of two sorted ``pyarrow`` string dictionaries (``strcmp`` order,
-    as :func:`pbtools.ids.unify`) and each one's map into it (None: the same dictionary, codes
-    unchanged)."""
-    import pyarrow.compute as pc
+    :func:`pbtools.idarrays.merge_dictionaries`, as :func:`pbtools.ids.unify`) as a list, and
+    each one's map into it (None: the same dictionary, codes unchanged).
 
-    if a.equals(b):
-        return a.to_pylist(), None, None  # the codes as they are
-    import pyarrow as pa
-
-    union = sorted(set(a.to_pylist()) | set(b.to_pylist()))
-    table = pa.array(union, type=pa.string())
-    return (
-        union,
-        pc.index_in(a, value_set=table).to_numpy(zero_copy_only=False).astype(np.int64),
-        pc.index_in(b, value_set=table).to_numpy(zero_copy_only=False).astype(np.int64),
-    )
-
-
-def _map_into(small, big) -> np.ndarray:
-    """Each id of dictionary ``small``'s place in ``big`` (-1: absent), as
-    :func:`pbtools.ids.codes_into` finds it (the larger dictionary looked up in the smaller when
-    it is > 4× larger)."""
-    import pyarrow.compute as pc
-
-    if len(big) > 4 * len(small):
-        pos = pc.index_in(big, value_set=small).fill_null(-1).to_numpy(zero_copy_only=False)
-        hit = np.flatnonzero(pos >= 0)
-        mapping = np.full(len(small), -1, dtype=np.int64)
-        mapping[pos[hit]] = hit
-        return mapping
-    pos = pc.index_in(small, value_set=big)
-    return pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> union, ma, mb = sorted_union(pa.array(["1", "3"]), pa.array(["2", "3"]))
+    >>> union, ma.tolist(), mb.tolist()
+    (['1', '2', '3'], [0, 2], [1, 2])
+    """
+    union, maps = merge_dictionaries([a, b])
+    return (union.tolist(), None, None) if maps is None else (union.tolist(), *maps)
 
 
 def _through(mapping: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
@@ -124,8 +106,8 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     [[0.5, 0.5]]
     """
     # the join (frames.judge): codes into the runs' dictionaries
-    qmap = _map_into(qrels.qids, runs.qids)
-    dmap = _map_into(qrels.docnos, runs.docnos)
+    qmap = map_into(qrels.qids, runs.qids)
+    dmap = map_into(qrels.docnos, runs.docnos)
     qqc, qdc = _through(qmap, qrels.qid), _through(dmap, qrels.docno)
     lab, hit, dup = judged_labels(
         [runs.qid, runs.docno], [qqc, qdc], qrels.label, [len(runs.qids), len(runs.docnos)]
