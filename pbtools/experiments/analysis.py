@@ -56,7 +56,7 @@ from pbtools.experiments.configs import (
 )
 from pbtools.experiments.load import SAMPLE, collection_name
 from pbtools.frames import TrecFormatWarning, encode
-from pbtools.io.files import release_memory
+from pbtools.io.memory import release_memory
 from pbtools.measures.names import Measure, measure_column, parse_all
 from pbtools.progress import stage, staged
 

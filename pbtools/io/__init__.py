@@ -21,6 +21,7 @@ module                 holds
                        warnings, :class:`RepairableError`; ``io.repairframe`` their frame
 ``io.parquet``         :func:`write_parquet`, :func:`read_parquet` (page checksums, checked
                        metadata)
+``io.memory``          :func:`release_memory`: freed pages handed back between big steps
 ``io.atomic``          the one way a file is written: temporary file, fsync, rename
 ``io.results``         :func:`write_results`, :func:`read_results`: result directories
                        written all or nothing, with a manifest and a writer's lock

@@ -26,7 +26,7 @@ from pbtools.idarrays import (
     union_dictionary,
 )
 from pbtools.io.encoded import EncodedRuns
-from pbtools.io.files import release_memory
+from pbtools.io.memory import release_memory
 from pbtools.io.parse import (
     PackedIds,
     RunPart,

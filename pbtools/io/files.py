@@ -23,7 +23,6 @@ The first stage of reading (used by :mod:`pbtools.io.parse`; the API is :mod:`pb
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import glob as _glob
 import os
@@ -406,36 +405,6 @@ def check_utf8(data: bytes, path) -> None:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise TrecFormatError(f"invalid UTF-8 (byte {e.start})", path, line) from None
-
-
-# --------------------------------------------------------------------------------------------
-# memory
-# --------------------------------------------------------------------------------------------
-
-
-def release_memory() -> None:
-    """Hand the freed pages of the last big step back to the system: Arrow's pool
-    (``release_unused``) and the C library's heap (``malloc_trim``, glibc only), where NumPy's
-    arrays live.
-
-    Reading many files, or judging a run frame, frees far more than it keeps; the allocators
-    keep those pages for reuse, so the resident set of a command would otherwise stay near the
-    peak of every step (TREC-2 ``evaluate``: ~40 MB after the parse, ~40 MB after judging).
-    One call costs about a millisecond; not for a loop.
-    """
-    pa.default_memory_pool().release_unused()
-    if _TRIM is not None:
-        _TRIM(0)
-
-
-def _malloc_trim():
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-
-
-_TRIM = _malloc_trim()
 
 
 def check_paths(paths) -> None:

@@ -29,7 +29,8 @@ from pbtools.idarrays import encode_strings
 from pbtools.io.direct import read_direct
 from pbtools.io.encoded import EncodedQrels
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
-from pbtools.io.files import BOM, clean_bytes, read_bytes, release_memory
+from pbtools.io.files import BOM, clean_bytes, read_bytes
+from pbtools.io.memory import release_memory
 from pbtools.io.repairs import RepairableError, Repairs
 from pbtools.joins import LABEL_DTYPE, composite_key
 from pbtools.threads import threads_for

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.frames import ID_COLUMNS, encode, judge, require_columns
-from pbtools.io.files import release_memory
+from pbtools.io.memory import release_memory
 from pbtools.measures.averages import trec_means
 from pbtools.measures.names import parse, parse_all
 from pbtools.measures.registry import QRELS_SCORERS

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pbtools.frames import ID_COLUMNS, codes, encode, require_columns, unify
-from pbtools.io.files import release_memory
+from pbtools.io.memory import release_memory
 from pbtools.measures import kernels as K
 from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.names import Measure, parse_all
