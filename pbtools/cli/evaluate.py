@@ -148,27 +148,17 @@ def read_encoded(args: argparse.Namespace):
 def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
     """Everything after the reading, on codes and arrays (no pandas but for ``--format
     parquet``): ``-M``, the coverage warnings, the per-topic values, the averages, the output.
-    The arrays' part runs with pandas kept out of pyarrow (:func:`_pandas_kept_out`); the
-    frames' writers (Parquet) after it."""
+    The arrays' part runs with pandas kept out of pyarrow
+    (:func:`pbtools.nopandas.without_pandas`); the frames' writers (Parquet) after it."""
+    from pbtools.nopandas import without_pandas
+
     runs = _first_ranks(runs, args.max_per_topic)  # -M
-    with _pandas_kept_out():
+    with without_pandas():
         text, rows = _arrays_text(args, runs, qrels)
     if text is None:  # Parquet, or a cell pandas quotes or escapes: the frames' writers
         ms = list(dict.fromkeys(t.measure for t in args.trec_lines if t.measure is not None))
         return _as_frames(args, runs, qrels, ms, args.trec_lines)
     return _write(args, text, rows)
-
-
-def _pandas_kept_out():
-    """``pbtools.nopandas.without_pandas()`` where the package has it (pyarrow imports pandas,
-    when installed, on most conversions: ~0.45 s that no frame here needs), else nothing."""
-    import contextlib
-    import importlib
-
-    try:
-        return importlib.import_module("pbtools.nopandas").without_pandas()
-    except ImportError:
-        return contextlib.nullcontext()
 
 
 def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int | None]:
@@ -184,12 +174,12 @@ def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int
     mode = "all" if args.all_topics else "judged"
     for text in coverage_messages(*topic_table(runs, qrels), topics=mode):
         warnings.warn(CoverageWarning(text), stacklevel=3)
+    if args.format == "parquet":  # the frames score and write it (and refuse an empty result)
+        return None, None
     per = score_encoded(runs, qrels, ms, mode)
     avg = per.averages()
     if len(avg[0]) == 0:
         raise EmptyResult(_empty_message(_used(runs.qid, runs.qids), _used(qrels.qid, qrels.qids)))
-    if args.format == "parquet":
-        return None, None
     per_table, avg_table = _tables(per, avg)
     if args.trec:
         text = trec_report(
