@@ -20,6 +20,13 @@ literal), a NaN rank, a second run tag — and the caller reads the file again w
 path, which finds the exact line and problem, raises it (strict) or repairs it (lenient). So
 the direct path only ever accepts what the general path would accept without a repair, and it
 yields the same values (Arrow's CSV reader and Arrow's cast share one number parser).
+
+When pbtools was built with its C extension (:mod:`pbtools.native`), a file is first offered
+to its tokenizer (``pbtools/_tokens.c``, :func:`read_tokens`): one pass over the bytes that
+accepts a strict subset of what the typed read accepts (six fields on every line, printable
+ASCII, plain decimal ranks and scores, finite nonzero scores, one tag) and yields the same
+columns, several times cheaper than Arrow's general CSV reader; anything else it leaves to the
+typed read as above.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from pbtools import native
 from pbtools.errors import TrecFormatError
 from pbtools.io.fields import Fields, to_scores
 from pbtools.io.repairs import Repairs
@@ -125,6 +133,9 @@ def read_direct(
     """
     if not data:
         return None
+    tokens = read_tokens(data, float32=float32)
+    if tokens is not None:
+        return tokens
     tab, space = b"\t" in data, b" " in data
     if tab and space or (space and _ragged(data)):
         data, sep = uniform_blanks(data), " "
@@ -142,8 +153,7 @@ def read_direct(
     low = n - (not data.endswith(b"\n")) + (5 * n if sep == "\t" else 0)
     if _low_bytes(data) != low or b"\x7f" in data:
         return None
-    with np.errstate(over="ignore"):
-        value = score.astype(np.float32) if float32 else score
+    value = _values(score, float32)
     if not (np.isfinite(value).all() and value.all()):
         if not np.isfinite(value).all():
             return None  # NaN, inf, an overflow: the general path names them
@@ -158,6 +168,43 @@ def read_direct(
         except TrecFormatError:
             return None
     return qid, docno, score, tag
+
+
+def read_tokens(
+    data: bytes, *, float32: bool
+) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray, str] | None:
+    """:func:`read_direct`'s result by the compiled tokenizer (``pbtools._tokens``), or None
+    when it is not built (or ``PBTOOLS_PURE`` is set) or leaves the file to the typed read: it
+    accepts only files the typed read accepts, with identical values (``tests/io/test_tokens.py``).
+
+    Examples
+    --------
+    >>> got = read_tokens(b"1 Q0 d1 1 2.5 r\\n1\\tQ0 d2  2 -1e-3 r\\n", float32=False)
+    >>> got is None or (got[1].to_pylist(), got[2].tolist()) == (["d1", "d2"], [2.5, -0.001])
+    True
+    """
+    module = native.tokens()
+    got = None if module is None else module.run_columns(data)
+    if got is None:
+        return None
+    rows, qoff, qdata, doff, ddata, score, tag = got
+    score = np.frombuffer(score, dtype=np.float64)
+    value = _values(score, float32)
+    if float32 and not (np.isfinite(value).all() and value.all()):
+        return None  # the typed read decides (an overflow, an underflow to zero)
+    qid, docno = (
+        pa.chunked_array(
+            [pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(o), pa.py_buffer(d)])]
+        )
+        for o, d in ((qoff, qdata), (doff, ddata))
+    )
+    return qid, docno, score, tag
+
+
+def _values(score: np.ndarray, float32: bool) -> np.ndarray:
+    """The scores as they will be kept: ``score``, or with ``float32`` as 32-bit floats."""
+    with np.errstate(over="ignore"):
+        return score.astype(np.float32) if float32 else score
 
 
 def _columns(
