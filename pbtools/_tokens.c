@@ -12,8 +12,9 @@
  *   - only printable ASCII inside fields (a byte >= 0x7f or a control byte other than TAB/LF:
  *     None), no blank line, one run tag;
  *   - rank and score plain decimals, [+-]?digits[.digits]([eE][+-]?digits)?;
- *   - scores finite and nonzero (a zero or an underflow goes to Python: the zero-literal rule),
- *     correctly rounded: Clinger's exact fast path (mantissa <= 2^53, |exponent| <= 22), else
+ *   - scores finite; a zero only when written as one (its literal's rule is Python's, as in
+ *     the typed read: read_tokens checks it); an underflow or an overflow: None; correctly
+ *     rounded: Clinger's exact fast path (mantissa <= 2^53, |exponent| <= 22), else
  *     strtod_l with the "C" locale (glibc's strtod is correctly rounded, like Arrow's
  *     fast_float).
  *
@@ -75,8 +76,8 @@ plain_decimal(const unsigned char *p, Py_ssize_t n)
     return i == n;
 }
 
-/* the value of a plain decimal p[0:n] into *out: 1, or 0 when it is not a plain decimal, is
- * zero (written or by underflow), is not finite, or cannot be converted exactly here */
+/* the value of a plain decimal p[0:n] into *out: 1, or 0 when it is not a plain decimal,
+ * underflows to zero, is not finite, or cannot be converted exactly here */
 static int
 parse_score(const unsigned char *p, Py_ssize_t n, double *out)
 {
@@ -141,8 +142,14 @@ parse_score(const unsigned char *p, Py_ssize_t n, double *out)
             return 0;
         exp10 += eneg ? -e : e;
     }
-    if (i != n || m == 0)
-        return 0; /* not a plain decimal, or a zero: the zero-literal rule is Python's */
+    if (i != n)
+        return 0;
+    if (m == 0) {
+        /* a zero literal (every digit 0): +-0.0 as Arrow reads it; whether the file may
+         * hold it is Python's rule (pbtools.io.direct checks these rows' literals) */
+        *out = neg ? -0.0 : 0.0;
+        return 1;
+    }
     if (!inexact && m <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
         /* Clinger: m and 10^|exp10| are exact doubles, one correctly rounded operation */
         v = (double)m;

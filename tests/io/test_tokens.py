@@ -127,7 +127,7 @@ def test_tokenizer_accepts_only_what_the_arrow_path_accepts_with_identical_value
 @needs_tokens
 def test_scores_are_arrows_correctly_rounded_doubles():
     """20,000 random decimals (1–20 digits, exponents to ±330): every finite nonzero one the
-    same double as Arrow's parse, bit for bit; the zeros and overflows left to Python."""
+    same double as Arrow's parse, bit for bit; the underflows and overflows refused."""
     rng = np.random.default_rng(7)
     n = 20_000
     mant = [str(int(x)) for x in rng.integers(1, 10**18, n) // 10 ** rng.integers(0, 18, n)]
@@ -149,8 +149,24 @@ def test_scores_are_arrows_correctly_rounded_doubles():
     score = np.frombuffer(got[5], dtype=np.float64)
     bad = np.flatnonzero(score.view(np.int64) != arrow[ok].view(np.int64))
     assert len(bad) == 0, [kept[i] for i in bad[:5]]
-    for s in [s for s, k in zip(lits, ok, strict=True) if not k][:50] + ["0", "-0.0", "1e-400"]:
-        assert TOKENS.run_columns(f"1 Q0 d 1 {s} r\n".encode()) is None, s
+    for s in [s for s, k in zip(lits, ok, strict=True) if not k][:50] + ["1e-400", "-9e999"]:
+        assert TOKENS.run_columns(f"1 Q0 d 1 {s} r\n".encode()) is None, s  # under/overflows
+
+
+@needs_tokens
+def test_zero_literals_are_signed_zeros_checked_by_pythons_rule(monkeypatch):
+    """A score written as zero is ±0.0 from the tokenizer, as from Arrow; the file is then
+    accepted by the zero-literal rule (pbtools.io.fields.to_scores), the same as the typed
+    read: a zero literal passes, an underflow does not."""
+    for z, bits in (("0", 0.0), ("-0.000", -0.0), ("+00e7", 0.0)):
+        got = TOKENS.run_columns(f"1 Q0 d 1 {z} r\n1  Q0 e 2 1 r\n".encode())
+        score = np.frombuffer(got[5], dtype=np.float64)
+        assert score[0] == 0 and np.signbit(score[0]) == np.signbit(bits), z
+    data = b"1  Q0 a 1 2 r\n1 Q0 b 2 -0.0 r\n"
+    same(read_tokens(data, float32=False), arrow_direct(data, monkeypatch))
+    assert read_tokens(b"1 Q0 a 1 2 r\n1 Q0 b 2 1e-50 r\n", float32=True) is None
+    many = b"".join(b"1  Q0 d%d %d 0 r\n" % (i, i + 1) for i in range(direct.ZERO_LINES + 1))
+    assert TOKENS.run_columns(many) is not None and read_tokens(many, float32=False) is None
 
 
 @needs_tokens
@@ -167,6 +183,7 @@ def test_scores_are_arrows_correctly_rounded_doubles():
         b"1 Q0 d 1 2\n",
         b"1 Q0 d\x00 1 2 r\n",
         b"1 Q0 d 1. 2 r\n",
+        b"1 Q0 d 1 1e-400 r\n",  # an underflow
         b"1 Q0 d 1 2 r\r\n",
         b"",
     ],
