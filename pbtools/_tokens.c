@@ -331,7 +331,9 @@ run_columns(PyObject *self, PyObject *arg)
     s.rows = count_lines(s.data, s.size);
     s.tabs_only = memchr(s.data, ' ', (size_t)s.size) == NULL;
     Py_END_ALLOW_THREADS
-    if (s.rows > (PY_SSIZE_T_MAX / 8) - 1)
+    /* a run line holds at least 11 bytes and its line end: more lines than that cannot be a
+     * clean file (a file of blank lines would otherwise allocate 16 bytes a byte) */
+    if (s.rows > (s.size + 1) / 12 || s.rows > (PY_SSIZE_T_MAX / 8) - 1)
         goto none;
     qoff = PyBytes_FromStringAndSize(NULL, (s.rows + 1) * 4);
     doff = PyBytes_FromStringAndSize(NULL, (s.rows + 1) * 4);
