@@ -7,12 +7,15 @@ categories and codes of ``name``, ``qid`` and ``docno``, and the repairs frame (
 refusal (strict) must be the same message in both. Cases (issue 30): TREC-2 lenient under both
 ``run_id`` modes, TOY (``../shared``), the bundled sample, the MS MARCO-like shape at 1 M and
 3.5 M rows, synth127, synth129 and synth63 (``benchmarks/shapes.py``). Prints one line per
-case and exits 1 when any differs.
+case and exits 1 when any differs. ``--pure`` reads the other side with ``PBTOOLS_PURE=1``
+(pyarrow alone, not the C tokenizer); ``--pure`` without ``--before``: this checkout with and
+without its compiled tokenizer.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import subprocess
 import sys
@@ -61,14 +64,17 @@ def cases() -> dict[str, tuple[Path | None, bool, str]]:
     }
 
 
-def read(root: Path, paths: list[str], lenient: bool, run_id: str):
-    """``read_runs`` of the checkout ``root`` in a fresh process (a frame, or the refusal)."""
+def read(root: Path, paths: list[str], lenient: bool, run_id: str, pure: bool = False):
+    """``read_runs`` of the checkout ``root`` in a fresh process (a frame, or the refusal);
+    ``pure``: with ``PBTOOLS_PURE=1`` (no compiled tokenizer)."""
+    env = dict(os.environ, PBTOOLS_PURE="1") if pure else None
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "frame.pickle"
         subprocess.run(
             [sys.executable, "-c", _READ, str(root), str(out), str(int(lenient)), run_id, *paths],
             check=True,
             cwd=str(root),
+            env=env,
         )
         with open(out, "rb") as f:
             return pickle.load(f)
@@ -99,9 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     from pbtools.io import run_files
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before", type=Path, required=True, metavar="CHECKOUT")
+    ap.add_argument("--before", type=Path, metavar="CHECKOUT")
+    ap.add_argument("--pure", action="store_true", help="the other side with PBTOOLS_PURE=1")
     ap.add_argument("--cases", help="comma-separated case names (default: all)")
     args = ap.parse_args(argv)
+    if args.before is None and not args.pure:
+        ap.error("give --before CHECKOUT, --pure, or both")
+    before = ROOT if args.before is None else args.before
     warnings.simplefilter("ignore")
     table = cases()
     names = args.cases.split(",") if args.cases else list(table)
@@ -113,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         paths = [str(p) for p in run_files(track / "Runs")]
         diff = differences(
-            read(ROOT, paths, lenient, run_id), read(args.before, paths, lenient, run_id)
+            read(ROOT, paths, lenient, run_id),
+            read(before, paths, lenient, run_id, pure=args.pure),
         )
         bad += diff is not None
         print(f"{name:14s} {'identical' if diff is None else 'DIFFERS: ' + diff}", flush=True)

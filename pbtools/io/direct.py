@@ -20,6 +20,14 @@ literal), a NaN rank, a second run tag — and the caller reads the file again w
 path, which finds the exact line and problem, raises it (strict) or repairs it (lenient). So
 the direct path only ever accepts what the general path would accept without a repair, and it
 yields the same values (Arrow's CSV reader and Arrow's cast share one number parser).
+
+When pbtools was built with its C extension (:mod:`pbtools.native`), a file is first offered
+to its tokenizer (``pbtools/_tokens.c``, :func:`read_tokens`): one pass over the bytes that
+accepts a strict subset of what the typed read accepts (six fields on every line, printable
+ASCII, plain decimal ranks and scores, finite scores, zeros only as zero literals, one tag)
+and yields the same
+columns, several times cheaper than Arrow's general CSV reader; anything else it leaves to the
+typed read as above.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from pbtools import native
 from pbtools.errors import TrecFormatError
 from pbtools.io.fields import Fields, to_scores
 from pbtools.io.repairs import Repairs
@@ -125,6 +134,9 @@ def read_direct(
     """
     if not data:
         return None
+    tokens = read_tokens(data, float32=float32)
+    if tokens is not None:
+        return tokens
     tab, space = b"\t" in data, b" " in data
     if tab and space or (space and _ragged(data)):
         data, sep = uniform_blanks(data), " "
@@ -142,22 +154,64 @@ def read_direct(
     low = n - (not data.endswith(b"\n")) + (5 * n if sep == "\t" else 0)
     if _low_bytes(data) != low or b"\x7f" in data:
         return None
-    with np.errstate(over="ignore"):
-        value = score.astype(np.float32) if float32 else score
-    if not (np.isfinite(value).all() and value.all()):
-        if not np.isfinite(value).all():
-            return None  # NaN, inf, an overflow: the general path names them
-        # a zero is fine when it is written as one: that needs the zeros' literals; an
-        # underflow (a nonzero literal read as 0) goes to the general path
-        literal = _zero_literals(data, sep, np.flatnonzero(value == 0))
-        if literal is None:
-            return None
-        fields = Fields("", len(literal), np.arange(len(literal)), [], Repairs())
-        try:
-            to_scores(literal, fields, lenient=False, float32=float32)
-        except TrecFormatError:
-            return None
+    return (qid, docno, score, tag) if _scores_ok(data, sep, score, float32) else None
+
+
+def _scores_ok(data: bytes, sep: str | None, score: np.ndarray, float32: bool) -> bool:
+    """True when every score is finite and nonzero as it will be kept (float64, or float32),
+    or zero only where its literal is a zero (:func:`pbtools.io.fields.to_scores`' rule): an
+    underflow, NaN, inf or an overflow is the general path's to name. ``sep``: the file's one
+    separator, or None when its fields are separated by runs of blanks (the tokenizer's)."""
+    value = _values(score, float32)
+    if np.isfinite(value).all() and value.all():
+        return True
+    if not np.isfinite(value).all():
+        return False
+    literal = _zero_literals(data, sep, np.flatnonzero(value == 0))
+    if literal is None:
+        return False
+    fields = Fields("", len(literal), np.arange(len(literal)), [], Repairs())
+    try:
+        to_scores(literal, fields, lenient=False, float32=float32)
+    except TrecFormatError:
+        return False
+    return True
+
+
+def read_tokens(
+    data: bytes, *, float32: bool
+) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray, str] | None:
+    """:func:`read_direct`'s result by the compiled tokenizer (``pbtools._tokens``), or None
+    when it is not built (or ``PBTOOLS_PURE`` is set) or leaves the file to the typed read: it
+    accepts only files the typed read accepts, with identical values (``tests/io/test_tokens.py``).
+
+    Examples
+    --------
+    >>> got = read_tokens(b"1 Q0 d1 1 2.5 r\\n1\\tQ0 d2  2 -1e-3 r\\n", float32=False)
+    >>> got is None or (got[1].to_pylist(), got[2].tolist()) == (["d1", "d2"], [2.5, -0.001])
+    True
+    """
+    module = native.tokens()
+    got = None if module is None else module.run_columns(data)
+    if got is None:
+        return None
+    rows, qoff, qdata, doff, ddata, score, tag = got
+    score = np.frombuffer(score, dtype=np.float64)
+    if not _scores_ok(data, None, score, float32):
+        return None  # the typed read decides (a float32 overflow or underflow, many zeros)
+    qid, docno = (
+        pa.chunked_array(
+            [pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(o), pa.py_buffer(d)])]
+        )
+        for o, d in ((qoff, qdata), (doff, ddata))
+    )
     return qid, docno, score, tag
+
+
+def _values(score: np.ndarray, float32: bool) -> np.ndarray:
+    """The scores as they will be kept: ``score``, or with ``float32`` as 32-bit floats."""
+    with np.errstate(over="ignore"):
+        return score.astype(np.float32) if float32 else score
 
 
 def _columns(
@@ -231,12 +285,13 @@ def _ragged(data: bytes) -> bool:
 ZERO_LINES = 64
 
 
-def _zero_literals(data: bytes, sep: str, rows: np.ndarray) -> pa.Array | None:
+def _zero_literals(data: bytes, sep: str | None, rows: np.ndarray) -> pa.Array | None:
     """The score literals of lines ``rows`` (0-based; a file read by :func:`_columns`: six
-    fields, single separators), or None when the read fails. A few lines of a file of one
-    block are cut out of the bytes (synth129: 21 of 129 files hold one to three zero scores;
-    a second CSV read of the file took 5 ms a file); else every score is read as text
-    (:func:`_score_literals`).
+    fields, single separators ``sep``; or by the tokenizer, ``sep`` None: runs of blanks), or
+    None when the read fails. A few lines of a file of one block are cut out of the bytes
+    (synth129: 21 of 129 files hold one to three zero scores; a second CSV read of the file
+    took 5 ms a file); else every score is read as text (:func:`_score_literals`; None for
+    the tokenizer's files, which the typed read then takes).
 
     Examples
     --------
@@ -244,12 +299,14 @@ def _zero_literals(data: bytes, sep: str, rows: np.ndarray) -> pa.Array | None:
     ['0.0', '-0']
     """
     if len(rows) > ZERO_LINES or len(data) > BLOCK_BYTES:
+        if sep is None:
+            return None
         literal = _score_literals(data, sep)
         return None if literal is None else literal.take(pa.array(rows))
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     ends = np.append(ends, len(data))
     starts = np.concatenate([[0], ends[:-1] + 1])
-    s = sep.encode()
+    s = None if sep is None else sep.encode()
     lines = [data[starts[r] : ends[r]].split(s) for r in rows.tolist()]
     if any(len(f) != 6 for f in lines):
         return None

@@ -183,6 +183,7 @@ def test_direct_read_block_by_block(monkeypatch):
     general path."""
     import pyarrow.csv as pcsv
 
+    monkeypatch.setenv("PBTOOLS_PURE", "1")  # the typed Arrow read's blocks, not the tokenizer
     lines = [f"{q}\tQ0\td{q}x{i}\t{i}\t{10 - i / 7:.6f}\tr\n" for q in (3, 1) for i in range(40)]
     data = "".join(lines).encode()
     whole = direct.read_direct(data, float32=False)
