@@ -20,6 +20,7 @@ import numpy as np
 from pbtools.joins import composite_key
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure
+from pbtools.measures.stages import stage
 from pbtools.order import group_starts, ranks_from_starts, trec_sort_order
 
 __all__ = ["Grouping", "kernel_labels"]
@@ -199,6 +200,7 @@ class Grouping:
             keep = rank <= depth
             g, rank, label = g[keep], rank[keep], label[keep]
         view = K.View(g, rank, label, len(self.groups["name"]))
+        stage("view")
         return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
 
     def order(self) -> np.ndarray:

@@ -21,6 +21,7 @@ from pbtools.joins import judged_labels
 from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.averages import trec_averages
 from pbtools.measures.names import Measure
+from pbtools.measures.stages import stage
 
 __all__ = ["PerTopic", "score_encoded", "topic_table", "sorted_union"]
 
@@ -118,6 +119,7 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
             f"docno={qrels.docnos[int(qrels.docno[dup])]}) more than once"
         )
     label = kernel_labels(lab, hit)
+    stage("judge")
     # the grouping (measures.compute): topics over the sorted union of both dictionaries
     qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
     setup = Grouping(
@@ -137,12 +139,13 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     )
     if topics == "all":
         setup.add_missing_topics()
+    stage("group set-up")
     texts: dict = {}
     values, resid = setup.scores(list(measures), texts)
     order = setup.order()
     grp = setup.groups
     rbp = any(m.base == "RBP" for m in measures)
-    return PerTopic(
+    out = PerTopic(
         runs.names.to_pylist(),
         qids,
         list(measures),
@@ -152,6 +155,8 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
         resid[order] if rbp else None,
         {j: t[order] for j, t in texts.items()},
     )
+    stage("order")
+    return out
 
 
 def topic_table(runs, qrels):

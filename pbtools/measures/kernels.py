@@ -20,6 +20,7 @@ import numpy as np
 
 from pbtools.measures.registry import family_of
 from pbtools.measures.segments import segment_sums, starts_of, subtract_gathered
+from pbtools.measures.stages import stage
 
 UNJUDGED = -1  # label code of unjudged rows (not in the qrels: trec_eval's RELVALUE_NONPOOL)
 PAD = -2  # label code of the cells past the end of a ranking (View.from_matrix)
@@ -387,6 +388,7 @@ def score(
             texts[j] = res
         elif res is not None and resid is not None and res.dtype.kind == "f":
             resid[:, j] = res
+        stage(str(m))
     return values, resid
 
 
