@@ -120,12 +120,12 @@ class Grouping:
         self.sizes, self.nq = sizes, nq
         # judged rows: order by group, trec order inside
         n_names = max(int(n_names), 1)
-        gid = composite_key([*kj, nc, jqc], [*sizes, n_names, nq])
-        perm = None if _ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
-        if perm is not None:
-            gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
+        start = group_starts(*kj, nc, jqc)  # (no row-sized key of the groups)
+        if not _ordered(start, [*kj, nc, jqc], [*sizes, n_names, nq], score, doc):
+            perm = trec_sort_order([*kj, nc, jqc], score, doc)
+            kj, nc, jqc = [k[perm] for k in kj], nc[perm], jqc[perm]
             label = label[perm]
-        start = group_starts(gid)
+            start = group_starts(*kj, nc, jqc)
         rank = ranks_from_starts(start)
         g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
         # group table and its qrels topic; groups without qrels topic are not evaluated
@@ -152,9 +152,11 @@ class Grouping:
         self.n_names = n_names
         self._runs = np.unique(composite_key([*gkeys, gname], [*sizes, n_names]))
         self.groups = dict(keys=[k[ok] for k in gkeys], name=gname[ok], qid=gqid[ok], topic=pos[ok])
-        keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)  # (no row when no group)
-        kept = (g, rank, label) if ok.all() else (new_index[g[keep]], rank[keep], label[keep])
-        self.rows = kept  # every row when every group has its qrels topic: no copies
+        if ok.all():  # every row when every group has its qrels topic: no copies
+            self.rows = (g, rank, label)
+        else:
+            keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)
+            self.rows = (new_index[g[keep]], rank[keep], label[keep])
 
     def add_missing_topics(self) -> None:
         """trec_eval ``-c``: add every qrels topic a (keys, run) lacks, as an empty ranking."""
@@ -209,14 +211,36 @@ class Grouping:
         return np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
 
 
-def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
-    """Groups contiguous and trec-ordered inside (then no sort is needed)."""
-    if len(gid) < 2:
+#: rows of one block of :func:`_ordered` (its temporaries: a few MiB, reused)
+BLOCK_ROWS = 1 << 20
+
+
+def _ordered(start: np.ndarray, keys, sizes, score: np.ndarray, doc: np.ndarray) -> bool:
+    """Groups contiguous (``start``: the first rows of the runs of equal ``keys``, code
+    arrays over ``sizes`` values, each once) and trec-ordered inside (then no sort is needed),
+    checked a block of rows at a time: no row-sized temporary.
+
+    Examples
+    --------
+    >>> gid, score = np.array([0, 0, 1]), np.array([2.0, 2.0, 1.0])
+    >>> _ordered(group_starts(gid), [gid], [2], score, np.array([5, 4, 9]))
+    True
+    >>> _ordered(group_starts(gid), [gid], [2], score, np.array([4, 5, 9]))  # docno descending
+    False
+    >>> gid = np.array([0, 1, 0])  # group 0 twice
+    >>> _ordered(group_starts(gid), [gid], [2], np.ones(3), np.zeros(3))
+    False
+    """
+    n = len(start)
+    if n < 2:
         return True
-    start = group_starts(gid)
-    heads = gid[start]
+    heads = composite_key([k[start] for k in keys], sizes)
     if len(np.unique(heads)) != len(heads):
         return False
-    same = ~start[1:]
-    ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] < doc[:-1]))
-    return bool(np.all(ok[same]))
+    for a in range(1, n, BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, n)
+        s0, s1 = score[a - 1 : b - 1], score[a:b]
+        ok = (s1 < s0) | ((s1 == s0) & (doc[a:b] < doc[a - 1 : b - 1])) | start[a:b]
+        if not ok.all():
+            return False
+    return True

@@ -18,6 +18,7 @@ import numpy as np
 
 from pbtools.idarrays import map_into, merge_dictionaries
 from pbtools.joins import judged_labels
+from pbtools.measures import kernels as K
 from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.averages import trec_averages
 from pbtools.measures.names import Measure
@@ -110,15 +111,20 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     qmap = map_into(qrels.qids, runs.qids)
     dmap = map_into(qrels.docnos, runs.docnos)
     qqc, qdc = _through(qmap, qrels.qid), _through(dmap, qrels.docno)
-    lab, hit, dup = judged_labels(
-        [runs.qid, runs.docno], [qqc, qdc], qrels.label, [len(runs.qids), len(runs.docnos)]
+    # the kernels' labels of the qrels rows, looked up for every run row (UNJUDGED: none)
+    qlab = kernel_labels(np.asarray(qrels.label), np.ones(len(qrels.label), dtype=bool))
+    label, _, dup = judged_labels(
+        [runs.qid, runs.docno],
+        [qqc, qdc],
+        qlab,
+        [len(runs.qids), len(runs.docnos)],
+        missing=K.UNJUDGED,
     )
     if dup is not None:  # the readers refuse repeated judgments; frames.judge's message
         raise ValueError(
             f"qrels judge (qid={qrels.qids[int(qrels.qid[dup])]}, "
             f"docno={qrels.docnos[int(qrels.docno[dup])]}) more than once"
         )
-    label = kernel_labels(lab, hit)
     stage("judge")
     # the grouping (measures.compute): topics over the sorted union of both dictionaries
     qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
