@@ -55,7 +55,7 @@ def test_starts_of_and_take_into_by_blocks(monkeypatch, seed):
 
 def test_one_buffer_for_the_rows_weights_holds_the_last_key():
     g, r, label, G = _rankings(3, groups=12)
-    ms = parse_all(["AP", "nDCG", "Bpref", "AP@3", "nDCG@5", "Rprec", "P@2"])
+    ms = parse_all(["AP", "nDCG", "Bpref(rel=2)", "AP@3", "nDCG@5", "Rprec", "P@2", "Bpref"])
     topics = K.Topics(np.arange(G).repeat(4), np.tile([0, 1, 2, 1], G), G)
     v = K.View(g, r, label, G)
     together, _ = K.score(v, topics, np.arange(G), ms)
