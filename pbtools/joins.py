@@ -46,9 +46,8 @@ def judged_labels(
     kernels' labels in one array (:func:`pbtools.measures.arrays.kernel_labels` of the qrels'
     labels), with no row-sized mask or copy beside it.
 
-    The run rows are looked up a block of :data:`BLOCK_ROWS` at a time (their keys never
-    exist for every row at once); the documents no qrels row judges share one key column, so
-    no row needs a test of its own.
+    The run rows are looked up a block of :data:`BLOCK_ROWS` at a time, and only those of a
+    document some qrels row judges (a key for those alone): no row-sized key or mask.
 
     Examples
     --------
@@ -99,29 +98,35 @@ def judged_labels(
 
 def _lookup(sorted_keys, parts, dmap, space, values, default) -> np.ndarray:
     """``values`` at the position of each run row's key in ``sorted_keys`` (``default`` where
-    absent): the key of ``parts`` (the last one, documents, through ``dmap``), one block of
-    rows at a time, by one direct table when the key space is small (:func:`positions_in`'s
-    rule), else by binary search."""
+    absent): the key of ``parts`` (the last one, documents, through ``dmap``; ``space[-1] -
+    1``: a document no qrels row judges), one block of rows at a time; only the rows of a
+    judged document are looked up (by one direct table when the key space is small,
+    :func:`positions_in`'s rule, else by binary search), the others are ``default`` at once.
+    """
     n = len(parts[0])
-    out = np.empty(n, dtype=values.dtype)
+    out = np.full(n, default, dtype=values.dtype)
+    if len(sorted_keys) == 0:
+        return out
     size = int(np.prod(space, dtype=np.float64))
     direct = size <= 2 * n + (1 << 22)
-    kdt = np.int32 if size < 2**31 else np.int64
-    if len(sorted_keys) == 0:
-        out[:] = default
-        return out
     if direct:
         table = np.full(size, default, dtype=values.dtype)
         table[sorted_keys] = values
+    judged = dmap < space[-1] - 1  # (a byte a document: the first test of every row)
     for a in range(0, n, BLOCK_ROWS):
-        block = [p[a : a + BLOCK_ROWS] for p in parts]
-        block[-1] = dmap[block[-1]]
-        key = composite_key(block, space, kdt)
-        if direct:
-            np.take(table, key, out=out[a : a + BLOCK_ROWS], mode="clip")  # (no buffer)
+        docs = parts[-1][a : a + BLOCK_ROWS]
+        at = np.flatnonzero(judged[docs])
+        if len(at) == 0:
             continue
-        pos = np.minimum(np.searchsorted(sorted_keys, key), len(sorted_keys) - 1)
-        out[a : a + BLOCK_ROWS] = np.where(sorted_keys[pos] == key, values[pos], default)
+        key = composite_key(
+            [*(p[a : a + BLOCK_ROWS][at] for p in parts[:-1]), dmap[docs[at]]], space
+        )
+        if direct:
+            got = table[key]
+        else:
+            pos = np.minimum(np.searchsorted(sorted_keys, key), len(sorted_keys) - 1)
+            got = np.where(sorted_keys[pos] == key, values[pos], default)
+        out[a + at] = got
     return out
 
 

@@ -65,6 +65,10 @@ class Grouping:
     topics : {"judged", "all", "answered"}
         Which (run, topic) are evaluated (:mod:`pbtools.measures.topics`); ``"all"`` needs
         :meth:`add_missing_topics` after construction.
+    rank : ndarray, optional
+        The rows' 1-based places in their groups when the caller has them (the reader's runs,
+        in trec order): used, once checked, when the rows need no sort (no row-sized array
+        made for them); else computed.
 
     Attributes
     ----------
@@ -104,6 +108,7 @@ class Grouping:
         n_names: int,
         nq: int,
         topics: str = "judged",
+        rank: np.ndarray | None = None,
     ):
         kj, kq, sizes = list(run_keys), list(qrels_keys), [max(int(s), 1) for s in sizes]
         nq = max(int(nq), 1)
@@ -126,8 +131,11 @@ class Grouping:
             kj, nc, jqc = [k[perm] for k in kj], nc[perm], jqc[perm]
             label = label[perm]
             start = group_starts(*kj, nc, jqc)
-        rank = ranks_from_starts(start)
-        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
+            rank = None
+        if rank is None or not _places(start, rank):
+            rank = ranks_from_starts(start)
+        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64)
+        g -= 1  # (in place: no second row-sized array)
         # group table and its qrels topic; groups without qrels topic are not evaluated
         first = np.flatnonzero(start)
         gkeys = [k[first] for k in kj]
@@ -213,6 +221,27 @@ class Grouping:
 
 #: rows of one block of :func:`_ordered` (its temporaries: a few MiB, reused)
 BLOCK_ROWS = 1 << 20
+
+
+def _places(start: np.ndarray, rank: np.ndarray) -> bool:
+    """Whether ``rank`` holds each row's 1-based place in its group (``start``: the groups'
+    first rows), checked a block of rows at a time.
+
+    Examples
+    --------
+    >>> start = np.array([True, False, True])
+    >>> _places(start, np.array([1, 2, 1])), _places(start, np.array([1, 2, 2]))
+    (True, False)
+    """
+    n = len(start)
+    if len(rank) != n or (n and rank[0] != 1):
+        return False
+    for a in range(1, n, BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, n)
+        r = rank[a:b]
+        if not np.where(start[a:b], r == 1, r == rank[a - 1 : b - 1] + 1).all():
+            return False
+    return True
 
 
 def _ordered(start: np.ndarray, keys, sizes, score: np.ndarray, doc: np.ndarray) -> bool:

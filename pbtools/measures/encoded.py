@@ -101,7 +101,8 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     >>> from pbtools.measures.names import parse_all
     >>> runs = NS(names=pa.array(["a"]), qids=pa.array(["1"]), docnos=pa.array(["d1", "d2"]),
     ...           name=np.zeros(2, np.int32), qid=np.zeros(2, np.int32),
-    ...           docno=np.array([0, 1], np.int32), score=np.array([2.0, 1.0]))
+    ...           docno=np.array([0, 1], np.int32), score=np.array([2.0, 1.0]),
+    ...           rank=np.array([1, 2], np.int32))
     >>> qrels = NS(qids=pa.array(["1"]), docnos=pa.array(["d2"]), qid=np.zeros(1, np.int32),
     ...            docno=np.zeros(1, np.int32), label=np.array([1], np.int16))
     >>> score_encoded(runs, qrels, parse_all(["P@2", "RR"])).values.tolist()
@@ -142,6 +143,7 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
         len(runs.names),
         len(qids),
         topics,
+        rank=np.asarray(runs.rank),  # (trec order: each row's place, checked)
     )
     if topics == "all":
         setup.add_missing_topics()

@@ -126,3 +126,23 @@ def test_order_check_by_blocks_sees_every_boundary(monkeypatch, seed):
         tie[i] = tie[i - 1]
         assert A._ordered(start, [g], [G], tie, np.where(np.arange(len(g)) < i, 1, 0))
         assert not A._ordered(start, [g], [G], tie, np.where(np.arange(len(g)) < i, 0, 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_callers_places_are_checked_by_blocks(monkeypatch, seed):
+    monkeypatch.setattr(A, "BLOCK_ROWS", 2)
+    g, r, label, G = _rankings(seed)
+    start = group_starts(g)
+    assert A._places(start, r)
+    ms = parse_all(["AP", "P@2", "RR"])
+    args = ([], g, g, -r.astype(np.float64), np.zeros(len(g), np.int64), label, [])
+    qrels = (np.arange(G).repeat(2), np.tile([1, 0], G), [], G, G)
+    want, _ = A.Grouping(*args, *qrels).scores(ms)
+    for i in range(len(g)):  # a wrong place anywhere: not taken, the places computed
+        bad = r.copy()
+        bad[i] += 1
+        assert not A._places(start, bad)
+        got, _ = A.Grouping(*args, *qrels, rank=bad).scores(ms)
+        assert got.tolist() == want.tolist()
+    got, _ = A.Grouping(*args, *qrels, rank=r).scores(ms)
+    assert got.tolist() == want.tolist()
