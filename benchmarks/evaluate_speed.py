@@ -23,16 +23,19 @@ item 1). For each shape it prints:
   *Arrow in-memory size of the runs*, defined as ``Table.nbytes`` of the parse-floor table
   (``benchmarks/parse_floor.py``: every run line's six fields, ids and rank as Arrow strings,
   score as float64, one table, no dictionary encoding). Target: ≤ 3×.
-* **in-process breakdown** of ``pbtools evaluate`` (a fresh child process per repeat, medians):
-  import of the command line (pandas with it), qrels (``io.read_qrels``), runs
-  (``io.read_runs``), judge (the join with the qrels and the coverage check of
-  ``measures.evaluate``), compute (``measures.compute``: grouping, trec order, the kernels),
-  aggregate (``measures.aggregate``), write (the averages table as text), and the rest of that
-  child's time: interpreter start-up and exit; on the wall clock, in CPU (user + system, every
-  thread), in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
-  the 129-run shape under load) and in minor page faults; the child sets Arrow's allocator as
-  the command line does (:func:`pbtools.cli.use_system_allocator`). Each tool's whole-process
-  line has its system CPU and minor faults too.
+* **breakdown by stage** of the command line's own path (a fresh child process per repeat,
+  medians): ``pbtools.cli.main`` runs ``pbtools evaluate`` as ``python -m pbtools`` does (the
+  pandas-free reader, judge, grouping and kernels on arrays) and the marks it makes
+  (:func:`pbtools.measures.stages.stage`) split it: start-up (the interpreter, before the
+  child's first line), import (and the arguments), qrels, runs, coverage (and ``-M``), judge
+  (the join: every run row's label), group set-up (grouping, trec order check, ranks), view
+  (the rankings' starts), each measure's kernel (each family's together), order (the groups
+  in output order), aggregate (the averages), tables (the text), write, and exit (``os._exit``
+  as :func:`pbtools.cli.entry`: the kernel unmapping the arrays; the parent's figure beyond
+  the last mark); on the wall clock, in CPU (user + system, every thread), in system CPU
+  alone (the kernel zeroing fresh pages) and in minor page faults. With ``--before`` a
+  checkout that marks its stages is broken down in the same rounds, its CPU and system CPU
+  beside. Each tool's whole-process line has its system CPU and minor faults too.
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
@@ -222,11 +225,13 @@ def child(cmd: list[str], root: Path = ROOT) -> tuple[float, float, str, float, 
     seconds, its peak RSS in MiB, its standard output, its CPU seconds: user + system, all
     threads, the system part of them, its minor page faults)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    # run from ``root``: ``python -m pbtools`` puts the working directory first on its path,
+    # before PYTHONPATH (run from another checkout, "before" would time that one's pbtools)
     # bytecode is cached as in any installation (the warm-up writes it), even where the
     # environment turns that off: compiling pbtools' modules on every start is not its speed
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run(
-        [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True
+        [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True, cwd=root
     ).stdout.decode()
     out, _, measure = out.rpartition("\n@@measure ")
     code, wall, rss, cpu, system, faults = measure.split()
@@ -244,13 +249,12 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
     pb = [sys.executable, "-m", "pbtools", "evaluate", str(qrels_file), str(run_dir), *ms]
     pb += ["--lenient"] if LENIENT.get(shape, False) else []
     te = [sys.executable, __file__, "--pytrec-child", str(qrels_file), *run_files]
-    bd = [
-        sys.executable,
-        __file__,
-        "--breakdown-child",
-        str(track),
-        str(int(LENIENT.get(shape, False))),
-    ]
+    lenient = str(int(LENIENT.get(shape, False)))
+
+    def bd(root: Path) -> list[str]:  # each checkout's own script: it imports its pbtools
+        script = root / "benchmarks" / Path(__file__).name
+        return [sys.executable, str(script), "--breakdown-child", str(track), lenient]
+
     tools = [("pb", pb, ROOT), ("te", te, ROOT)] + ([("pb0", pb, before)] if before else [])
     # the breakdown of each checkout that marks its stages (pbtools.measures.stages)
     staged_roots = [("", ROOT)]
@@ -259,7 +263,7 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
     for _, cmd, root in tools:  # warm-up (page cache, .pyc files)
         child(cmd, root)
     for _, root in staged_roots:
-        child(bd, root)
+        child(bd(root), root)
     staged = tuple(
         f"{k}{x}"
         for x, _ in staged_roots
@@ -278,7 +282,7 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
             rec[f"{key}_sys"].append(system)
             rec[f"{key}_flt"].append(faults)
         for x, root in staged_roots:
-            wall, _, out, cpu, system, faults = child(bd, root)
+            wall, _, out, cpu, system, faults = child(bd(root), root)
             steps = json.loads(out)
             end = steps.pop("end")
             steps["wall"]["exit"] = max(wall - sum(steps["wall"].values()), 0.0)  # (+ start-up)
