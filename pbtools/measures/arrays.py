@@ -55,7 +55,7 @@ class Grouping:
         Codes of the judged rows' run, topic (over the dictionary shared with ``qrels_qid``,
         ``nq`` ids) and document (any order-preserving codes: ties break on them, descending).
     score : ndarray of float64
-    label : ndarray of int32
+    label : ndarray of int16 or int32
         The judged rows' labels: :data:`~.kernels.UNJUDGED` for a document the qrels lack,
         :data:`~.kernels.POOLED` for a negative qrels label.
     qrels_qid, qrels_label : ndarray

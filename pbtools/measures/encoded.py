@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbtools.idarrays import map_into, merge_dictionaries
-from pbtools.joins import judged_labels
+from pbtools.joins import LABEL_DTYPE, judged_labels
 from pbtools.measures import kernels as K
 from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.averages import trec_averages
@@ -113,7 +113,9 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     dmap = map_into(qrels.docnos, runs.docnos)
     qqc, qdc = _through(qmap, qrels.qid), _through(dmap, qrels.docno)
     # the kernels' labels of the qrels rows, looked up for every run row (UNJUDGED: none)
+    # (int16 as the qrels' labels: the codes fit, and a run row's label is half the memory)
     qlab = kernel_labels(np.asarray(qrels.label), np.ones(len(qrels.label), dtype=bool))
+    qlab = qlab.astype(LABEL_DTYPE)
     label, _, dup = judged_labels(
         [runs.qid, runs.docno],
         [qqc, qdc],
