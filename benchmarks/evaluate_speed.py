@@ -23,16 +23,19 @@ item 1). For each shape it prints:
   *Arrow in-memory size of the runs*, defined as ``Table.nbytes`` of the parse-floor table
   (``benchmarks/parse_floor.py``: every run line's six fields, ids and rank as Arrow strings,
   score as float64, one table, no dictionary encoding). Target: ≤ 3×.
-* **in-process breakdown** of ``pbtools evaluate`` (a fresh child process per repeat, medians):
-  import of the command line (pandas with it), qrels (``io.read_qrels``), runs
-  (``io.read_runs``), judge (the join with the qrels and the coverage check of
-  ``measures.evaluate``), compute (``measures.compute``: grouping, trec order, the kernels),
-  aggregate (``measures.aggregate``), write (the averages table as text), and the rest of that
-  child's time: interpreter start-up and exit; on the wall clock, in CPU (user + system, every
-  thread), in system CPU alone (the kernel zeroing fresh pages: ~0.5–1 s of ``compute`` on
-  the 129-run shape under load) and in minor page faults; the child sets Arrow's allocator as
-  the command line does (:func:`pbtools.cli.use_system_allocator`). Each tool's whole-process
-  line has its system CPU and minor faults too.
+* **breakdown by stage** of the command line's own path (a fresh child process per repeat,
+  medians): ``pbtools.cli.main`` runs ``pbtools evaluate`` as ``python -m pbtools`` does (the
+  pandas-free reader, judge, grouping and kernels on arrays) and the marks it makes
+  (:func:`pbtools.measures.stages.stage`) split it: start-up (the interpreter, before the
+  child's first line), import (and the arguments), qrels, runs, coverage (and ``-M``), judge
+  (the join: every run row's label), group set-up (grouping, trec order check, ranks), view
+  (the rankings' starts), each measure's kernel (each family's together), order (the groups
+  in output order), aggregate (the averages), tables (the text), write, and exit (``os._exit``
+  as :func:`pbtools.cli.entry`: the kernel unmapping the arrays; the parent's figure beyond
+  the last mark); on the wall clock, in CPU (user + system, every thread), in system CPU
+  alone (the kernel zeroing fresh pages) and in minor page faults. With ``--before`` a
+  checkout that marks its stages is broken down in the same rounds, its CPU and system CPU
+  beside. Each tool's whole-process line has its system CPU and minor faults too.
 * the **in-process figures** this script printed before (parse floor, ``read_runs``, pbtools and
   pytrec_eval end to end and after parsing, best of ``--repeat``), per shape.
 
@@ -142,56 +145,53 @@ def pytrec_evaluate(qrel, runs):
 
 
 def breakdown_child(track: str, lenient: bool) -> None:
-    """The steps of ``pbtools evaluate`` (``pbtools/cli/evaluate.py``) timed one by one; prints
-    a JSON object: each step's wall seconds (``wall``), CPU seconds of the process, every
-    thread (``cpu``: user + system) and the system part of them (``sys``: mostly the kernel
-    zeroing the pages of fresh arrays)."""
+    """``pbtools evaluate`` (the command line's own path: :func:`pbtools.cli.main`, the
+    pandas-free reader and scorer on arrays) timed between the marks it makes
+    (:func:`pbtools.measures.stages.stage`): reading the qrels and the runs, the coverage
+    check, the join (``judge``), the grouping's set-up, the rankings' view, each measure's
+    kernel, trec order (``order``), the averages, the tables and text, writing. Prints a JSON
+    object: per stage the wall seconds (``wall``), CPU seconds of the process, every thread
+    (``cpu``: user + system), the system part of them (``sys``: mostly the kernel zeroing the
+    pages of fresh arrays) and minor page faults (``faults``); ``start-up`` is what the process
+    had used before its first line ran (interpreter start). Then ends the process as the
+    command line does (``os._exit``: :func:`pbtools.cli.entry`), so that what the parent
+    measures beyond the last mark is the exit (the kernel unmapping the arrays)."""
     import resource
 
-    def mark():
+    def mark(name: str) -> None:
         use = resource.getrusage(resource.RUSAGE_SELF)
-        marks.append((time.perf_counter(), time.process_time(), use.ru_stime, use.ru_minflt))
+        marks.append(
+            (name, time.perf_counter(), use.ru_utime + use.ru_stime, use.ru_stime, use.ru_minflt)
+        )
 
     marks: list = []
-    mark()
+    mark("start-up")
     import pbtools.cli  # (what `python -m pbtools` imports)
-    from pbtools import io
-    from pbtools import measures as m
-    from pbtools.cli.common import emit
-    from pbtools.frames import judge
+    from pbtools.measures.stages import recording
 
-    pbtools.cli.use_system_allocator()  # as the command line does (cli.main)
-    mark()
-    warnings.simplefilter("ignore")
     qrels_file, run_dir = track_files(Path(track))
-    qrels = io.read_qrels(qrels_file, lenient=lenient)
-    mark()
-    runs = io.read_runs(run_dir, lenient=lenient)
-    mark()
-    m.warn_coverage(runs, qrels)  # what measures.evaluate does before scoring
-    judged = judge(runs, qrels)
-    mark()
-    per = m.compute(judged, qrels, PB_MEASURES)
-    mark()
-    avg = m.aggregate(per, qrels=qrels)
-    mark()
-    with open(os.devnull, "w") as null:
+    ms = [a for name in PB_MEASURES for a in ("-m", name)]
+    argv = ["evaluate", str(qrels_file), str(run_dir), *ms] + (["--lenient"] if lenient else [])
+    with open(os.devnull, "w") as null, recording(mark):
         stdout, sys.stdout = sys.stdout, null
+        stderr, sys.stderr = sys.stderr, null
         try:
-            emit(avg.pb.wide(), "table", None)
+            code = pbtools.cli.main(argv)
         finally:
-            sys.stdout = stdout
-    mark()
-    out = {
-        kind: {k: marks[i + 1][j] - marks[i][j] for i, k in enumerate(STAGES)}
-        for j, kind in enumerate(("wall", "cpu", "sys", "faults"))
-    }
-    print(json.dumps(out))
-
-
-#: the steps of :func:`breakdown_child`: qrels and runs are the parse; judge is the join with
-#: the qrels (and the coverage check), compute the grouping, trec order and kernels
-STAGES = ("import", "qrels", "runs", "judge", "compute", "aggregate", "write")
+            sys.stdout, sys.stderr = stdout, stderr
+    if code != 0:
+        raise SystemExit(f"pbtools evaluate failed with exit status {code}")
+    out: dict = {kind: {} for kind in ("wall", "cpu", "sys", "faults")}
+    out["wall"]["start-up"] = 0.0  # (the parent's wall clock counts it with the exit)
+    for j, kind in ((2, "cpu"), (3, "sys"), (4, "faults")):
+        out[kind]["start-up"] = marks[0][j]
+    for prev, cur in zip(marks, marks[1:], strict=False):
+        for j, kind in enumerate(("wall", "cpu", "sys", "faults"), start=1):
+            out[kind][cur[0]] = out[kind].get(cur[0], 0) + cur[j] - prev[j]
+    out["end"] = {"cpu": marks[-1][2], "sys": marks[-1][3], "faults": marks[-1][4]}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+    os._exit(0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,11 +225,13 @@ def child(cmd: list[str], root: Path = ROOT) -> tuple[float, float, str, float, 
     seconds, its peak RSS in MiB, its standard output, its CPU seconds: user + system, all
     threads, the system part of them, its minor page faults)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    # run from ``root``: ``python -m pbtools`` puts the working directory first on its path,
+    # before PYTHONPATH (run from another checkout, "before" would time that one's pbtools)
     # bytecode is cached as in any installation (the warm-up writes it), even where the
     # environment turns that off: compiling pbtools' modules on every start is not its speed
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run(
-        [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True
+        [sys.executable, "-c", _SPAWN, *cmd], stdout=subprocess.PIPE, env=env, check=True, cwd=root
     ).stdout.decode()
     out, _, measure = out.rpartition("\n@@measure ")
     code, wall, rss, cpu, system, faults = measure.split()
@@ -247,19 +249,29 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
     pb = [sys.executable, "-m", "pbtools", "evaluate", str(qrels_file), str(run_dir), *ms]
     pb += ["--lenient"] if LENIENT.get(shape, False) else []
     te = [sys.executable, __file__, "--pytrec-child", str(qrels_file), *run_files]
-    bd = [
-        sys.executable,
-        __file__,
-        "--breakdown-child",
-        str(track),
-        str(int(LENIENT.get(shape, False))),
-    ]
+    lenient = str(int(LENIENT.get(shape, False)))
+
+    def bd(root: Path) -> list[str]:  # each checkout's own script: it imports its pbtools
+        script = root / "benchmarks" / Path(__file__).name
+        return [sys.executable, str(script), "--breakdown-child", str(track), lenient]
+
     tools = [("pb", pb, ROOT), ("te", te, ROOT)] + ([("pb0", pb, before)] if before else [])
+    # the breakdown of each checkout that marks its stages (pbtools.measures.stages)
+    staged_roots = [("", ROOT)]
+    if before and (before / "pbtools" / "measures" / "stages.py").exists():
+        staged_roots.append(("0", before))
     for _, cmd, root in tools:  # warm-up (page cache, .pyc files)
         child(cmd, root)
-    child(bd)
-    keys = ("stages", "stage_cpu", "stage_sys", "stage_faults")
-    keys += tuple(f"{k}{x}" for k, _, _ in tools for x in ("", "_rss", "_cpu", "_sys", "_flt"))
+    for _, root in staged_roots:
+        child(bd(root), root)
+    staged = tuple(
+        f"{k}{x}"
+        for x, _ in staged_roots
+        for k in ("stages", "stage_cpu", "stage_sys", "stage_faults")
+    )
+    keys = staged + tuple(
+        f"{k}{x}" for k, _, _ in tools for x in ("", "_rss", "_cpu", "_sys", "_flt")
+    )
     rec: dict = {k: [] for k in keys}
     for _ in range(repeat):
         for key, cmd, root in tools:
@@ -269,17 +281,17 @@ def whole_process(shape: str, track: Path, repeat: int, before: Path | None = No
             rec[f"{key}_cpu"].append(cpu)
             rec[f"{key}_sys"].append(system)
             rec[f"{key}_flt"].append(faults)
-        wall, _, out, cpu, *_ = child(bd)
-        steps = json.loads(out)
-        stages = steps["wall"]
-        stages["start-up and exit"] = max(wall - sum(stages.values()), 0.0)
-        rec["stages"].append(stages)
-        cpus = steps["cpu"]
-        cpus["start-up and exit"] = max(cpu - sum(cpus.values()), 0.0)
-        rec["stage_cpu"].append(cpus)
-        rec["stage_sys"].append(steps["sys"])
-        rec["stage_faults"].append(steps["faults"])
-    staged = ("stages", "stage_cpu", "stage_sys", "stage_faults")
+        for x, root in staged_roots:
+            wall, _, out, cpu, system, faults = child(bd(root), root)
+            steps = json.loads(out)
+            end = steps.pop("end")
+            steps["wall"]["exit"] = max(wall - sum(steps["wall"].values()), 0.0)  # (+ start-up)
+            steps["cpu"]["exit"] = max(cpu - end["cpu"], 0.0)
+            steps["sys"]["exit"] = max(system - end["sys"], 0.0)
+            steps["faults"]["exit"] = max(faults - end["faults"], 0)
+            for k, kind in (("stages", "wall"), ("stage_cpu", "cpu"), ("stage_sys", "sys")):
+                rec[k + x].append(steps[kind])
+            rec["stage_faults" + x].append(steps["faults"])
     med = {k: statistics.median(v) for k, v in rec.items() if k not in staged}
     for key in staged:
         med[key] = {k: statistics.median(s[k] for s in rec[key]) for k in rec[key][0].keys()}
@@ -384,17 +396,39 @@ def report_whole(shape: str, track: Path, repeat: int, before: Path | None = Non
             f"{med['pb'] / med['pb0']:.2f} wall, {med['pb_cpu'] / med['pb0_cpu']:.2f} CPU"
         )
     print(f"  pbtools peak RSS / Arrow size of the runs: {mem:.2f}  (target ≤ 3)")
-    for key, label in (
-        ("stages", "wall s"),
-        ("stage_cpu", "CPU s"),
-        ("stage_sys", "system CPU s"),
-        ("stage_faults", "thousand minor page faults"),
-    ):
-        st = med[key]
-        scale = 1e-3 if key == "stage_faults" else 1.0
-        parts = ", ".join(f"{k} {v * scale:.3f}" for k, v in st.items())
-        share = (st["qrels"] + st["runs"]) / max(sum(st.values()), 1e-9)
-        print(f"  pbtools stages ({label}, medians): {parts}; parse {share:.0%} of it")
+    print_stages(med)
+
+
+def print_stages(med: dict) -> None:
+    """The breakdown's stages, one line each: wall, CPU, system CPU (seconds) and thousand
+    minor faults, medians; with a staged ``--before`` checkout, its CPU and system CPU beside."""
+    before = "stage_cpu0" in med
+    head = f"  {'stage':<16}{'wall':>8}{'CPU':>8}{'system':>8}{'k faults':>10}"
+    head += f"{'CPU before':>12}{'sys before':>12}" if before else ""
+    print("  pbtools evaluate by stage (the command line's path; seconds, medians):")
+    print(head)
+    names = list(med["stage_cpu"])
+    names += [n for n in med.get("stage_cpu0", {}) if n not in names]
+    total = [0.0] * 6
+    for name in names:
+        row = [
+            med["stages"].get(name, float("nan")),
+            med["stage_cpu"].get(name, float("nan")),
+            med["stage_sys"].get(name, float("nan")),
+            med["stage_faults"].get(name, float("nan")) / 1e3,
+        ]
+        if before:
+            row += [
+                med["stage_cpu0"].get(name, float("nan")),
+                med["stage_sys0"].get(name, float("nan")),
+            ]
+        total = [t + (0.0 if v != v else v) for t, v in zip(total, row, strict=False)]
+        cells = "".join(f"{v:>8.3f}" for v in row[:3]) + f"{row[3]:>10.1f}"
+        cells += "".join(f"{v:>12.3f}" for v in row[4:])
+        print(f"  {name:<16}{cells}")
+    cells = "".join(f"{v:>8.3f}" for v in total[:3]) + f"{total[3]:>10.1f}"
+    cells += "".join(f"{v:>12.3f}" for v in total[4 : len(row)])
+    print(f"  {'total':<16}{cells}")
 
 
 def _load() -> str:

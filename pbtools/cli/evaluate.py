@@ -137,11 +137,15 @@ def read_encoded(args: argparse.Namespace):
     :class:`~pbtools.io.encoded.EncodedQrels` (the readers print their repairs): the one place
     of ``evaluate`` that reads (:mod:`pbtools.io.reading`: the one reader, without pandas)."""
     from pbtools.io.reading import read_qrels_encoded, read_runs_encoded
+    from pbtools.measures.stages import stage
 
+    stage("import")  # (a profiler's marks: benchmarks/evaluate_speed.py)
     qrels = read_qrels_encoded(args.qrels, lenient=args.lenient)
+    stage("qrels")
     runs = read_runs_encoded(
         args.runs, lenient=args.lenient, float32=args.float32, run_id=args.run_id
     )
+    stage("runs")
     return runs, qrels
 
 
@@ -150,6 +154,7 @@ def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
     parquet``): ``-M``, the coverage warnings, the per-topic values, the averages, the output.
     The arrays' part runs with pandas kept out of pyarrow
     (:func:`pbtools.nopandas.without_pandas`); the frames' writers (Parquet) after it."""
+    from pbtools.measures.stages import stage
     from pbtools.nopandas import without_pandas
 
     runs = _first_ranks(runs, args.max_per_topic)  # -M
@@ -158,7 +163,9 @@ def evaluate_encoded(args: argparse.Namespace, runs, qrels) -> int:
     if text is None:  # Parquet, or a cell pandas quotes or escapes: the frames' writers
         ms = list(dict.fromkeys(t.measure for t in args.trec_lines if t.measure is not None))
         return _as_frames(args, runs, qrels, ms, args.trec_lines)
-    return _write(args, text, rows)
+    code = _write(args, text, rows)
+    stage("write")
+    return code
 
 
 def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int | None]:
@@ -167,6 +174,7 @@ def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int
     import warnings
 
     from pbtools.measures.encoded import score_encoded, topic_table
+    from pbtools.measures.stages import stage
     from pbtools.measures.topics import CoverageWarning, coverage_messages
 
     lines = args.trec_lines
@@ -174,10 +182,12 @@ def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int
     mode = "all" if args.all_topics else "judged"
     for text in coverage_messages(*topic_table(runs, qrels), topics=mode):
         warnings.warn(CoverageWarning(text), stacklevel=3)
+    stage("coverage")
     if args.format == "parquet":  # the frames score and write it (and refuse an empty result)
         return None, None
     per = score_encoded(runs, qrels, ms, mode)
     avg = per.averages()
+    stage("aggregate")
     if len(avg[0]) == 0:
         raise EmptyResult(_empty_message(_used(runs.qid, runs.qids), _used(qrels.qid, qrels.qids)))
     per_table, avg_table = _tables(per, avg)
@@ -190,12 +200,14 @@ def _arrays_text(args: argparse.Namespace, runs, qrels) -> tuple[str | None, int
             summary=not args.no_summary,
             strict=args.trec_strict,
         )
+        stage("tables")
         return text, None
     if args.per_topic:
         table = _with_all_rows(per_table, avg_table)
     else:
         table = _wide(avg_table) if args.format == "table" else avg_table
     text = (tsv_text if args.format == "tsv" else columns_text)(table)
+    stage("tables")
     return text, (None if text is None else len(table))
 
 

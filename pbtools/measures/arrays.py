@@ -20,6 +20,7 @@ import numpy as np
 from pbtools.joins import composite_key
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure
+from pbtools.measures.stages import stage
 from pbtools.order import group_starts, ranks_from_starts, trec_sort_order
 
 __all__ = ["Grouping", "kernel_labels"]
@@ -54,7 +55,7 @@ class Grouping:
         Codes of the judged rows' run, topic (over the dictionary shared with ``qrels_qid``,
         ``nq`` ids) and document (any order-preserving codes: ties break on them, descending).
     score : ndarray of float64
-    label : ndarray of int32
+    label : ndarray of int16 or int32
         The judged rows' labels: :data:`~.kernels.UNJUDGED` for a document the qrels lack,
         :data:`~.kernels.POOLED` for a negative qrels label.
     qrels_qid, qrels_label : ndarray
@@ -64,6 +65,10 @@ class Grouping:
     topics : {"judged", "all", "answered"}
         Which (run, topic) are evaluated (:mod:`pbtools.measures.topics`); ``"all"`` needs
         :meth:`add_missing_topics` after construction.
+    rank : ndarray, optional
+        The rows' 1-based places in their groups when the caller has them (the reader's runs,
+        in trec order): used, once checked, when the rows need no sort (no row-sized array
+        made for them); else computed.
 
     Attributes
     ----------
@@ -103,6 +108,7 @@ class Grouping:
         n_names: int,
         nq: int,
         topics: str = "judged",
+        rank: np.ndarray | None = None,
     ):
         kj, kq, sizes = list(run_keys), list(qrels_keys), [max(int(s), 1) for s in sizes]
         nq = max(int(nq), 1)
@@ -119,14 +125,17 @@ class Grouping:
         self.sizes, self.nq = sizes, nq
         # judged rows: order by group, trec order inside
         n_names = max(int(n_names), 1)
-        gid = composite_key([*kj, nc, jqc], [*sizes, n_names, nq])
-        perm = None if _ordered(gid, score, doc) else trec_sort_order([*kj, nc, jqc], score, doc)
-        if perm is not None:
-            gid, kj, nc, jqc = gid[perm], [k[perm] for k in kj], nc[perm], jqc[perm]
+        start = group_starts(*kj, nc, jqc)  # (no row-sized key of the groups)
+        if not _ordered(start, [*kj, nc, jqc], [*sizes, n_names, nq], score, doc):
+            perm = trec_sort_order([*kj, nc, jqc], score, doc)
+            kj, nc, jqc = [k[perm] for k in kj], nc[perm], jqc[perm]
             label = label[perm]
-        start = group_starts(gid)
-        rank = ranks_from_starts(start)
-        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64) - 1
+            start = group_starts(*kj, nc, jqc)
+            rank = None
+        if rank is None or not _places(start, rank):
+            rank = ranks_from_starts(start)
+        g = np.cumsum(start, dtype=np.int32 if len(start) < 2**31 else np.int64)
+        g -= 1  # (in place: no second row-sized array)
         # group table and its qrels topic; groups without qrels topic are not evaluated
         first = np.flatnonzero(start)
         gkeys = [k[first] for k in kj]
@@ -151,9 +160,11 @@ class Grouping:
         self.n_names = n_names
         self._runs = np.unique(composite_key([*gkeys, gname], [*sizes, n_names]))
         self.groups = dict(keys=[k[ok] for k in gkeys], name=gname[ok], qid=gqid[ok], topic=pos[ok])
-        keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)  # (no row when no group)
-        kept = (g, rank, label) if ok.all() else (new_index[g[keep]], rank[keep], label[keep])
-        self.rows = kept  # every row when every group has its qrels topic: no copies
+        if ok.all():  # every row when every group has its qrels topic: no copies
+            self.rows = (g, rank, label)
+        else:
+            keep, new_index = ok[g], (np.cumsum(ok) - 1).astype(g.dtype)
+            self.rows = (new_index[g[keep]], rank[keep], label[keep])
 
     def add_missing_topics(self) -> None:
         """trec_eval ``-c``: add every qrels topic a (keys, run) lacks, as an empty ranking."""
@@ -199,6 +210,7 @@ class Grouping:
             keep = rank <= depth
             g, rank, label = g[keep], rank[keep], label[keep]
         view = K.View(g, rank, label, len(self.groups["name"]))
+        stage("view")
         return K.score(view, self.topics, self.groups["topic"], measures, texts=texts)
 
     def order(self) -> np.ndarray:
@@ -207,14 +219,57 @@ class Grouping:
         return np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
 
 
-def _ordered(gid: np.ndarray, score: np.ndarray, doc: np.ndarray) -> bool:
-    """Groups contiguous and trec-ordered inside (then no sort is needed)."""
-    if len(gid) < 2:
+#: rows of one block of :func:`_ordered` (its temporaries: a few MiB, reused)
+BLOCK_ROWS = 1 << 20
+
+
+def _places(start: np.ndarray, rank: np.ndarray) -> bool:
+    """Whether ``rank`` holds each row's 1-based place in its group (``start``: the groups'
+    first rows), checked a block of rows at a time.
+
+    Examples
+    --------
+    >>> start = np.array([True, False, True])
+    >>> _places(start, np.array([1, 2, 1])), _places(start, np.array([1, 2, 2]))
+    (True, False)
+    """
+    n = len(start)
+    if len(rank) != n or (n and rank[0] != 1):
+        return False
+    for a in range(1, n, BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, n)
+        r = rank[a:b]
+        if not np.where(start[a:b], r == 1, r == rank[a - 1 : b - 1] + 1).all():
+            return False
+    return True
+
+
+def _ordered(start: np.ndarray, keys, sizes, score: np.ndarray, doc: np.ndarray) -> bool:
+    """Groups contiguous (``start``: the first rows of the runs of equal ``keys``, code
+    arrays over ``sizes`` values, each once) and trec-ordered inside (then no sort is needed),
+    checked a block of rows at a time: no row-sized temporary.
+
+    Examples
+    --------
+    >>> gid, score = np.array([0, 0, 1]), np.array([2.0, 2.0, 1.0])
+    >>> _ordered(group_starts(gid), [gid], [2], score, np.array([5, 4, 9]))
+    True
+    >>> _ordered(group_starts(gid), [gid], [2], score, np.array([4, 5, 9]))  # docno descending
+    False
+    >>> gid = np.array([0, 1, 0])  # group 0 twice
+    >>> _ordered(group_starts(gid), [gid], [2], np.ones(3), np.zeros(3))
+    False
+    """
+    n = len(start)
+    if n < 2:
         return True
-    start = group_starts(gid)
-    heads = gid[start]
+    heads = composite_key([k[start] for k in keys], sizes)
     if len(np.unique(heads)) != len(heads):
         return False
-    same = ~start[1:]
-    ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (doc[1:] < doc[:-1]))
-    return bool(np.all(ok[same]))
+    for a in range(1, n, BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, n)
+        s0, s1 = score[a - 1 : b - 1], score[a:b]
+        ok = (s1 < s0) | ((s1 == s0) & (doc[a:b] < doc[a - 1 : b - 1])) | start[a:b]
+        if not ok.all():
+            return False
+    return True

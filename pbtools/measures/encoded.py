@@ -17,10 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbtools.idarrays import map_into, merge_dictionaries
-from pbtools.joins import judged_labels
+from pbtools.joins import LABEL_DTYPE, judged_labels
+from pbtools.measures import kernels as K
 from pbtools.measures.arrays import Grouping, kernel_labels
 from pbtools.measures.averages import trec_averages
 from pbtools.measures.names import Measure
+from pbtools.measures.stages import stage
 
 __all__ = ["PerTopic", "score_encoded", "topic_table", "sorted_union"]
 
@@ -99,7 +101,8 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     >>> from pbtools.measures.names import parse_all
     >>> runs = NS(names=pa.array(["a"]), qids=pa.array(["1"]), docnos=pa.array(["d1", "d2"]),
     ...           name=np.zeros(2, np.int32), qid=np.zeros(2, np.int32),
-    ...           docno=np.array([0, 1], np.int32), score=np.array([2.0, 1.0]))
+    ...           docno=np.array([0, 1], np.int32), score=np.array([2.0, 1.0]),
+    ...           rank=np.array([1, 2], np.int32))
     >>> qrels = NS(qids=pa.array(["1"]), docnos=pa.array(["d2"]), qid=np.zeros(1, np.int32),
     ...            docno=np.zeros(1, np.int32), label=np.array([1], np.int16))
     >>> score_encoded(runs, qrels, parse_all(["P@2", "RR"])).values.tolist()
@@ -109,15 +112,23 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
     qmap = map_into(qrels.qids, runs.qids)
     dmap = map_into(qrels.docnos, runs.docnos)
     qqc, qdc = _through(qmap, qrels.qid), _through(dmap, qrels.docno)
-    lab, hit, dup = judged_labels(
-        [runs.qid, runs.docno], [qqc, qdc], qrels.label, [len(runs.qids), len(runs.docnos)]
+    # the kernels' labels of the qrels rows, looked up for every run row (UNJUDGED: none)
+    # (int16 as the qrels' labels: the codes fit, and a run row's label is half the memory)
+    qlab = kernel_labels(np.asarray(qrels.label), np.ones(len(qrels.label), dtype=bool))
+    qlab = qlab.astype(LABEL_DTYPE)
+    label, _, dup = judged_labels(
+        [runs.qid, runs.docno],
+        [qqc, qdc],
+        qlab,
+        [len(runs.qids), len(runs.docnos)],
+        missing=K.UNJUDGED,
     )
     if dup is not None:  # the readers refuse repeated judgments; frames.judge's message
         raise ValueError(
             f"qrels judge (qid={qrels.qids[int(qrels.qid[dup])]}, "
             f"docno={qrels.docnos[int(qrels.docno[dup])]}) more than once"
         )
-    label = kernel_labels(lab, hit)
+    stage("judge")
     # the grouping (measures.compute): topics over the sorted union of both dictionaries
     qids, run_q, qrels_q = sorted_union(runs.qids, qrels.qids)
     setup = Grouping(
@@ -134,15 +145,17 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
         len(runs.names),
         len(qids),
         topics,
+        rank=np.asarray(runs.rank),  # (trec order: each row's place, checked)
     )
     if topics == "all":
         setup.add_missing_topics()
+    stage("group set-up")
     texts: dict = {}
     values, resid = setup.scores(list(measures), texts)
     order = setup.order()
     grp = setup.groups
     rbp = any(m.base == "RBP" for m in measures)
-    return PerTopic(
+    out = PerTopic(
         runs.names.to_pylist(),
         qids,
         list(measures),
@@ -152,6 +165,8 @@ def score_encoded(runs, qrels, measures: list[Measure], topics: str = "judged") 
         resid[order] if rbp else None,
         {j: t[order] for j, t in texts.items()},
     )
+    stage("order")
+    return out
 
 
 def topic_table(runs, qrels):

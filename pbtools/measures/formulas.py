@@ -15,6 +15,7 @@ import numpy as np
 
 from pbtools.measures.kernels import Topics, View
 from pbtools.measures.registry import COMMON, family
+from pbtools.measures.segments import take_into
 
 __all__ = ["safe_div", "row_gain"]
 
@@ -155,12 +156,12 @@ family("Judged", _judged, cutoff="required", params=(), ranking_only=True, citat
 def _average_precision(v: View, topics: Topics, gt, m):
     """AP@n = Σ_{r≤n, rel_r} P@r / R."""
 
-    def terms():
-        w = v.rel_so_far(m.rel) / v.r
-        w[~v.rel(m.rel)] = 0.0
-        return w
+    def terms(out):  # rel_so_far / r at the relevant rows, 0 elsewhere
+        rel = v.rel(m.rel)
+        out.fill(0.0)
+        out[rel] = v.cum_at(rel, rel) / v.r[rel]
 
-    w = v.memo(("AP terms", m.rel), terms)  # shared by AP@n of every n and GMAP
+    w = v.rows_memo(("AP terms", m.rel), terms)  # shared by AP@n of every n and GMAP
     return safe_div(v.upto(w, m.cutoff), topics.num_rel(m.rel)[gt]), None
 
 
@@ -211,8 +212,10 @@ def _r_precision(v: View, topics: Topics, gt, m):
     if m.get("mult") != 1.0:  # trec_eval Rprec_mult: P@c, c = ⌊mult·R + 0.9⌋ (m_Rprec_mult.c)
         c = np.floor(m.get("mult") * R + 0.9)
         return safe_div(v.upto(v.rel(m.rel), c.astype(np.int64)), c), None
-    hits = v.rel(m.rel) & (v.r <= R[v.g])
-    return safe_div(v.upto(hits, None), R), None
+    rel = v.rel(m.rel)  # the relevant rows at ranks <= R, counted per group
+    gr = v.g[rel]
+    hits = np.bincount(gr[v.r[rel] <= R[gr]], minlength=v.G).astype(np.float64)
+    return safe_div(hits, R), None
 
 
 family(
@@ -234,13 +237,16 @@ def _bpref_values(v: View, topics: Topics, gt, m):
     R = topics.num_rel(m.rel)[gt]
     N = topics.num_nonrel(m.rel)[gt]
     rel = v.rel(m.rel)
-    above = v.cum(v.nonrel(m.rel))[rel].astype(np.float64)
+    above = v.cum_at(v.nonrel(m.rel), rel).astype(np.float64)
     gm = v.g[rel]
     denom = np.minimum(N, R)[gm]
     frac = np.where(above > 0, 1.0 - safe_div(np.minimum(above, R[gm]), denom), 1.0)
-    w = v.zeros()
-    w[rel] = frac
-    return safe_div(v.upto(w, None), R)
+
+    def terms(out):
+        out.fill(0.0)
+        out[rel] = frac
+
+    return safe_div(v.upto(v.rows_memo(("Bpref terms", m.rel), terms), None), R)
 
 
 family("Bpref", _bpref, cutoff="none", trec=("bpref",), citation="trec_eval m_bpref.c")
@@ -258,16 +264,28 @@ def row_gain(v: View, topics: Topics, m) -> np.ndarray:
     return np.where(ok, gv[np.clip(lab, 0, len(gv) - 1)], 0.0)
 
 
+def dcg_terms(v: View, topics: Topics, m) -> np.ndarray:
+    """``g_r / log2(r + 1)`` of every row (:meth:`~.kernels.View.rows_memo`: shared by every
+    cut-off): one logarithm a rank, not one a row; with the labels' own gains, no gain array
+    (the label divided where relevant, the rest multiplied by 0)."""
+
+    def terms(out):
+        top = int(v.r.max()) if v.r.size else 0
+        take_into(np.log2(np.arange(1.0, top + 2.0)), v.r, out)
+        if m.get("gains") is not None:
+            np.divide(row_gain(v, topics, m), out, out=out)
+            return
+        rel = v.rel(m.rel)
+        np.divide(v.label, out, out=out, where=rel)
+        out *= rel
+
+    return v.rows_memo(("DCG terms", m.rel, m.get("gains")), terms)
+
+
 def _ndcg(v: View, topics: Topics, gt, m):
     """nDCG@n = DCG(n) / IDCG(n), DCG(k) = Σ_{r≤k} g_r / log2(r + 1); 0 when IDCG is 0."""
 
-    def terms():  # g_r / log2(r + 1), shared by every cut-off
-        top = int(v.r.max()) if v.r.size else 0
-        w = np.log2(np.arange(1.0, top + 2.0))[v.r]  # one logarithm a rank, not one a row
-        np.divide(row_gain(v, topics, m), w, out=w)
-        return w
-
-    w = v.memo(("DCG terms", m.rel, m.get("gains")), terms)
+    w = dcg_terms(v, topics, m)
     ideal = topics.ideal_dcg(m.rel, m.cutoff, m.get("gains"))
     return safe_div(v.upto(w, m.cutoff), ideal[gt]), None
 

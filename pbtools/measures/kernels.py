@@ -19,7 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from pbtools.measures.registry import family_of
+from pbtools.measures.relsets import Topics  # (defined here before; kernels.Topics)
 from pbtools.measures.segments import segment_sums, starts_of, subtract_gathered
+from pbtools.measures.stages import stage
 
 UNJUDGED = -1  # label code of unjudged rows (not in the qrels: trec_eval's RELVALUE_NONPOOL)
 PAD = -2  # label code of the cells past the end of a ranking (View.from_matrix)
@@ -56,6 +58,38 @@ class View:
         """A float array of zeros shaped like the rows (for per-row weights)."""
         return np.zeros(len(self.g))
 
+    def rows_memo(self, key, fill) -> np.ndarray:
+        """A float64 array shaped like the rows, ``fill(out)`` writing every element of it,
+        computed once per ``key`` while it is the last one asked for: a :class:`View` keeps
+        one such array, a buffer every measure's per-row weights reuse (on 10 M rows each
+        fresh 80 MB array is pages the kernel zeroes: ~0.1–0.4 s of system CPU apiece).
+        Use it for weights a kernel reduces before it asks for another."""
+        held = self._cache.get("rows")
+        if held is not None and held[0] == key:
+            return held[1]
+        buf = held[1] if held is not None else np.empty(len(self.g))
+        self._cache["rows"] = (None, buf)  # (while it is being filled)
+        fill(buf)
+        self._cache["rows"] = (key, buf)
+        return buf
+
+    def cum_at(self, x: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """``cum(x)[at]``, the inclusive running count of the boolean ``x`` inside each group
+        at the rows of the boolean ``at``, from the positions of both alone (no running count
+        over every row): the ``x`` rows up to each ``at`` row less those before its group.
+
+        Examples
+        --------
+        >>> v = View(np.array([0, 0, 0, 1, 1]), np.array([1, 2, 3, 1, 2]),
+        ...          np.array([1, 0, 1, 1, 1]), 2)
+        >>> rel = v.label > 0
+        >>> v.cum_at(rel, rel).tolist(), v.cum(rel)[rel].tolist()
+        ([1, 2, 1, 2], [1, 2, 1, 2])
+        """
+        xi, ai = np.flatnonzero(x), np.flatnonzero(at)
+        before = np.searchsorted(xi, self.start[self.g[ai]], side="left")
+        return np.searchsorted(xi, ai, side="right") - before
+
     def unjudged(self) -> np.ndarray:
         """Boolean mask of the retrieved rows that are unjudged."""
         return self.label < 0
@@ -88,9 +122,13 @@ class View:
     def upto(self, x: np.ndarray, n: int | None) -> np.ndarray:
         """Per group, the sum of ``x`` over ranks ``<= n`` (every rank when ``n`` is None).
 
-        A boolean or integer ``x`` is summed exactly as the difference of one running integer
-        sum over all rows (cached per array: the cut-offs of P@n share it); a float ``x`` is
-        summed afresh in every group (:func:`segment_sums`), as trec_eval adds its terms.
+        A boolean ``x`` (a count) is counted from its true rows alone: their groups and places
+        in them, kept for the last mask counted (the cut-offs of P@n share them), one
+        ``bincount`` of those within the cut-off — no row-sized array (on 10 M rows a running
+        count's 40 MB of fresh pages cost more than the count). An integer ``x`` is summed
+        exactly as the difference of one running integer sum over all rows (cached per
+        array); a float ``x`` is summed afresh in every group (:func:`segment_sums`), as
+        trec_eval adds its terms.
         """
         length = self.length if n is None else np.minimum(self.length, n)
         x = np.asarray(x)
@@ -98,12 +136,19 @@ class View:
             return segment_sums(x, self.start, length)
         if n is None:  # whole groups: one integer reduction, no running sum over the rows
             return segment_sums(x, self.start, length, dtype=np.int64)
+        if x.dtype == np.bool_:  # a count: its true rows alone, by their place in the group
+            hit = self._cache.get("true rows")
+            if hit is None or hit[0] is not x:  # one entry: the last mask counted, kept alive
+                at = np.flatnonzero(x)
+                gi = self.g[at]
+                hit = (x, gi, at - self.start[gi])
+                self._cache["true rows"] = hit
+            _, gi, place = hit
+            inside = gi[place < length[gi]]
+            return np.bincount(inside, minlength=self.G).astype(np.float64)
         hit = self._cache.get("running")
         if hit is None or hit[0] is not x:  # one entry: the last array summed, kept alive
-            # a count (boolean x) cannot exceed the rows: int32 when they fit, half the
-            # memory written of int64 (every page of it a fresh one)
-            narrow = x.dtype == np.bool_ and len(x) < 2**31
-            running = np.zeros(len(x) + 1, dtype=np.int32 if narrow else np.int64)
+            running = np.zeros(len(x) + 1, dtype=np.int64)
             np.cumsum(x, dtype=running.dtype, out=running[1:])
             hit = (x, running)
             self._cache["running"] = hit
@@ -235,6 +280,17 @@ class MatrixView(View):
     def cum(self, x: np.ndarray) -> np.ndarray:
         return np.cumsum(x, axis=1, dtype=np.int64)
 
+    def cum_at(self, x: np.ndarray, at: np.ndarray) -> np.ndarray:
+        return self.cum(x)[at]
+
+    def rows_memo(self, key, fill) -> np.ndarray:
+        def make():
+            out = self.zeros()
+            fill(out)
+            return out
+
+        return self.memo(("rows", key), make)
+
     def cumf(self, x: np.ndarray) -> np.ndarray:
         return np.cumsum(np.where(self.inside, x, 0.0), axis=1)
 
@@ -260,104 +316,6 @@ class MatrixView(View):
         return self._cache[key]
 
 
-class Topics:
-    """Relevance sets of the qrels, one per *topic* (a qid, or a qid under one qrels variant).
-
-    Stored as a label histogram ``hist[t, v]`` = number of judged documents of topic ``t`` with
-    label ``v`` (0 ≤ v ≤ max label; negative labels are unjudged and not counted). Everything a
-    kernel needs from the qrels — R, the judged non-relevant count N, the ideal ranking's DCG and
-    cumulative gain — is a function of that histogram, so a relevance set derived from another
-    (a reduced pool, an inner re-pool) is an exact, cheap histogram subtraction
-    (:meth:`from_hist`).
-
-    The ideal ranking lists the relevant labels in descending order: label ``v`` occupies the
-    positions ``above_v + 1 … above_v + hist[t, v]``, ``above_v`` being the number of relevant
-    documents with a larger label.
-    """
-
-    def __init__(self, t: np.ndarray, label: np.ndarray, n_topics: int):
-        t = np.asarray(t, dtype=np.int64)
-        label = np.asarray(label, dtype=np.int64)
-        judged = label >= 0
-        width = int(label[judged].max()) + 1 if judged.any() else 1
-        hist = np.bincount(t[judged] * width + label[judged], minlength=n_topics * width).reshape(
-            n_topics, width
-        )
-        self._init(hist)
-
-    @classmethod
-    def from_hist(cls, hist: np.ndarray) -> Topics:
-        """Topics from a label histogram ``hist[t, v]`` (topics × labels 0..max, counts ≥ 0)."""
-        out = cls.__new__(cls)
-        out._init(np.asarray(hist, dtype=np.int64).reshape(len(hist), -1))
-        return out
-
-    def _init(self, hist: np.ndarray) -> None:
-        self.hist, self.T = hist, hist.shape[0]
-        self._cache: dict = {}
-
-    def num_rel(self, rel: int) -> np.ndarray:
-        """R: relevant documents per topic (label >= rel), as float."""
-        return self.hist[:, rel:].sum(axis=1).astype(np.float64)
-
-    def num_nonrel(self, rel: int) -> np.ndarray:
-        """N: judged non-relevant documents per topic (0 <= label < rel), as float."""
-        return self.hist[:, :rel].sum(axis=1).astype(np.float64)
-
-    def gain_vector(self, rel: int, gains: tuple | None = None) -> np.ndarray:
-        """The gain of each label 0..max: ``gains`` (``((label, gain), ...)``, trec_eval's
-        ``ndcg.1=3,2=9``) where given, else the label when ``>= rel``, else 0."""
-        g = np.where(np.arange(self.hist.shape[1]) >= rel, np.arange(self.hist.shape[1]), 0.0)
-        for label, gain in [(a, b) for a, b in gains or () if 0 <= a < len(g)]:
-            g[label] = gain
-        return g
-
-    def ideal(self, rel: int, gains: tuple | None = None):
-        """The ideal ranking per topic as gain blocks: ``(gains, above, count)``.
-
-        ``gains`` (the positive gains, descending: the labels ``>= rel`` without ``gains``), and
-        per topic and gain the number of documents ranked above the block (``above``, topics ×
-        gains) and in it (``count``). Labels of equal gain form one block.
-        """
-        if gains is not None:
-            key = ("ideal", rel, gains)
-            if key not in self._cache:
-                gv = self.gain_vector(rel, gains)
-                values = np.unique(gv[gv > 0])[::-1]
-                pick = gv[None, :] == values[:, None]  # gains × labels
-                count = self.hist @ pick.T.astype(np.int64)
-                above = np.cumsum(count, axis=1) - count
-                self._cache[key] = (values, above, count)
-            return self._cache[key]
-        key = ("ideal", rel)
-        if key not in self._cache:
-            count = self.hist[:, rel:][:, ::-1]
-            gains = np.arange(self.hist.shape[1] - 1, rel - 1, -1, dtype=np.int64)
-            above = np.cumsum(count, axis=1) - count
-            self._cache[key] = (gains, above, count)
-        return self._cache[key]
-
-    def ideal_dcg(self, rel: int, n: int | None, gains: tuple | None = None) -> np.ndarray:
-        """IDCG@n per topic: Σ_{k ≤ min(n, R)} g*_k / log2(k + 1) (trec_eval ``m_ndcg_cut.c``).
-
-        Each label block contributes ``g · (H(end) − H(start))`` with ``H(k) = Σ_{i≤k} 1 /
-        log2(i + 1)``, positions clipped at ``n``.
-        """
-        gains, above, count = self.ideal(rel, gains)
-        top = int((above + count).max()) if above.size else 0
-        harm = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, top + 2.0)))])
-        lo, hi = above, above + count
-        if n is not None:
-            lo, hi = np.minimum(lo, n), np.minimum(hi, n)
-        return ((harm[hi] - harm[lo]) * gains[None, :]).sum(axis=1)
-
-    def ideal_cg(self, rel: int, t: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """cg*(k) for topic ``t``: ideal cumulative gain at rank k (total gain for k > R)."""
-        gains, above, count = self.ideal(rel)
-        inside = np.clip(np.asarray(k)[:, None] - above[t], 0, count[t])
-        return (inside * gains[None, :]).sum(axis=1).astype(np.float64)
-
-
 def score(
     view: View,
     topics: Topics,
@@ -379,7 +337,10 @@ def score(
     values = np.zeros((view.G, len(measures)))
     resid = np.full((view.G, len(measures)), np.nan) if residuals else None
     gt = np.asarray(gt, dtype=np.int64)
-    for j, m in enumerate(measures):  # a handful of measures
+    # a handful of measures, each family's together: the arrays they share (the rows' weights
+    # of View.rows_memo, one at a time) are computed once; the values do not depend on order
+    for j in sorted(range(len(measures)), key=lambda j: (measures[j].base, measures[j].rel)):
+        m = measures[j]
         v = view.condensed() if m.judged_only else view
         val, res = family_of(m.base).kernel(v, topics, gt, m)
         values[:, j] = val
@@ -387,6 +348,7 @@ def score(
             texts[j] = res
         elif res is not None and resid is not None and res.dtype.kind == "f":
             resid[:, j] = res
+        stage(str(m))
     return values, resid
 
 

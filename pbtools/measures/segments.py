@@ -67,8 +67,30 @@ def subtract_gathered(out: np.ndarray, values: np.ndarray, index: np.ndarray) ->
         part -= got
 
 
+def take_into(values: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = values[index]``, a block of rows at a time: numpy converts a narrower
+    ``index`` (int32 group ids, ranks) to a full-length int64 copy first, the block's only.
+
+    Examples
+    --------
+    >>> out = np.empty(3)
+    >>> take_into(np.array([0.5, 2.0]), np.array([1, 0, 1], np.int32), out)
+    >>> out
+    array([2. , 0.5, 2. ])
+    """
+    for a in range(0, len(out), BLOCK_ROWS):
+        np.take(values, index[a : a + BLOCK_ROWS], out=out[a : a + BLOCK_ROWS], mode="clip")
+
+
 def starts_of(g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(start, length)`` of every group 0..n_groups-1 in rows sorted by group id ``g``."""
-    length = np.bincount(g, minlength=n_groups).astype(np.int64)
-    start = np.cumsum(length) - length
-    return start, length
+    """``(start, length)`` of every group 0..n_groups-1 in rows sorted by group id ``g``: a
+    binary search of each group's bounds (a ``bincount`` would copy a narrow ``g`` to int64
+    for every row first).
+
+    Examples
+    --------
+    >>> starts_of(np.array([0, 0, 2], np.int32), 4)
+    (array([0, 2, 2, 3]), array([2, 0, 1, 0]))
+    """
+    bounds = np.searchsorted(g, np.arange(n_groups + 1, dtype=g.dtype)).astype(np.int64)
+    return bounds[:-1], np.diff(bounds)
