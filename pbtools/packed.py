@@ -112,7 +112,7 @@ KEY_WORDS = 2
 
 
 def encode(
-    inputs: Sequence[Sequence[np.ndarray]], map_=None
+    inputs: Sequence[Sequence[np.ndarray]], map_=None, near: int = 0, close: list | None = None
 ) -> tuple[np.ndarray, list[np.ndarray]] | None:
     """Dictionary-encode the packed ids (:func:`words`, up to :data:`KEY_WORDS` words) of
     several inputs together: ``(keys, codes)``, the distinct ids as sorted packed keys (one
@@ -125,7 +125,8 @@ def encode(
     comparison of strings, no hash table (whose probes miss the cache once it holds millions
     of ids), no dictionary per input to merge afterwards. ``map_(fn, items)`` (default: the
     built-in ``map``) runs the per-input steps, e.g. in a thread pool (the pair tables in two
-    lanes, each with its own table).
+    lanes, each with its own table). ``near``, ``close``: :func:`rank_rows`' (rows numbered
+    from the first input's first row on, input after input).
 
     Examples
     --------
@@ -158,7 +159,7 @@ def encode(
     map_(number, range(len(inputs)))
     value.sort()
     codes = np.empty(n, dtype=np.int32)
-    distinct = rank_rows(value, low, codes)
+    distinct = rank_rows(value, low, codes, near=near, close=close)
     value = None  # spent: its pages go before the keys are made
     return radix.keys(distinct), np.split(codes, start[1:-1])
 
@@ -288,11 +289,27 @@ def compact(packed: Sequence[np.ndarray], spare: int) -> np.ndarray | None:
     return value
 
 
-def rank_rows(value: np.ndarray, low: int, codes: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+def rank_rows(
+    value: np.ndarray,
+    low: int,
+    codes: np.ndarray,
+    chunk: int = 1 << 16,
+    near: int = 0,
+    close: list | None = None,
+) -> np.ndarray:
     """The codes of rows from their sorted numbers: ``value`` holds ``number << low | row``
     sorted (:class:`Radix`, the row in the ``low`` bits); every row's code, the rank of its
     number among the distinct ones, is written into ``codes[row]`` (int32). Returns the
     distinct numbers, sorted. Walks ``value`` in chunks, so its temporaries stay small.
+
+    With ``near > 0``, the rows of equal numbers that lie close are collected on the way:
+    every two rows ``a < b`` of one number with no row of that number between them and
+    ``b - a < near`` are appended to ``close`` as an ``(k, 2)`` int64 array of ``(a, b)``
+    (one per chunk). Any two rows of one number closer than ``near`` are joined by a chain of
+    such pairs inside their span: a run file's repeated (qid, docno) with each topic in one
+    block of fewer than ``near`` rows shows as one of them
+    (:func:`pbtools.io.assemble.docno_codes`), which costs a subtraction a row here instead of
+    a sort of the file's pairs.
 
     Examples
     --------
@@ -304,7 +321,7 @@ def rank_rows(value: np.ndarray, low: int, codes: np.ndarray, chunk: int = 1 << 
     [1, 0, 0]
     """
     mask, shift = np.uint64((1 << low) - 1), np.uint64(low)
-    distinct, last, base = [], None, np.int32(-1)
+    distinct, last, base, last_row = [], None, np.int32(-1), 0
     for a in range(0, len(value), chunk):
         v = value[a : a + chunk]
         num = v >> shift
@@ -314,10 +331,25 @@ def rank_rows(value: np.ndarray, low: int, codes: np.ndarray, chunk: int = 1 << 
         code = np.cumsum(new, dtype=np.int32)
         code += base
         v &= mask  # the rows (value is spent)
-        codes[v.view(np.int64)] = code
-        base, last = code[-1], num[-1]
+        rows = v.view(np.int64)
+        codes[rows] = code
+        if near > 0:
+            _close_rows(rows, new, last_row, near, close)
+        base, last, last_row = code[-1], num[-1], int(rows[-1])
         distinct.append(num[new])
     return np.concatenate(distinct) if distinct else np.zeros(0, dtype=np.uint64)
+
+
+def _close_rows(rows: np.ndarray, new: np.ndarray, before: int, near: int, close: list) -> None:
+    """:func:`rank_rows`' close pairs of one chunk: ``rows`` in sorted order, ``new[j]``:
+    row ``j`` starts a number, ``before``: the row ahead of the chunk (``new[0]`` is True
+    when there is none)."""
+    gap = np.empty(len(rows), dtype=np.int64)
+    gap[0] = rows[0] - before
+    np.subtract(rows[1:], rows[:-1], out=gap[1:])
+    at = np.flatnonzero((gap < near) & ~new)
+    if len(at):
+        close.append(np.stack([rows[at] - gap[at], rows[at]], axis=1))
 
 
 def unpack(keys: np.ndarray) -> pa.Array:

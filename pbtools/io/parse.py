@@ -96,7 +96,7 @@ class RunPart:
     score: np.ndarray
     repairs: Repairs
     tags: list[str] = field(default_factory=list)
-    unique: bool = False  # no (qid, docno) twice in the file (set by assemble_runs)
+    unique: bool | None = None  # no (qid, docno) twice in the file (set by assemble_runs)
 
     def line_numbers(self) -> np.ndarray:
         return np.arange(1, len(self.score) + 1) if self.lines is None else self.lines

@@ -306,3 +306,64 @@ def test_encode_topics_is_dictionary_encode():
             assert got.indices.to_pylist() == ref.indices.to_pylist()
     # topics in blocks: 16-bit codes
     assert encode_topics(pa.array(cases[0].tolist())).indices.type == pa.int16()
+
+
+def test_rank_rows_collects_close_rows_of_one_number():
+    """The close pairs: every two neighbouring rows of one number less than ``near`` apart,
+    across chunks, and no other pair."""
+    rng = np.random.default_rng(21)
+    key = rng.integers(0, 40, size=600).astype(np.uint64)
+    value = np.sort((key << np.uint64(10)) | np.arange(600, dtype=np.uint64))
+    for near in (1, 9, 30):
+        close: list = []
+        packed.rank_rows(value.copy(), 10, np.empty(600, np.int32), chunk=7, near=near, close=close)
+        got = {tuple(p) for c in close for p in c.tolist()}
+        want = set()
+        for k in np.unique(key):
+            rows = np.flatnonzero(key == k)
+            pairs = zip(rows[:-1], rows[1:], strict=True)
+            want |= {(int(a), int(b)) for a, b in pairs if b - a < near}
+        assert got == want and (near > 1 or not got)
+
+
+def _lines(name: str, blocks: list[tuple[int, list[str]]]) -> str:
+    return "".join(
+        f"{q} Q0 {d} {r} {100 - r} {name}\n" for q, docs in blocks for r, d in enumerate(docs, 1)
+    )
+
+
+def test_repeats_of_packed_files_found_by_their_encoding(tmp_path, monkeypatch):
+    """Packed files whose topics are one block each are checked for a repeated (qid, docno)
+    by the docnos' encoding (no ``no_repeats``): a repeat at the two ends of the longest block
+    is found, a docno in two neighbouring topics is not a repeat, a file with a topic in two
+    blocks is left to ``no_repeats``; the frames and refusals are the hashed path's."""
+    from pbtools.io import assemble, parse, read_runs
+
+    docs = [f"D{i:06d}" for i in range(40)]
+    files = {
+        "input.a": [(1, docs[0:5]), (2, docs[5:9]), (3, docs[8:12])],  # D000008 in 2 and 3
+        "input.b": [(1, docs[12:14]), (2, [docs[14], *docs[15:18], docs[14]]), (3, docs[18:20])],
+        "input.c": [(1, docs[20:24]), (2, docs[24:26]), (1, docs[26:28])],  # topic 1 twice
+    }
+    for name, blocks in files.items():
+        (tmp_path / name).write_text(_lines(name, blocks))
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1)
+    parts = [parse.parse_run_file(str(tmp_path / n), False, "tag") for n in files]
+    assert all(isinstance(p.docno, parse.PackedIds) for p in parts)
+    assemble.docno_codes(parts)
+    assert [p.unique for p in parts] == [True, False, None]
+    calls = []
+    real = assemble.no_repeats
+    monkeypatch.setattr(assemble, "no_repeats", lambda *a: calls.append(1) or real(*a))
+    with pytest.raises(TrecFormatError, match="duplicate document 'D000014'") as e:
+        read_runs(tmp_path)
+    assert e.value.line == 7 and e.value.file.endswith("input.b")
+    assert calls == [1]  # input.c only
+    with pytest.warns(TrecFormatWarning):
+        fast = read_runs(tmp_path, lenient=True)
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1 << 60)
+    with pytest.warns(TrecFormatWarning):
+        slow = read_runs(tmp_path, lenient=True)
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    pd.testing.assert_frame_equal(fast.attrs["repairs"], slow.attrs["repairs"])
+    assert len(fast) == 29
