@@ -46,7 +46,7 @@ STAGES = (
     ("pbtools.io.assemble", "union_dictionary", "the files' qid dictionaries merged"),
     ("pbtools.io.assemble", "no_repeats", "no (qid, docno) twice in a file"),
     ("pbtools.io.assemble", "sort_slow_rows", "the slow files' rows: repeats, trec order"),
-    ("pbtools.io.assemble", "file_order", "trec order of each file"),
+    ("pbtools.io.assemble", "file_order", "trec order of each file (pbtools.order)"),
     ("pbtools.io.assemble", "ranks_from_starts", "ranks"),
     ("pbtools.io.assemble", "release_memory", "memory handed back (malloc_trim)"),
     ("pbtools.io.parse", "release_memory", "memory handed back in the workers"),

@@ -41,9 +41,9 @@ from pbtools.joins import composite_key
 from pbtools.order import (
     RANK_DTYPE,
     SCORE_DTYPE,
+    file_order,
     group_starts,
     ranks_from_starts,
-    trec_sort_order,
 )
 
 
@@ -417,61 +417,3 @@ def _reprs(cats, codes: np.ndarray) -> pa.Array:
     else:
         text = pa.array([repr(x) for x in ids.to_pylist()], type=pa.string())
     return text.take(pa.array(inv.ravel()))
-
-
-def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:
-    """The permutation that puts one run file's rows (merged-dictionary codes, no (qid, docno)
-    twice) into trec order (:func:`pbtools.frames.trec_sort_order`), or None when they already
-    are in it (qid, score descending, docno descending; a NaN score is never taken to be in
-    order).
-
-    When every topic's rows are ranked (scores not increasing; the usual case) only two things
-    can be out of order, each mended without a sort of the rows: whole topics
-    (:func:`topic_blocks`) and docnos among tied scores (:func:`tie_order`); one pass of
-    comparisons finds both."""
-    if len(q) < 2:
-        return None
-    same_q = q[1:] == q[:-1]
-    tie = score[1:] == score[:-1]
-    tie &= same_q
-    ranked = score[1:] < score[:-1]
-    ranked |= tie
-    ranked |= ~same_q
-    if not ranked.all():
-        return trec_sort_order([q], score, d)
-    blocks = None
-    if not np.all(same_q | (q[1:] > q[:-1])):
-        blocks = topic_blocks(q, same_q)
-        if blocks is None:
-            return trec_sort_order([q], score, d)
-    if not tie.any() or np.all(~tie | (d[1:] < d[:-1])):
-        return blocks
-    ties = tie_order(d, tie)  # moves rows within their topic only
-    return ties if blocks is None else ties[blocks]
-
-
-def tie_order(d: np.ndarray, tie: np.ndarray) -> np.ndarray:
-    """The permutation that sorts each group of tied rows (``tie[i]``: row ``i + 1`` ties with
-    row ``i``) by docno descending; every other row stays where it is."""
-    group = np.concatenate([[0], np.cumsum(~tie)])
-    rows = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
-    dt = d[rows].astype(np.int64)
-    nd = int(dt.max()) + 1
-    perm = np.arange(len(d))
-    perm[rows] = rows[np.argsort(group[rows] * nd + (nd - 1 - dt))]
-    return perm
-
-
-def topic_blocks(q: np.ndarray, same_q: np.ndarray) -> np.ndarray | None:
-    """The permutation that puts a run file's topics in order when each topic is one block of
-    rows (a file written in numeric topic order, ``2 < 10``, where ids sort as strings,
-    ``"10" < "2"``); None when a topic is in two blocks. Moves whole blocks: no sort of the
-    rows."""
-    starts = np.flatnonzero(np.concatenate([[True], ~same_q]))
-    bq = q[starts]
-    bo = np.argsort(bq, kind="stable")
-    if np.any(bq[bo][1:] == bq[bo][:-1]):  # a topic in two blocks
-        return None
-    lengths = np.diff(np.append(starts, len(q)))[bo]
-    shift = starts[bo] - np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    return np.arange(len(q)) + np.repeat(shift, lengths)

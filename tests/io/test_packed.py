@@ -128,7 +128,7 @@ def test_rank_rows_across_chunks():
 
 def test_file_order_moves_topic_blocks_like_a_full_sort():
     from pbtools.frames import trec_sort_order
-    from pbtools.io.assemble import file_order, topic_blocks
+    from pbtools.order import file_order, topic_blocks
 
     rng = np.random.default_rng(5)
     for _ in range(500):
