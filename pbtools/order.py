@@ -99,43 +99,48 @@ def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | 
     comparisons finds both."""
     if len(q) < 2:
         return None
-    same_q = q[1:] == q[:-1]
-    tie = score[1:] == score[:-1]
-    tie &= same_q
-    ranked = score[1:] < score[:-1]
-    ranked |= tie
-    ranked |= ~same_q
+    new_q = q[1:] != q[:-1]
+    ranked = score[1:] <= score[:-1]  # a NaN is neither
+    ranked |= new_q
     if not ranked.all():
         return trec_sort_order([q], score, d)
     blocks = None
-    if not np.all(same_q | (q[1:] > q[:-1])):
-        blocks = topic_blocks(q, same_q)
+    if not np.all(q[1:] >= q[:-1]):
+        blocks = topic_blocks(q, new_q)
         if blocks is None:
             return trec_sort_order([q], score, d)
-    if not tie.any() or np.all(~tie | (d[1:] < d[:-1])):
+    tie = score[1:] == score[:-1]
+    np.greater(tie, new_q, out=tie)  # and the same topic
+    at = np.flatnonzero(tie)
+    if not len(at) or np.all(d[at + 1] < d[at]):
         return blocks
-    ties = tie_order(d, tie)  # moves rows within their topic only
+    ties = tie_order(d, at)  # moves rows within their topic only
     return ties if blocks is None else ties[blocks]
 
 
-def tie_order(d: np.ndarray, tie: np.ndarray) -> np.ndarray:
-    """The permutation that sorts each group of tied rows (``tie[i]``: row ``i + 1`` ties with
-    row ``i``) by docno descending; every other row stays where it is."""
-    group = np.concatenate([[0], np.cumsum(~tie)])
-    rows = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
+def tie_order(d: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The permutation that sorts each group of tied rows (``at``: the rows ``i`` whose score
+    row ``i + 1`` ties with, in the same topic; sorted) by docno descending; every other row
+    stays where it is. Only the tied rows are visited, besides the identity it starts from."""
+    link = np.zeros(len(d), dtype=bool)  # the row ties with the one before it
+    link[at + 1] = True
+    tied = link.copy()
+    tied[at] = True
+    rows = np.flatnonzero(tied)
+    group = np.cumsum(~link[rows])
     dt = d[rows].astype(np.int64)
     nd = int(dt.max()) + 1
     perm = np.arange(len(d))
-    perm[rows] = rows[np.argsort(group[rows] * nd + (nd - 1 - dt))]
+    perm[rows] = rows[np.argsort(group * nd + (nd - 1 - dt))]
     return perm
 
 
-def topic_blocks(q: np.ndarray, same_q: np.ndarray) -> np.ndarray | None:
+def topic_blocks(q: np.ndarray, new_q: np.ndarray) -> np.ndarray | None:
     """The permutation that puts a run file's topics in order when each topic is one block of
     rows (a file written in numeric topic order, ``2 < 10``, where ids sort as strings,
     ``"10" < "2"``); None when a topic is in two blocks. Moves whole blocks: no sort of the
-    rows."""
-    starts = np.flatnonzero(np.concatenate([[True], ~same_q]))
+    rows. ``new_q[i]``: row ``i + 1`` starts a block."""
+    starts = np.flatnonzero(np.concatenate([[True], new_q]))
     bq = q[starts]
     bo = np.argsort(bq, kind="stable")
     if np.any(bq[bo][1:] == bq[bo][:-1]):  # a topic in two blocks

@@ -138,6 +138,8 @@ def test_file_order_moves_topic_blocks_like_a_full_sort():
         score = score.astype(float)
         if rng.random() < 0.2:
             score = rng.permutation(score)  # not ranked: the full sort
+        if rng.random() < 0.1:
+            score[rng.integers(len(score))] = np.nan  # never taken to be in order
         d = rng.permutation(50)[: len(q)].astype(np.int32)
         o = file_order(q, score, d)
         got = np.arange(len(q)) if o is None else o
@@ -145,7 +147,7 @@ def test_file_order_moves_topic_blocks_like_a_full_sort():
         assert np.array_equal(q[got], q[ref]) and np.array_equal(d[got], d[ref])
     # a topic in two blocks is not a block move
     q = np.array([1, 0, 1], dtype=np.int32)
-    assert topic_blocks(q, q[1:] == q[:-1]) is None
+    assert topic_blocks(q, q[1:] != q[:-1]) is None
 
 
 def test_slow_rows_come_out_in_trec_order(tmp_path):
