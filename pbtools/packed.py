@@ -41,10 +41,12 @@ MAX_WORDS = 4
 _BYTE_MASK = np.array([((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(9)], dtype=np.uint64)
 
 
-def words(strings: pa.Array, max_words: int = MAX_WORDS) -> list[np.ndarray] | None:
+def words(
+    strings: pa.Array, max_words: int = MAX_WORDS, uniform: bool = False
+) -> list[np.ndarray] | None:
     """The packed 64-bit words of every string (``words[w][i]``: bytes ``8w..8w+7`` of string
     ``i``), or None when a string is longer than ``max_words`` words, holds a NUL byte, or is
-    null, or ``strings`` is empty.
+    null, or ``strings`` is empty, or (``uniform``) the strings are not all of one length.
 
     Examples
     --------
@@ -65,6 +67,10 @@ def words(strings: pa.Array, max_words: int = MAX_WORDS) -> list[np.ndarray] | N
     data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[start:end]
     if count > max_words or count == 0 or not data.all():
         return None
+    if int(lengths.min()) * n == len(data):  # one length (``d0815``, ``001``): no gathers
+        return _same_length_words(data, n, count)
+    if uniform:
+        return None
     # every 8-byte window of the bytes as one big-endian integer (a view, no copy); the
     # windows that would run past the end are read from a padded copy of the last bytes
     tail = min(len(data), 8 * count + 8)
@@ -84,6 +90,28 @@ def words(strings: pa.Array, max_words: int = MAX_WORDS) -> list[np.ndarray] | N
             pw = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
             word[past] = pw[first[past] + 8 * w - (len(data) - tail)]
         word &= _BYTE_MASK[np.clip(lengths - 8 * w, 0, 8)]
+        out.append(word)
+    return out
+
+
+def _same_length_words(data: np.ndarray, n: int, count: int) -> list[np.ndarray]:
+    """:func:`words` of ``n`` strings of one length, whose bytes ``data`` are: each word read
+    in place, as big-endian 8-byte windows at a stride of that length (the last rows' windows
+    from a zero-padded copy of their bytes), its bytes past the string's end masked (MS
+    MARCO-like qids, synthetic docnos ``d0815``: ~1 against ~13 ns a string)."""
+    width = len(data) // n
+    span = 8 * count
+    inside = min(n, max(0, (len(data) - span) // width + 1))  # rows whose windows fit in data
+    tail = np.zeros((n - inside) * width + span, dtype=np.uint8)
+    tail[: (n - inside) * width] = data[inside * width :]
+    out = []
+    for w in range(count):
+        word = np.empty(n, dtype=np.uint64)
+        for buf, a, b in ((data, 0, inside), (tail, inside, n)):
+            if b > a:
+                window = np.ndarray((b - a,), ">u8", buffer=buf, offset=8 * w, strides=(width,))
+                word[a:b] = window
+        word &= _BYTE_MASK[min(max(width - 8 * w, 0), 8)]
         out.append(word)
     return out
 
@@ -352,14 +380,24 @@ def _close_rows(rows: np.ndarray, new: np.ndarray, before: int, near: int, close
         close.append(np.stack([rows[at] - gap[at], rows[at]], axis=1))
 
 
-def unpack(keys: np.ndarray) -> pa.Array:
-    """The strings of packed keys (:func:`encode`), as an Arrow string array.
+def unpack(keys: np.ndarray, length: int | None = None) -> pa.Array:
+    """The strings of packed keys (:func:`encode`), as an Arrow string array; ``length``: the
+    strings are all of that many bytes (their first bytes taken as they are, without
+    numpy's bytes objects: 2,000 keys ~0.02 against ~0.2 ms).
 
     Examples
     --------
     >>> unpack(np.stack(words(pa.array(["id7", "x"])), axis=1)).to_pylist()
     ['id7', 'x']
+    >>> unpack(words(pa.array(["d07", "d10"]))[0], length=3).to_pylist()
+    ['d07', 'd10']
     """
     width = 8 * (keys.shape[1] if keys.ndim == 2 else 1)
+    if length is not None:
+        k = len(keys)
+        data = np.ascontiguousarray(keys.astype(">u8")).view(np.uint8).reshape(k, width)
+        data = np.ascontiguousarray(data[:, :length])
+        offsets = np.arange(0, (k + 1) * length, length, dtype=np.int32)
+        return pa.StringArray.from_buffers(k, pa.py_buffer(offsets), pa.py_buffer(data))
     text = np.ascontiguousarray(keys.astype(">u8")).view(f"S{width}").ravel()
     return pa.array(text, type=pa.binary()).cast(pa.string())  # numpy drops the padding zeros

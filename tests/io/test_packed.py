@@ -296,9 +296,12 @@ def test_encode_topics_is_dictionary_encode():
         np.repeat(topics[:20] + topics[:5], 12),  # a topic seen again later
         rng.choice(topics, size=2000),  # no blocks: the plain encoding
         np.array(["7"]),
+        # one length (``001``), compared as packed words: blocks, a topic seen again later
+        np.repeat([f"{t:03d}" for t in rng.permutation(60)], rng.integers(20, 40, size=60)),
+        np.repeat([f"{t:03d}" for t in (5, 7, 5, 9)] * 10, 40),
     ]
     for q in cases:
-        arr = pa.array(q.tolist()).slice(0)
+        arr = pa.array(["x", *q.tolist()]).slice(1)  # an offset into the buffers
         ref = pc.dictionary_encode(arr)
         # the direct read gives chunked columns (several chunks above its block size)
         chunked = pa.chunked_array([arr[:7], arr[7:]]) if len(arr) > 7 else arr
@@ -369,3 +372,27 @@ def test_repeats_of_packed_files_found_by_their_encoding(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(fast, slow, check_exact=True)
     pd.testing.assert_frame_equal(fast.attrs["repairs"], slow.attrs["repairs"])
     assert len(fast) == 29
+
+
+@pytest.mark.parametrize("length", [1, 3, 5, 8, 9])
+def test_encode_ids_of_one_length_is_dictionary_encode(length, monkeypatch):
+    """Docnos of one length (up to 8 bytes: hashed as packed words and unpacked; 9: the
+    strings), repetitive (hashed) or distinct (packed), a slice with an offset, two-byte
+    characters: the dictionary and indices of pc.dictionary_encode, or the words of every row."""
+    from pbtools.io import parse
+
+    rng = np.random.default_rng(length)
+    alphabet = np.array(list("ab9Zé-"))
+    ids = {"".join(rng.choice(alphabet, size=length)) for _ in range(300)}
+    ids = sorted(i for i in ids if len(i.encode()) == length)
+    rows = ["x" * length, *rng.choice(ids, size=3000).tolist()]
+    arr = pa.array(rows).slice(1)
+    got = parse.encode_ids(arr)
+    ref = pc.dictionary_encode(arr)
+    assert got.dictionary.equals(ref.dictionary) and got.indices.equals(ref.indices)
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1)
+    distinct = pa.array([f"{i:0{length}d}"[-length:] for i in range(min(10**length, 5000))])
+    got = parse.encode_ids(distinct)
+    assert isinstance(got, parse.PackedIds)
+    assert packed.unpack(np.stack(got.words, axis=1)).equals(distinct)
+    assert packed.words(pa.array(["ab", "abc"] * 600), uniform=True) is None
