@@ -79,17 +79,18 @@ def words(
     first = offsets[:-1] - start
     out = []
     for w in range(count):
-        at = first + 8 * w
-        past = np.flatnonzero(at > len(data) - 8)  # the last few strings only
+        at = first + 8 * w if w else first
+        # the strings start in order: the few whose window runs past the end are the last ones
+        k = int(np.searchsorted(at, len(data) - 8, "right"))
         word = np.empty(n, dtype=np.uint64)
-        if len(data) >= 8:
+        if k:
             window = np.ndarray((len(data) - 7,), dtype=">u8", buffer=data, strides=(1,))
-            at[past] = 0
-            word[:] = window[at]
-        if len(past):
+            word[:k] = window[at[:k]]
+        if k < n:
             pw = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
-            word[past] = pw[first[past] + 8 * w - (len(data) - tail)]
-        word &= _BYTE_MASK[np.clip(lengths - 8 * w, 0, 8)]
+            word[k:] = pw[at[k:] - (len(data) - tail)]
+        keep = lengths if count == 1 else np.clip(lengths - 8 * w, 0, 8)  # bytes in the word
+        word &= _BYTE_MASK[keep]
         out.append(word)
     return out
 
