@@ -264,8 +264,13 @@ class Radix:
         for a in range(0, n, BLOCK):
             m = min(BLOCK, n - a)
             v, t = acc[:m], tmp[:m]
-            v[:] = 0
-            for p, base in zip(self.places, self.bases, strict=True):
+            digits = zip(self.places, self.bases, strict=True)
+            if self.places and self.places[0] in pairs:  # the first digit taken, not added
+                np.take(ranks[self.places[0]], pairs[self.places[0]][a : a + m], out=v)
+                next(digits)
+            else:
+                v[:] = 0
+            for p, base in digits:
                 v *= dt(base)
                 if p in pairs:
                     np.take(ranks[p], pairs[p][a : a + m], out=t)

@@ -89,6 +89,11 @@ def test_encode_one_and_two_words_and_refusal():
     keys, codes = packed.encode(inputs)
     assert keys.shape[1] == 2
     check_encoding(files, keys, codes)
+    # every key's first word the same: the first digit is in the second word, which the
+    # one-word input lacks (its digit: pair 0)
+    files = [pa.array(["ABCDEFGH"] * 3), pa.array(["ABCDEFGHxy", "ABCDEFGHab", "ABCDEFGH"])]
+    keys, codes = packed.encode([packed.words(f, max_words=2) for f in files])
+    check_encoding(files, keys, codes)
     # 16 random bytes: 8 pairs of 676 values (75 bits), no room for the rows
     noise = np.random.default_rng(2).integers(97, 123, size=(3000, 16)).astype(np.uint8)
     wide = pa.array([r.tobytes().decode() for r in noise])
