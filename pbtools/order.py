@@ -95,7 +95,7 @@ def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | 
 
     When every topic's rows are ranked (scores not increasing; the usual case) only two things
     can be out of order, each mended without a sort of the rows: whole topics
-    (:func:`topic_blocks`) and docnos among tied scores (:func:`tie_order`); one pass of
+    (:func:`topic_blocks`) and docnos among tied scores (:func:`tie_moves`); one pass of
     comparisons finds both."""
     if len(q) < 2:
         return None
@@ -104,35 +104,40 @@ def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | 
     ranked |= new_q
     if not ranked.all():
         return trec_sort_order([q], score, d)
-    blocks = None
+    moves = None
     if not np.all(q[1:] >= q[:-1]):
-        blocks = topic_blocks(q, new_q)
-        if blocks is None:
+        moves = _block_moves(q, new_q)
+        if moves is None:
             return trec_sort_order([q], score, d)
     tie = score[1:] == score[:-1]
     np.greater(tie, new_q, out=tie)  # and the same topic
     at = np.flatnonzero(tie)
-    if not len(at) or np.all(d[at + 1] < d[at]):
-        return blocks
-    ties = tie_order(d, at)  # moves rows within their topic only
-    return ties if blocks is None else ties[blocks]
+    if len(at) and np.any(d[at + 1] >= d[at]):
+        rows, src = tie_moves(d, tie)  # moves rows within their topic only
+    elif moves is None:
+        return None
+    else:
+        rows = src = at[:0]
+    if moves is None:
+        perm = np.arange(len(q))
+    else:
+        perm = _block_permutation(moves, len(q))
+        starts, shift = moves[0], moves[3]
+        rows = rows - shift[np.searchsorted(starts, rows, "right") - 1]  # where the blocks put them
+    perm[rows] = src
+    return perm
 
 
-def tie_order(d: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The permutation that sorts each group of tied rows (``at``: the rows ``i`` whose score
-    row ``i + 1`` ties with, in the same topic; sorted) by docno descending; every other row
-    stays where it is. Only the tied rows are visited, besides the identity it starts from."""
-    link = np.zeros(len(d), dtype=bool)  # the row ties with the one before it
-    link[at + 1] = True
-    tied = link.copy()
-    tied[at] = True
-    rows = np.flatnonzero(tied)
-    group = np.cumsum(~link[rows])
+def tie_moves(d: np.ndarray, tie: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group of tied rows (``tie[i]``: row ``i + 1`` ties with row ``i``, in the same
+    topic) sorted by docno descending: ``(rows, src)``, the tied rows in order and the row
+    each of their places takes; every other row stays where it is."""
+    after = np.concatenate([[False], tie])  # the row ties with the one before it
+    rows = np.flatnonzero(np.concatenate([tie, [False]]) | after)
+    group = np.cumsum(~after[rows])
     dt = d[rows].astype(np.int64)
     nd = int(dt.max()) + 1
-    perm = np.arange(len(d))
-    perm[rows] = rows[np.argsort(group * nd + (nd - 1 - dt))]
-    return perm
+    return rows, rows[np.argsort(group * nd + (nd - 1 - dt))]
 
 
 def topic_blocks(q: np.ndarray, new_q: np.ndarray) -> np.ndarray | None:
@@ -140,11 +145,26 @@ def topic_blocks(q: np.ndarray, new_q: np.ndarray) -> np.ndarray | None:
     rows (a file written in numeric topic order, ``2 < 10``, where ids sort as strings,
     ``"10" < "2"``); None when a topic is in two blocks. Moves whole blocks: no sort of the
     rows. ``new_q[i]``: row ``i + 1`` starts a block."""
+    moves = _block_moves(q, new_q)
+    return None if moves is None else _block_permutation(moves, len(q))
+
+
+def _block_moves(q: np.ndarray, new_q: np.ndarray):
+    """:func:`topic_blocks`' moves: ``(starts, order, lengths, shift)``, each block's first row,
+    the blocks in topic order, their lengths in that order and, for each block (in file
+    order), how far back it moves; None when a topic is in two blocks."""
     starts = np.flatnonzero(np.concatenate([[True], new_q]))
     bq = q[starts]
     bo = np.argsort(bq, kind="stable")
     if np.any(bq[bo][1:] == bq[bo][:-1]):  # a topic in two blocks
         return None
     lengths = np.diff(np.append(starts, len(q)))[bo]
-    shift = starts[bo] - np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    return np.arange(len(q)) + np.repeat(shift, lengths)
+    shift = np.empty(len(starts), dtype=np.int64)
+    shift[bo] = starts[bo] - np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return starts, bo, lengths, shift
+
+
+def _block_permutation(moves, n: int) -> np.ndarray:
+    """The permutation of :func:`_block_moves`' moves."""
+    starts, bo, lengths, shift = moves
+    return np.arange(n) + np.repeat(shift[bo], lengths)

@@ -145,7 +145,12 @@ def test_file_order_moves_topic_blocks_like_a_full_sort():
             score = rng.permutation(score)  # not ranked: the full sort
         if rng.random() < 0.1:
             score[rng.integers(len(score))] = np.nan  # never taken to be in order
-        d = rng.permutation(50)[: len(q)].astype(np.int32)
+        if rng.random() < 0.3:  # long topics, a tie in a few of them
+            sizes = np.full(len(sizes), 40)
+            q = np.repeat(rng.permutation(len(sizes)), sizes).astype(np.int32)
+            grid = rng.choice(np.arange(0, 1000, 0.5), size=(len(sizes), 40))
+            score = -np.sort(-grid, axis=1).ravel()  # ranked, a tie in a topic or two
+        d = rng.permutation(400)[: len(q)].astype(np.int32)
         o = file_order(q, score, d)
         got = np.arange(len(q)) if o is None else o
         ref = trec_sort_order([q], score, d)
