@@ -8,8 +8,10 @@ CPU and that of Arrow's reader thread, which parses the next block of the direct
 worker checks the last one — ``time.thread_time`` would miss it), and prints each stage's CPU
 seconds, ns per row and share of the whole process's CPU, next to the floor's (``parse_floor``,
 every core) in the same process.
-Stages nest nowhere (each wrapped function is called outside the others), so the shares add up
-to the profiled part; "the rest" is the frame, the merges of small arrays and the interpreter.
+Each stage's time is its own (exclusive): a stage called inside another (``file_order`` inside
+``sort_slow_rows``, the pair tables inside ``packed.encode``) is taken out of the outer one, so
+the shares add up to the profiled part; "the rest" is what no stage covers (the interpreter,
+the pool's hand-offs).
 """
 
 from __future__ import annotations
@@ -33,15 +35,24 @@ STAGES = (
     ("pbtools.io.parse", "read_direct", "Arrow's typed CSV read and the direct path's checks"),
     ("pbtools.io.parse", "encode_topics", "qids dictionary-encoded per file"),
     ("pbtools.io.parse", "encode_ids", "docnos packed into words per file"),
+    ("pbtools.io.parse", "parse_run_file", "a file's own steps outside the stages above"),
     ("pbtools.packed", "presence", "pair tables of the docnos"),
     ("pbtools.packed.Radix", "number", "each docno's mixed-radix number and row"),
+    ("pbtools.packed", "encode", "the one sort of the numbers, its set-up"),
     ("pbtools.packed", "rank_rows", "codes from the sorted numbers"),
     ("pbtools.packed.Radix", "keys", "the distinct docnos decoded"),
-    ("pbtools.io.assemble", "sorted_dtype", "the docno dictionary taken in sorted order"),
+    ("pbtools.io.assemble", "docno_codes", "the docnos' merge outside the stages above"),
+    ("pbtools.io.assemble", "sorted_dictionary", "the docno dictionary taken in sorted order"),
+    ("pbtools.io.assemble", "union_dictionary", "the files' qid dictionaries merged"),
     ("pbtools.io.assemble", "no_repeats", "no (qid, docno) twice in a file"),
-    ("pbtools.io.assemble", "file_order", "trec order of each file"),
+    ("pbtools.io.assemble", "sort_slow_rows", "the slow files' rows: repeats, trec order"),
+    ("pbtools.io.assemble", "file_order", "trec order of each file (pbtools.order)"),
     ("pbtools.io.assemble", "ranks_from_starts", "ranks"),
+    ("pbtools.io.assemble", "release_memory", "memory handed back (malloc_trim)"),
+    ("pbtools.io.parse", "release_memory", "memory handed back in the workers"),
+    ("pbtools.io.assemble", "assemble_runs", "the frame's columns filled (takes, copies)"),
     ("pbtools.ids", "dictionary_dtype", "the frame's id categories (pandas)"),
+    ("pbtools.io.encoded.EncodedRuns", "frame", "the pandas frame"),
 )
 
 
@@ -70,6 +81,9 @@ def profile(paths: list[str], lenient: bool) -> None:
 
     spent: dict[str, float] = defaultdict(float)
     lock = threading.Lock()
+    # one stack for all threads: on one thread the main thread waits while the pool's worker
+    # runs a stage, so the worker's stages nest inside the main thread's (process CPU)
+    stack: list[float] = []
     saved = []
     for mod, name, _ in STAGES:
         owner = _resolve(mod)
@@ -77,12 +91,17 @@ def profile(paths: list[str], lenient: bool) -> None:
         saved.append((owner, name, fn))
 
         def timed(*a, _fn=fn, _key=f"{mod}.{name}", **k):
+            stack.append(0.0)  # the CPU of the stages called inside this one
             t0 = time.process_time()
             try:
                 return _fn(*a, **k)
             finally:
+                took = time.process_time() - t0
+                inner = stack.pop()
+                if stack:
+                    stack[-1] += took
                 with lock:
-                    spent[_key] += time.process_time() - t0
+                    spent[_key] += took - inner
 
         setattr(owner, name, timed)
     parse_floor(paths)  # classify the files, outside the timing

@@ -85,3 +85,86 @@ def trec_sort_order(keys: Sequence[np.ndarray], score: np.ndarray, doc: np.ndarr
         if space < 2**62
         else o[np.lexsort([k[o] for k in reversed(keys)])]
     )
+
+
+def file_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray | None:
+    """The permutation that puts one run file's rows (merged-dictionary codes, no (qid, docno)
+    twice) into trec order (:func:`trec_sort_order`), or None when they already
+    are in it (qid, score descending, docno descending; a NaN score is never taken to be in
+    order).
+
+    When every topic's rows are ranked (scores not increasing; the usual case) only two things
+    can be out of order, each mended without a sort of the rows: whole topics
+    (:func:`topic_blocks`) and docnos among tied scores (:func:`tie_moves`); one pass of
+    comparisons finds both."""
+    if len(q) < 2:
+        return None
+    new_q = q[1:] != q[:-1]
+    ranked = score[1:] <= score[:-1]  # a NaN is neither
+    ranked |= new_q
+    if not ranked.all():
+        return trec_sort_order([q], score, d)
+    moves = None
+    if not np.all(q[1:] >= q[:-1]):
+        moves = _block_moves(q, new_q)
+        if moves is None:
+            return trec_sort_order([q], score, d)
+    tie = score[1:] == score[:-1]
+    np.greater(tie, new_q, out=tie)  # and the same topic
+    at = np.flatnonzero(tie)
+    if len(at) and np.any(d[at + 1] >= d[at]):
+        rows, src = tie_moves(d, tie)  # moves rows within their topic only
+    elif moves is None:
+        return None
+    else:
+        rows = src = at[:0]
+    if moves is None:
+        perm = np.arange(len(q))
+    else:
+        perm = _block_permutation(moves, len(q))
+        starts, shift = moves[0], moves[3]
+        rows = rows - shift[np.searchsorted(starts, rows, "right") - 1]  # where the blocks put them
+    perm[rows] = src
+    return perm
+
+
+def tie_moves(d: np.ndarray, tie: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group of tied rows (``tie[i]``: row ``i + 1`` ties with row ``i``, in the same
+    topic) sorted by docno descending: ``(rows, src)``, the tied rows in order and the row
+    each of their places takes; every other row stays where it is."""
+    after = np.concatenate([[False], tie])  # the row ties with the one before it
+    rows = np.flatnonzero(np.concatenate([tie, [False]]) | after)
+    group = np.cumsum(~after[rows])
+    dt = d[rows].astype(np.int64)
+    nd = int(dt.max()) + 1
+    return rows, rows[np.argsort(group * nd + (nd - 1 - dt))]
+
+
+def topic_blocks(q: np.ndarray, new_q: np.ndarray) -> np.ndarray | None:
+    """The permutation that puts a run file's topics in order when each topic is one block of
+    rows (a file written in numeric topic order, ``2 < 10``, where ids sort as strings,
+    ``"10" < "2"``); None when a topic is in two blocks. Moves whole blocks: no sort of the
+    rows. ``new_q[i]``: row ``i + 1`` starts a block."""
+    moves = _block_moves(q, new_q)
+    return None if moves is None else _block_permutation(moves, len(q))
+
+
+def _block_moves(q: np.ndarray, new_q: np.ndarray):
+    """:func:`topic_blocks`' moves: ``(starts, order, lengths, shift)``, each block's first row,
+    the blocks in topic order, their lengths in that order and, for each block (in file
+    order), how far back it moves; None when a topic is in two blocks."""
+    starts = np.flatnonzero(np.concatenate([[True], new_q]))
+    bq = q[starts]
+    bo = np.argsort(bq, kind="stable")
+    if np.any(bq[bo][1:] == bq[bo][:-1]):  # a topic in two blocks
+        return None
+    lengths = np.diff(np.append(starts, len(q)))[bo]
+    shift = np.empty(len(starts), dtype=np.int64)
+    shift[bo] = starts[bo] - np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return starts, bo, lengths, shift
+
+
+def _block_permutation(moves, n: int) -> np.ndarray:
+    """The permutation of :func:`_block_moves`' moves."""
+    starts, bo, lengths, shift = moves
+    return np.arange(n) + np.repeat(shift[bo], lengths)

@@ -89,6 +89,11 @@ def test_encode_one_and_two_words_and_refusal():
     keys, codes = packed.encode(inputs)
     assert keys.shape[1] == 2
     check_encoding(files, keys, codes)
+    # every key's first word the same: the first digit is in the second word, which the
+    # one-word input lacks (its digit: pair 0)
+    files = [pa.array(["ABCDEFGH"] * 3), pa.array(["ABCDEFGHxy", "ABCDEFGHab", "ABCDEFGH"])]
+    keys, codes = packed.encode([packed.words(f, max_words=2) for f in files])
+    check_encoding(files, keys, codes)
     # 16 random bytes: 8 pairs of 676 values (75 bits), no room for the rows
     noise = np.random.default_rng(2).integers(97, 123, size=(3000, 16)).astype(np.uint8)
     wide = pa.array([r.tobytes().decode() for r in noise])
@@ -128,7 +133,7 @@ def test_rank_rows_across_chunks():
 
 def test_file_order_moves_topic_blocks_like_a_full_sort():
     from pbtools.frames import trec_sort_order
-    from pbtools.io.assemble import file_order, topic_blocks
+    from pbtools.order import file_order, topic_blocks
 
     rng = np.random.default_rng(5)
     for _ in range(500):
@@ -138,14 +143,21 @@ def test_file_order_moves_topic_blocks_like_a_full_sort():
         score = score.astype(float)
         if rng.random() < 0.2:
             score = rng.permutation(score)  # not ranked: the full sort
-        d = rng.permutation(50)[: len(q)].astype(np.int32)
+        if rng.random() < 0.1:
+            score[rng.integers(len(score))] = np.nan  # never taken to be in order
+        if rng.random() < 0.3:  # long topics, a tie in a few of them
+            sizes = np.full(len(sizes), 40)
+            q = np.repeat(rng.permutation(len(sizes)), sizes).astype(np.int32)
+            grid = rng.choice(np.arange(0, 1000, 0.5), size=(len(sizes), 40))
+            score = -np.sort(-grid, axis=1).ravel()  # ranked, a tie in a topic or two
+        d = rng.permutation(400)[: len(q)].astype(np.int32)
         o = file_order(q, score, d)
         got = np.arange(len(q)) if o is None else o
         ref = trec_sort_order([q], score, d)
         assert np.array_equal(q[got], q[ref]) and np.array_equal(d[got], d[ref])
     # a topic in two blocks is not a block move
     q = np.array([1, 0, 1], dtype=np.int32)
-    assert topic_blocks(q, q[1:] == q[:-1]) is None
+    assert topic_blocks(q, q[1:] != q[:-1]) is None
 
 
 def test_slow_rows_come_out_in_trec_order(tmp_path):
@@ -294,9 +306,12 @@ def test_encode_topics_is_dictionary_encode():
         np.repeat(topics[:20] + topics[:5], 12),  # a topic seen again later
         rng.choice(topics, size=2000),  # no blocks: the plain encoding
         np.array(["7"]),
+        # one length (``001``), compared as packed words: blocks, a topic seen again later
+        np.repeat([f"{t:03d}" for t in rng.permutation(60)], rng.integers(20, 40, size=60)),
+        np.repeat([f"{t:03d}" for t in (5, 7, 5, 9)] * 10, 40),
     ]
     for q in cases:
-        arr = pa.array(q.tolist()).slice(0)
+        arr = pa.array(["x", *q.tolist()]).slice(1)  # an offset into the buffers
         ref = pc.dictionary_encode(arr)
         # the direct read gives chunked columns (several chunks above its block size)
         chunked = pa.chunked_array([arr[:7], arr[7:]]) if len(arr) > 7 else arr
@@ -306,3 +321,88 @@ def test_encode_topics_is_dictionary_encode():
             assert got.indices.to_pylist() == ref.indices.to_pylist()
     # topics in blocks: 16-bit codes
     assert encode_topics(pa.array(cases[0].tolist())).indices.type == pa.int16()
+
+
+def test_rank_rows_collects_close_rows_of_one_number():
+    """The close pairs: every two neighbouring rows of one number less than ``near`` apart,
+    across chunks, and no other pair."""
+    rng = np.random.default_rng(21)
+    key = rng.integers(0, 40, size=600).astype(np.uint64)
+    value = np.sort((key << np.uint64(10)) | np.arange(600, dtype=np.uint64))
+    for near in (1, 9, 30):
+        close: list = []
+        packed.rank_rows(value.copy(), 10, np.empty(600, np.int32), chunk=7, near=near, close=close)
+        got = {tuple(p) for c in close for p in c.tolist()}
+        want = set()
+        for k in np.unique(key):
+            rows = np.flatnonzero(key == k)
+            pairs = zip(rows[:-1], rows[1:], strict=True)
+            want |= {(int(a), int(b)) for a, b in pairs if b - a < near}
+        assert got == want and (near > 1 or not got)
+
+
+def _lines(name: str, blocks: list[tuple[int, list[str]]]) -> str:
+    return "".join(
+        f"{q} Q0 {d} {r} {100 - r} {name}\n" for q, docs in blocks for r, d in enumerate(docs, 1)
+    )
+
+
+def test_repeats_of_packed_files_found_by_their_encoding(tmp_path, monkeypatch):
+    """Packed files whose topics are one block each are checked for a repeated (qid, docno)
+    by the docnos' encoding (no ``no_repeats``): a repeat at the two ends of the longest block
+    is found, a docno in two neighbouring topics is not a repeat, a file with a topic in two
+    blocks is left to ``no_repeats``; the frames and refusals are the hashed path's."""
+    from pbtools.io import assemble, parse, read_runs
+
+    docs = [f"D{i:06d}" for i in range(40)]
+    files = {
+        "input.a": [(1, docs[0:5]), (2, docs[5:9]), (3, docs[8:12])],  # D000008 in 2 and 3
+        "input.b": [(1, docs[12:14]), (2, [docs[14], *docs[15:18], docs[14]]), (3, docs[18:20])],
+        "input.c": [(1, docs[20:24]), (2, docs[24:26]), (1, docs[26:28])],  # topic 1 twice
+    }
+    for name, blocks in files.items():
+        (tmp_path / name).write_text(_lines(name, blocks))
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1)
+    parts = [parse.parse_run_file(str(tmp_path / n), False, "tag") for n in files]
+    assert all(isinstance(p.docno, parse.PackedIds) for p in parts)
+    assemble.docno_codes(parts)
+    assert [p.unique for p in parts] == [True, False, None]
+    calls = []
+    real = assemble.no_repeats
+    monkeypatch.setattr(assemble, "no_repeats", lambda *a: calls.append(1) or real(*a))
+    with pytest.raises(TrecFormatError, match="duplicate document 'D000014'") as e:
+        read_runs(tmp_path)
+    assert e.value.line == 7 and e.value.file.endswith("input.b")
+    assert calls == [1]  # input.c only
+    with pytest.warns(TrecFormatWarning):
+        fast = read_runs(tmp_path, lenient=True)
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1 << 60)
+    with pytest.warns(TrecFormatWarning):
+        slow = read_runs(tmp_path, lenient=True)
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    pd.testing.assert_frame_equal(fast.attrs["repairs"], slow.attrs["repairs"])
+    assert len(fast) == 29
+
+
+@pytest.mark.parametrize("length", [1, 3, 5, 8, 9])
+def test_encode_ids_of_one_length_is_dictionary_encode(length, monkeypatch):
+    """Docnos of one length (up to 8 bytes: hashed as packed words and unpacked; 9: the
+    strings), repetitive (hashed) or distinct (packed), a slice with an offset, two-byte
+    characters: the dictionary and indices of pc.dictionary_encode, or the words of every row."""
+    from pbtools.io import parse
+
+    rng = np.random.default_rng(length)
+    alphabet = np.array(list("ab9Zé-"))
+    ids = {"".join(rng.choice(alphabet, size=length)) for _ in range(300)}
+    ids = sorted(i for i in ids if len(i.encode()) == length)
+    rows = ["x" * length, *rng.choice(ids, size=3000).tolist()]
+    arr = pa.array(rows).slice(1)
+    got = parse.encode_ids(arr)
+    ref = pc.dictionary_encode(arr)
+    assert got.dictionary.equals(ref.dictionary) and got.indices.equals(ref.indices)
+    monkeypatch.setattr(parse, "PACKED_ROWS", 1)
+    distinct = pa.array([f"{i:0{length}d}"[-length:] for i in range(min(10**length, 5000))])
+    got = parse.encode_ids(distinct)
+    assert isinstance(got, parse.PackedIds)
+    assert packed.unpack(np.stack(got.words, axis=1)).equals(distinct)
+    assert packed.words(pa.array(["ab", "abc"] * 600), uniform=True) is None
