@@ -145,8 +145,8 @@ parse_score(const unsigned char *p, Py_ssize_t n, double *out)
     if (i != n)
         return 0;
     if (m == 0) {
-        /* a zero literal (every digit 0): +-0.0 as Arrow reads it; whether the file may
-         * hold it is Python's rule (pbtools.io.direct checks these rows' literals) */
+        /* a zero literal (every digit 0): +-0.0 as Arrow reads it, and a zero of the
+         * zero-literal rule (pbtools.io.fields' _ZERO; pbtools.io.direct relies on this) */
         *out = neg ? -0.0 : 0.0;
         return 1;
     }

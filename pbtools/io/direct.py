@@ -157,11 +157,11 @@ def read_direct(
     return (qid, docno, score, tag) if _scores_ok(data, sep, score, float32) else None
 
 
-def _scores_ok(data: bytes, sep: str | None, score: np.ndarray, float32: bool) -> bool:
+def _scores_ok(data: bytes, sep: str, score: np.ndarray, float32: bool) -> bool:
     """True when every score is finite and nonzero as it will be kept (float64, or float32),
     or zero only where its literal is a zero (:func:`pbtools.io.fields.to_scores`' rule): an
     underflow, NaN, inf or an overflow is the general path's to name. ``sep``: the file's one
-    separator, or None when its fields are separated by runs of blanks (the tokenizer's)."""
+    separator (the tokenizer's scores: :func:`_tokenized_scores_ok`)."""
     value = _values(score, float32)
     if np.isfinite(value).all() and value.all():
         return True
@@ -197,8 +197,8 @@ def read_tokens(
         return None
     rows, qoff, qdata, doff, ddata, score, tag = got
     score = np.frombuffer(score, dtype=np.float64)
-    if not _scores_ok(data, None, score, float32):
-        return None  # the typed read decides (a float32 overflow or underflow, many zeros)
+    if not _tokenized_scores_ok(score, float32):
+        return None  # the typed read decides (a float32 overflow or underflow)
     qid, docno = (
         pa.chunked_array(
             [pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(o), pa.py_buffer(d)])]
@@ -206,6 +206,28 @@ def read_tokens(
         for o, d in ((qoff, qdata), (doff, ddata))
     )
     return qid, docno, score, tag
+
+
+def _tokenized_scores_ok(score: np.ndarray, float32: bool) -> bool:
+    """:func:`_scores_ok` for the tokenizer's scores, whose zeros need no second look at their
+    literals: the tokenizer yields ±0.0 only for a literal whose every digit is 0 (an
+    underflow it leaves to the typed read), and every such literal is a zero of
+    :func:`pbtools.io.fields.to_scores`' rule (``fields._ZERO``; ``tests/io/test_tokens.py``
+    checks both). So a file keeps the compiled path whatever its number of zeros (TREC-2's
+    gecrd2: 1,957); what remains is the kept value's rule: finite, and with ``float32`` no
+    nonzero double that becomes 0 (an underflow of the 32-bit float).
+
+    Examples
+    --------
+    >>> _tokenized_scores_ok(np.array([0.0, -0.0, 2.5]), float32=False)
+    True
+    >>> _tokenized_scores_ok(np.array([1e-50, 2.5]), float32=True)
+    False
+    """
+    value = _values(score, float32)
+    if not np.isfinite(value).all():
+        return False
+    return not (float32 and bool(np.any((value == 0) & (score != 0))))
 
 
 def _values(score: np.ndarray, float32: bool) -> np.ndarray:
@@ -285,13 +307,12 @@ def _ragged(data: bytes) -> bool:
 ZERO_LINES = 64
 
 
-def _zero_literals(data: bytes, sep: str | None, rows: np.ndarray) -> pa.Array | None:
+def _zero_literals(data: bytes, sep: str, rows: np.ndarray) -> pa.Array | None:
     """The score literals of lines ``rows`` (0-based; a file read by :func:`_columns`: six
-    fields, single separators ``sep``; or by the tokenizer, ``sep`` None: runs of blanks), or
-    None when the read fails. A few lines of a file of one block are cut out of the bytes
-    (synth129: 21 of 129 files hold one to three zero scores; a second CSV read of the file
-    took 5 ms a file); else every score is read as text (:func:`_score_literals`; None for
-    the tokenizer's files, which the typed read then takes).
+    fields, single separators), or None when the read fails. A few lines of a file of one
+    block are cut out of the bytes (synth129: 21 of 129 files hold one to three zero scores;
+    a second CSV read of the file took 5 ms a file); else every score is read as text
+    (:func:`_score_literals`).
 
     Examples
     --------
@@ -299,14 +320,12 @@ def _zero_literals(data: bytes, sep: str | None, rows: np.ndarray) -> pa.Array |
     ['0.0', '-0']
     """
     if len(rows) > ZERO_LINES or len(data) > BLOCK_BYTES:
-        if sep is None:
-            return None
         literal = _score_literals(data, sep)
         return None if literal is None else literal.take(pa.array(rows))
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     ends = np.append(ends, len(data))
     starts = np.concatenate([[0], ends[:-1] + 1])
-    s = None if sep is None else sep.encode()
+    s = sep.encode()
     lines = [data[starts[r] : ends[r]].split(s) for r in rows.tolist()]
     if any(len(f) != 6 for f in lines):
         return None
