@@ -128,8 +128,32 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--plain applies to sampled qrels (five columns); {args.qrels} has trec_eval's four"
         )
+    small_pages()
     runs, qrels = read_encoded(args)
     return evaluate_encoded(args, runs, qrels)
+
+
+def small_pages() -> None:
+    """numpy's new large arrays on ordinary pages: no ``madvise(MADV_HUGEPAGE)`` on them
+    (numpy asks for transparent huge pages for arrays of 4 MiB and more where the kernel has
+    them), unless ``NUMPY_MADVISE_HUGEPAGE`` says otherwise. Where the kernel's huge-page
+    ``defrag`` setting is ``madvise`` (this machine's), a first touch of such an array makes
+    the kernel compact memory for a huge page: system CPU in every stage that fills a fresh
+    array (``evaluate`` at 10 M lines, median CPU (system) s of 3: 4.44 (1.78) with, 4.14
+    (1.30) without; ``benchmarks/README.md``, "Session s11after"). The command's arrays live
+    one run: nothing keeps them long enough to win back the faults in fewer TLB misses."""
+    import os
+
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:  # the user's choice
+        return
+    try:
+        from numpy._core.multiarray import _set_madvise_hugepage
+    except ImportError:  # numpy 1.x
+        try:
+            from numpy.core.multiarray import _set_madvise_hugepage
+        except ImportError:  # pragma: no cover (no such switch: nothing to turn off)
+            return
+    _set_madvise_hugepage(False)
 
 
 def read_encoded(args: argparse.Namespace):
