@@ -128,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--plain applies to sampled qrels (five columns); {args.qrels} has trec_eval's four"
         )
-    small_pages()
     runs, qrels = read_encoded(args)
+    small_pages()
     return evaluate_encoded(args, runs, qrels)
 
 
