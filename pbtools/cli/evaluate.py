@@ -134,14 +134,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def small_pages() -> None:
-    """numpy's new large arrays on ordinary pages: no ``madvise(MADV_HUGEPAGE)`` on them
-    (numpy asks for transparent huge pages for arrays of 4 MiB and more where the kernel has
-    them), unless ``NUMPY_MADVISE_HUGEPAGE`` says otherwise. Where the kernel's huge-page
-    ``defrag`` setting is ``madvise`` (this machine's), a first touch of such an array makes
-    the kernel compact memory for a huge page: system CPU in every stage that fills a fresh
-    array (``evaluate`` at 10 M lines, median CPU (system) s of 3: 4.44 (1.78) with, 4.14
-    (1.30) without; ``benchmarks/README.md``, "Session s11after"). The command's arrays live
-    one run: nothing keeps them long enough to win back the faults in fewer TLB misses."""
+    """numpy's new large arrays on ordinary pages from here on: no ``madvise(MADV_HUGEPAGE)``
+    on them (numpy asks for transparent huge pages for arrays of 4 MiB and more), unless
+    ``NUMPY_MADVISE_HUGEPAGE`` says otherwise. Where the kernel's huge-page ``defrag`` setting
+    is ``madvise`` (this machine's), the first touch of such an array can make the kernel
+    compact memory for a huge page: system CPU in every stage that fills a fresh array.
+    ``evaluate`` calls it after the reading (the parse's arrays keep numpy's default): at 10 M
+    lines the stages after the reading took 0.56 s CPU (0.16 system) against 0.78 (0.39)
+    with huge pages, medians of 3 interleaved runs (``benchmarks/README.md``, "Session
+    s11after"); with huge pages free, not compacted, they cost 0.59 (0.05)."""
     import os
 
     if "NUMPY_MADVISE_HUGEPAGE" in os.environ:  # the user's choice
