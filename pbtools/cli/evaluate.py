@@ -129,32 +129,7 @@ def run(args: argparse.Namespace) -> int:
             f"--plain applies to sampled qrels (five columns); {args.qrels} has trec_eval's four"
         )
     runs, qrels = read_encoded(args)
-    small_pages()
     return evaluate_encoded(args, runs, qrels)
-
-
-def small_pages() -> None:
-    """numpy's new large arrays on ordinary pages from here on: no ``madvise(MADV_HUGEPAGE)``
-    on them (numpy asks for transparent huge pages for arrays of 4 MiB and more), unless
-    ``NUMPY_MADVISE_HUGEPAGE`` says otherwise. Where the kernel's huge-page ``defrag`` setting
-    is ``madvise`` (this machine's), the first touch of such an array can make the kernel
-    compact memory for a huge page: system CPU in every stage that fills a fresh array.
-    ``evaluate`` calls it after the reading (the parse's arrays keep numpy's default): at 10 M
-    lines the stages after the reading took 0.56 s CPU (0.16 system) against 0.78 (0.39)
-    with huge pages, medians of 3 interleaved runs (``benchmarks/README.md``, "Session
-    s11after"); with huge pages free, not compacted, they cost 0.59 (0.05)."""
-    import os
-
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:  # the user's choice
-        return
-    try:
-        from numpy._core.multiarray import _set_madvise_hugepage
-    except ImportError:  # numpy 1.x
-        try:
-            from numpy.core.multiarray import _set_madvise_hugepage
-        except ImportError:  # pragma: no cover (no such switch: nothing to turn off)
-            return
-    _set_madvise_hugepage(False)
 
 
 def read_encoded(args: argparse.Namespace):

@@ -159,24 +159,3 @@ def test_evaluate_after_reading_sample_and_trec2_without_pandas(trec2_dir, tmp_p
     qrels = next(p for p in sorted((trec2_dir / "QRels").iterdir()) if p.is_file())
     forms = [["--trec", "-q", "-m", "all_trec"], ["-c"]]
     _compare(tmp_path, [(qrels, trec2_dir / "Runs", forms)], lenient=True)
-
-
-def test_evaluate_turns_numpy_huge_pages_off(tiny_collection, tmp_path, monkeypatch):
-    """``evaluate`` asks numpy for ordinary pages (cli.evaluate.small_pages), unless the
-    user's NUMPY_MADVISE_HUGEPAGE decides."""
-    import numpy as np
-
-    from pbtools.cli import main
-
-    set_huge = getattr(np, "_core", np).multiarray._set_madvise_hugepage
-    qrels, runs = tiny_collection / "QRels" / "qrels", tiny_collection / "Runs"
-    was = set_huge(True)
-    try:
-        monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
-        assert main(["evaluate", str(qrels), str(runs), "-o", str(tmp_path / "a")]) == 0
-        assert set_huge(True) is True  # the user's choice kept
-        monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE")
-        assert main(["evaluate", str(qrels), str(runs), "-o", str(tmp_path / "b")]) == 0
-        assert set_huge(True) is False
-    finally:
-        set_huge(was)
