@@ -17,14 +17,31 @@ SCORE_DTYPE = np.float64
 RANK_DTYPE = np.int32
 
 
+#: rows of one block of :func:`group_starts` and :func:`ranks_from_starts` (their temporaries:
+#: a few MiB, reused, instead of row-sized arrays of fresh pages)
+BLOCK_ROWS = 1 << 20
+
+
 def group_starts(*keys: np.ndarray) -> np.ndarray:
-    """Boolean mask of the rows that start a new group in arrays already sorted by ``keys``."""
+    """Boolean mask of the rows that start a new group in arrays already sorted by ``keys``,
+    compared a block of rows at a time (no row-sized temporary beside the mask).
+
+    Examples
+    --------
+    >>> group_starts(np.array([0, 0, 1, 1]), np.array([5, 6, 6, 6])).tolist()
+    [True, True, True, False]
+    """
     n = len(keys[0]) if keys else 0
     start = np.zeros(n, dtype=bool)
     if n:
         start[0] = True
-        for k in keys:
-            start[1:] |= k[1:] != k[:-1]
+        tmp = np.empty(min(n, BLOCK_ROWS), dtype=bool)
+        for a in range(1, n, BLOCK_ROWS):
+            b = min(a + BLOCK_ROWS, n)
+            s, t = start[a:b], tmp[: b - a]
+            for k in keys:
+                np.not_equal(k[a:b], k[a - 1 : b - 1], out=t)
+                s |= t
     return start
 
 
@@ -33,22 +50,30 @@ def ranks_from_starts(start: np.ndarray) -> np.ndarray:
     rows before the first start are one group).
 
     Each row's position less the start of its group, the starts repeated over their groups
-    (``np.repeat``): 7× less CPU than a running maximum of the starts (127 files of 34,000 rows:
-    0.062 → 0.009 s).
+    (``np.repeat``; 7× less CPU than a running maximum of the starts: 127 files of 34,000
+    rows, 0.062 → 0.009 s), a block of rows at a time (no row-sized temporary).
 
     Examples
     --------
     >>> ranks_from_starts(np.array([True, False, True, True, False])).tolist()
     [1, 2, 1, 1, 2]
+    >>> ranks_from_starts(np.array([False, False, True])).tolist()
+    [1, 2, 1]
     """
     n = len(start)
     dt = np.int32 if n < 2**31 else np.int64
     rank = np.arange(1, n + 1, dtype=dt)
-    if n:
-        first = np.flatnonzero(start).astype(dt)
-        if len(first) == 0 or first[0] != 0:
-            first = np.concatenate([np.zeros(1, dtype=dt), first])
-        rank -= np.repeat(first, np.diff(np.append(first, dt(n))))
+    first = np.flatnonzero(start).astype(dt)
+    bounds = np.searchsorted(first, np.arange(0, n + BLOCK_ROWS, BLOCK_ROWS, dtype=dt))
+    for j, a in enumerate(range(0, n, BLOCK_ROWS)):
+        b = min(a + BLOCK_ROWS, n)
+        inside = first[bounds[j] : bounds[j + 1]]  # the groups that start in the block
+        edges = np.append(inside, dt(b))
+        if len(inside) == 0 or inside[0] != a:  # the block starts inside a group (or before any)
+            carry = first[bounds[j] - 1] if bounds[j] else dt(0)
+            inside = np.concatenate([np.array([carry], dt), inside])
+            edges = np.concatenate([np.array([a], dt), edges])
+        rank[a:b] -= np.repeat(inside, np.diff(edges))
     return rank.astype(RANK_DTYPE, copy=False)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbtools.measures.formulas import row_gain, safe_div
+from pbtools.measures.formulas import dcg_terms, row_gain, safe_div
 from pbtools.measures.kernels import PAD, POOLED, UNJUDGED, Topics, View
 from pbtools.measures.params import ELEVEN
 from pbtools.measures.registry import COMMON, family, family_of
@@ -276,9 +276,10 @@ family(
 
 
 def _dcg_terms(v: View, topics: Topics, m) -> tuple[np.ndarray, np.ndarray]:
-    g = row_gain(v, topics, m).astype(np.float64)
-    w = v.memo(("DCG terms", m.rel, m.get("gains")), lambda: g / np.log2(v.r + 1.0))
-    return g, w
+    """The rows' gains and DCG terms ``g_r / log2(r + 1)``: nDCG's own
+    (:func:`~pbtools.measures.formulas.dcg_terms`, the :class:`View`'s row buffer: use them
+    before another kernel asks for it)."""
+    return row_gain(v, topics, m), dcg_terms(v, topics, m)
 
 
 def _ndcg_rel(v: View, topics: Topics, gt, m):

@@ -146,3 +146,15 @@ def test_the_callers_places_are_checked_by_blocks(monkeypatch, seed):
         assert got.tolist() == want.tolist()
     got, _ = A.Grouping(*args, *qrels, rank=r).scores(ms)
     assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_group_ids_by_blocks(monkeypatch, rows):
+    monkeypatch.setattr(A, "BLOCK_ROWS", rows)
+    rng = np.random.default_rng(rows)
+    for n in (1, 2, 7, 40):
+        for p in (0.0, 0.3, 1.0):
+            start = rng.random(n) < p
+            start[0] = True
+            got = A._group_ids(start)
+            assert got.dtype == np.int32 and got.tolist() == (np.cumsum(start) - 1).tolist()

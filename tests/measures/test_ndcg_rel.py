@@ -88,3 +88,22 @@ def test_trec_eval_ndcg_ignores_l(rel_level):
     assert f"{ours[('nDCG(rel=2)', '301')]:.4f}" == "0.0288" != aql[("ndcg", "301")]
     assert f"{ours[('nDCG(rel=2)@10', '303')]:.4f}" == "0.0000"
     assert aql[("P_10", "301")] != f"{NO_L['301'][2]:.4f}"  # -l2 changed P_10 on topic 301
+
+
+def test_ndcg_rel_and_rndcg_take_ndcg_s_dcg_terms():
+    """One DCG: nDCGRel's and RnDCG's terms are nDCG's (the same array), with and without
+    gains, on the flat and the matrix layouts."""
+    import numpy as np
+
+    from pbtools.measures.formulas import dcg_terms
+    from pbtools.measures.formulas_trec import _dcg_terms
+    from pbtools.measures.kernels import Topics, View
+
+    topics = Topics(np.zeros(3, int), np.array([1, 2, 0]), 1)
+    flat = View(np.zeros(4, int), np.arange(1, 5), np.array([2, -1, 0, 1]), 1)
+    matrix = View.from_matrix(np.array([[2, -1, 0, 1]]))
+    for v in (flat, matrix):
+        for m in (M.parse("nDCG"), M.parse("nDCG(gains={1:3,2:9})")):
+            g, w = _dcg_terms(v, topics, m)
+            assert w is dcg_terms(v, topics, m)
+            assert (np.ravel(g) > 0).tolist() == [True, False, False, True]
