@@ -22,7 +22,8 @@ its files used, then the floor and ``read_runs`` measured alternately in one pro
 of ``read_runs`` in a fresh process against the Arrow size of the frame it returns (ids
 dictionary-encoded) and against a process that only imports pbtools; ``--curve`` measures the
 MS MARCO-like shape at 1 M, 3.5 M, 10 M and 34.9 M rows (its first 200, 698, 2,000 and 6,980
-topics) and prints the time per row of the floor and of ``read_runs``; ``--before CHECKOUT``
+topics) and prints the time per row of the floor and of ``read_runs``, each call in a fresh
+process (with ``--before``, that checkout's too); ``--before CHECKOUT``
 measures instead the floor, ``read_runs`` and ``read_runs`` of another checkout (the code
 before a change), one call per fresh process, interleaved (issue 30; ``parse_identity.py``
 checks that both give the same frames, ``--profile`` prints the CPU of each stage of
