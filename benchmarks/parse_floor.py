@@ -22,7 +22,8 @@ its files used, then the floor and ``read_runs`` measured alternately in one pro
 of ``read_runs`` in a fresh process against the Arrow size of the frame it returns (ids
 dictionary-encoded) and against a process that only imports pbtools; ``--curve`` measures the
 MS MARCO-like shape at 1 M, 3.5 M, 10 M and 34.9 M rows (its first 200, 698, 2,000 and 6,980
-topics) and prints the time per row of the floor and of ``read_runs``; ``--before CHECKOUT``
+topics) and prints the time per row of the floor and of ``read_runs``, each call in a fresh
+process (with ``--before``, that checkout's too); ``--before CHECKOUT``
 measures instead the floor, ``read_runs`` and ``read_runs`` of another checkout (the code
 before a change), one call per fresh process, interleaved (issue 30; ``parse_identity.py``
 checks that both give the same frames, ``--profile`` prints the CPU of each stage of
@@ -282,9 +283,12 @@ print(time.perf_counter() - t0, time.process_time() - c0)
 """
 
 
-def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> None:
-    """The floor, ``read_runs`` of this checkout and of ``before``, one call per fresh process
-    (the checkout first on ``sys.path``), interleaved for ``repeat`` rounds; medians.
+def fresh(
+    paths: list[str], lenient: bool, repeat: int, before: Path | None = None
+) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) of the floor, ``read_runs`` of this checkout and (given) of ``before``, one
+    call per fresh process (the checkout first on ``sys.path``), interleaved for ``repeat``
+    rounds.
 
     Each child makes exactly one call, cold (no earlier read in the process: Arrow's pool and
     the heap start empty for both); the floor's kind of read per file (:func:`classify`, which
@@ -297,11 +301,9 @@ def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> 
 
     mode = "lenient" if lenient else "strict"
     how = ",".join(classify(str(p)) for p in paths)
-    jobs = {
-        "floor": (HERE.parent, f"floor:{how}"),
-        "read_runs": (HERE.parent, mode),
-        "read_runs before": (before, mode),
-    }
+    jobs = {"floor": (HERE.parent, f"floor:{how}"), "read_runs": (HERE.parent, mode)}
+    if before is not None:
+        jobs["read_runs before"] = (before, mode)
     times: dict[str, list[tuple[float, float]]] = {k: [] for k in jobs}
     for _ in range(repeat):
         for k, (root, what) in jobs.items():
@@ -313,6 +315,13 @@ def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> 
                 cwd=str(root),
             )
             times[k].append(tuple(float(x) for x in out.stdout.split()))
+    return times
+
+
+def before_after(paths: list[str], lenient: bool, before: Path, repeat: int) -> None:
+    """The floor, ``read_runs`` of this checkout and of ``before`` in fresh processes
+    (:func:`fresh`); medians."""
+    times = fresh(paths, lenient, repeat, before)
     f = statistics.median(t[0] for t in times["floor"])
     fc = statistics.median(t[1] for t in times["floor"])
     for k, v in times.items():
@@ -352,31 +361,33 @@ def peak_memory(paths: list[str], lenient: bool) -> None:
     )
 
 
-def curve(repeat: int) -> None:
+def curve(repeat: int, before: Path | None = None) -> None:
     """Floor and ``read_runs`` per row on the first 200, 698, 2,000 and 6,980 topics of the
-    MS MARCO-like shape (1 M to 34.9 M rows)."""
+    MS MARCO-like shape (1 M to 34.9 M rows), each call in a fresh process (:func:`fresh`, as
+    the shapes' rows; until s11read they were timed in this process, one after the other)."""
     from shapes import msmarco
 
-    from pbtools.io import read_runs, run_files
+    from pbtools.io import run_files
 
-    print("msmarco curve: floor and read_runs (strict), ns per row, medians")
+    print("msmarco curve: floor and read_runs (strict), ns per row, medians, fresh processes")
     for topics in (200, 698, 2000, 6980):
         paths = run_files(msmarco(topics) / "Runs")
-        times = alternate(
-            {"floor": lambda p=paths: parse_floor(p), "read_runs": lambda p=paths: read_runs(p)},
-            repeat,
-        )
+        times = fresh(paths, False, repeat, before)
         rows = 10 * 500 * topics
         f = statistics.median(t[0] for t in times["floor"])
-        r = statistics.median(t[0] for t in times["read_runs"])
         fc = statistics.median(t[1] for t in times["floor"])
-        rc = statistics.median(t[1] for t in times["read_runs"])
-        print(
-            f"  {rows / 1e6:5.2f} M rows: floor {f * 1e9 / rows:6.0f} ns/row wall "
-            f"({fc * 1e9 / rows:4.0f} cpu), read_runs {r * 1e9 / rows:6.0f} ns/row wall "
-            f"({rc * 1e9 / rows:4.0f} cpu), ratio {r / f:.2f}x wall {rc / fc:.2f}x cpu",
-            flush=True,
+        line = (
+            f"  {rows / 1e6:5.2f} M rows: floor {f * 1e9 / rows:4.0f} ns/row wall "
+            f"({fc * 1e9 / rows:4.0f} cpu)"
         )
+        for k in [k for k in times if k != "floor"]:
+            r = statistics.median(t[0] for t in times[k])
+            rc = statistics.median(t[1] for t in times[k])
+            line += (
+                f", {k} {r * 1e9 / rows:4.0f} wall ({rc * 1e9 / rows:4.0f} cpu)"
+                f" = {rc / fc:.2f}x cpu"
+            )
+        print(line, flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -404,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
     warnings.simplefilter("ignore", TrecFormatWarning)
     if args.curve:
         print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        curve(args.repeat)
+        curve(args.repeat, args.before)
         print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return
     shapes = {"both": ["trec2", "synth127"], "all": list(SHAPES)}.get(args.shape, [args.shape])

@@ -76,23 +76,30 @@ def words(
     tail = min(len(data), 8 * count + 8)
     padded = np.zeros(tail + 8 * count + 8, dtype=np.uint8)
     padded[:tail] = data[len(data) - tail :]
-    first = offsets[:-1] - start
+    first = offsets[:-1]
+    window = np.ndarray((max(len(data) - 7, 0),), dtype=">u8", buffer=data, strides=(1,))
+    pw = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
     out = []
     for w in range(count):
-        at = first + 8 * w if w else first
         # the strings start in order: the few whose window runs past the end are the last ones
-        k = int(np.searchsorted(at, len(data) - 8, "right"))
+        k = int(np.searchsorted(first, start + len(data) - 8 - 8 * w, "right"))
         word = np.empty(n, dtype=np.uint64)
-        if k:
-            window = np.ndarray((len(data) - 7,), dtype=">u8", buffer=data, strides=(1,))
-            word[:k] = window[at[:k]]
-        if k < n:
-            pw = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
-            word[k:] = pw[at[k:] - (len(data) - tail)]
-        keep = lengths if count == 1 else np.clip(lengths - 8 * w, 0, 8)  # bytes in the word
-        word &= _BYTE_MASK[keep]
+        # by blocks: the gathers' int64 indexes and masks stay small (no row-sized temporaries)
+        for a in range(0, n, WORD_BLOCK):
+            b = min(n, a + WORD_BLOCK)
+            at = first[a:b] - (start - 8 * w)
+            if a < k:
+                word[a : min(b, k)] = window[at[: min(b, k) - a]]
+            if b > k:
+                word[max(a, k) : b] = pw[at[max(a, k) - a :] - (len(data) - tail)]
+            keep = lengths[a:b] if count == 1 else np.clip(lengths[a:b] - 8 * w, 0, 8)
+            np.bitwise_and(word[a:b], _BYTE_MASK[keep], out=word[a:b])  # bytes in the word
         out.append(word)
     return out
+
+
+#: rows of :func:`words`' gathers at a time (their temporaries stay in the cache)
+WORD_BLOCK = 1 << 16
 
 
 def _same_length_words(data: np.ndarray, n: int, count: int) -> list[np.ndarray]:

@@ -14,6 +14,7 @@ parts into one run frame; ``desc.xml`` is :mod:`pbtools.io.desc`, the ``repairs`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,13 +24,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pbtools import packed
+from pbtools import native, packed
 from pbtools.errors import InputError, TrecFormatError
 from pbtools.idarrays import encode_strings
-from pbtools.io.direct import read_direct
+from pbtools.io.direct import read_direct, read_tokens
 from pbtools.io.encoded import EncodedQrels
 from pbtools.io.fields import check_ranks, split_fields, to_int16, to_scores
 from pbtools.io.files import BOM, clean_bytes, read_bytes
+from pbtools.io.mapping import mapped
 from pbtools.io.memory import release_memory
 from pbtools.io.repairs import RepairableError, Repairs
 from pbtools.joins import LABEL_DTYPE, composite_key
@@ -112,13 +114,19 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
     refusals and repairs; the qids dictionary-encoded and the docnos packed (or encoded) here,
     in the worker thread."""
     path = str(path)
-    raw = read_bytes(path)
-    checked = None
-    data = raw
-    if raw.startswith(BOM) or b"\r" in raw:  # the byte-level rules first (CRLF is fine)
-        checked = clean_bytes(raw, path, lenient=lenient)
-        data = None if len(checked[1]) or len(checked[2]) else checked[0]
-    direct = None if data is None else read_direct(data, float32=float32)
+    direct = _mapped_tokens(path, float32) if native.tokens() is not None else None
+    if direct is not None:  # a big plain file the tokenizer took: its bytes were never copied
+        raw = data = checked = None
+        big = os.path.getsize(path) >= RELEASE_BYTES
+    else:
+        raw = read_bytes(path)
+        checked = None
+        data = raw
+        if raw.startswith(BOM) or b"\r" in raw:  # the byte-level rules first (CRLF is fine)
+            checked = clean_bytes(raw, path, lenient=lenient)
+            data = None if len(checked[1]) or len(checked[2]) else checked[0]
+        direct = None if data is None else read_direct(data, float32=float32)
+        big = len(raw) >= RELEASE_BYTES
     if direct is None:
         if checked is None:
             checked = clean_bytes(raw, path, lenient=lenient)
@@ -127,7 +135,6 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
         qid, docno, score, tag = direct
         name = tag if run_id == "tag" else file_run_name(path)
         part = RunPart(path, name, None, qid, docno, score, Repairs(), [tag])
-    big = len(raw) >= RELEASE_BYTES
     # the file's bytes and table are garbage from here: they go before the ids are encoded,
     # not after (the encoding's temporaries would come on top of a file's bytes per thread)
     del raw, data, direct, checked
@@ -139,6 +146,15 @@ def parse_run_file(path: str, lenient: bool, run_id: str, float32: bool = False)
     part.qid = encode_topics(part.qid)
     part.docno = encode_ids(part.docno)
     return part
+
+
+def _mapped_tokens(path: str, float32: bool):
+    """The tokenizer's columns of a big plain file read through a mapping
+    (:func:`pbtools.io.mapping.mapped`: no copy of its bytes), or None (a small, gzipped or
+    unmappable file, or one the tokenizer leaves to the typed read: a byte-order mark or a
+    CR is outside what it takes, so the byte-level rules never apply to the files it takes)."""
+    with mapped(path) as view:
+        return None if view is None else read_tokens(view, float32=float32)
 
 
 def one_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:

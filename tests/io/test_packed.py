@@ -406,3 +406,18 @@ def test_encode_ids_of_one_length_is_dictionary_encode(length, monkeypatch):
     assert isinstance(got, parse.PackedIds)
     assert packed.unpack(np.stack(got.words, axis=1)).equals(distinct)
     assert packed.words(pa.array(["ab", "abc"] * 600), uniform=True) is None
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 1 << 16])
+def test_words_by_blocks_are_the_strings_bytes(block, monkeypatch):
+    """``packed.words`` gathers by blocks of rows: every block size gives each string's bytes,
+    big-endian, zero-padded (windows past the end included; a sliced array too)."""
+    monkeypatch.setattr(packed, "WORD_BLOCK", block)
+    rng = np.random.default_rng(7)
+    strings = ["".join(rng.choice(list("ab09Z-"), rng.integers(1, 17))) for _ in range(61)]
+    for arr in (pa.array(strings), pa.array(strings).slice(5, 40), pa.array(["x", "yz"])):
+        got = packed.words(arr, max_words=2)
+        for i, s in enumerate(arr.to_pylist()):
+            b = s.encode().ljust(16, b"\0")
+            want = [int.from_bytes(b[8 * w : 8 * w + 8], "big") for w in range(len(got))]
+            assert [int(g[i]) for g in got] == want, (block, s)
