@@ -25,9 +25,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,10 +149,12 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     ('whole', ['a.txt'])
     """
     target = check_target(path)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX)
-    os.close(fd)
-    tmp = Path(name)
+    held, tmp = HeldSignals(), None  # an interrupt cannot fall between creation and `tmp`
     try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX)
+        os.close(fd)
+        tmp = Path(name)
+        held.release()
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)
         try:
@@ -161,10 +165,54 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
         fault_point("file", target)
         os.replace(tmp, target)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        held.release()
         raise
     fsync_dir(target.parent)
+
+
+class HeldSignals:
+    """``SIGINT`` and ``SIGTERM`` recorded instead of acted on, from creation until
+    :meth:`release`, so that an interrupt cannot fall between the creation of a temporary file
+    or directory and the statement that records its name for the clean-up: the temporary is
+    created and its name stored in between, and the signal, if one came, is acted on at
+    :meth:`release` (its handler called there: ``SIGINT``'s raises ``KeyboardInterrupt``).
+    Outside the main thread (where handlers cannot be set) nothing is held.
+
+    Examples
+    --------
+    >>> held = HeldSignals()
+    >>> name = "created and recorded here"
+    >>> held.release()
+    """
+
+    def __init__(self):
+        self.pending: list = []
+        self.saved: dict = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
+            if handler is not None and handler is not signal.SIG_IGN:
+                self.saved[sig] = signal.signal(sig, self._record)
+
+    def _record(self, signum, frame) -> None:
+        self.pending.append((signum, frame))
+
+    def release(self) -> None:
+        """Put the handlers back and act on a signal received meanwhile (once)."""
+        saved, self.saved = self.saved, {}
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        pending, self.pending = self.pending, []
+        for signum, frame in pending:
+            handler = saved[signum]
+            if callable(handler):
+                handler(signum, frame)
+            else:  # SIG_DFL: the default action (the process ends as it would have)
+                signal.raise_signal(signum)
 
 
 @contextlib.contextmanager
@@ -193,11 +241,13 @@ def atomic_set(paths) -> Iterator[list[Path]]:
     if len(set(targets)) < len(targets):
         raise UnsafeOutputError(f"{', '.join(map(str, paths))}: the same file given twice")
     dirs: list[Path] = []
+    held = HeldSignals()  # an interrupt cannot fall between a directory's creation and `dirs`
     try:
         for t in targets:
             dirs.append(
                 Path(tempfile.mkdtemp(dir=t.parent, prefix=f".{t.name}.", suffix=TMP_SUFFIX))
             )
+        held.release()
         staged = [d / t.name for d, t in zip(dirs, targets, strict=True)]
         yield staged
         for s, t in zip(staged, targets, strict=True):
@@ -221,6 +271,7 @@ def atomic_set(paths) -> Iterator[list[Path]]:
                     f.unlink()
             with contextlib.suppress(OSError):
                 d.rmdir()
+        held.release()  # after the clean-up when a creation failed
 
 
 @contextlib.contextmanager

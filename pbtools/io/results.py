@@ -38,6 +38,7 @@ import pandas as pd
 
 from pbtools.errors import InputError
 from pbtools.io.atomic import (
+    HeldSignals,
     PathLike,
     UnsafeOutputError,
     fault_point,
@@ -197,10 +198,8 @@ def _swap(new: Path, target: Path, tables: tuple) -> None:
         fsync_dir(target.parent)
         return
     check_result_dir(target, tables)  # still pbtools' own set, still ours to replace
-    old_manifest = _manifest_of(target)
-    old_names = (
-        [*old_manifest["files"], MANIFEST] if old_manifest else [f"{t}.parquet" for t in tables]
-    )
+    old = _manifest_of(target)
+    old_names = [*old["files"], MANIFEST] if old else [f"{t}.parquet" for t in tables]
     if _renameat2_exchange(new, target):
         fsync_dir(target.parent)
         _remove_set(new, old_names)  # `new` now holds the old set
@@ -222,24 +221,25 @@ def _staged(path: PathLike, tables: tuple = ()) -> Iterator[Path]:
     older set without a manifest may hold) and its lock held throughout (:func:`hold`); the
     temporary directory gets the permissions of a new directory (the umask's). When the block
     ends normally — it has written the files and the manifest (:func:`_write_manifest`) — the
-    set replaces ``path`` in one step (module docstring); on any failure the temporary
-    directory is removed and ``path`` is left as it was.
-    """
+    set replaces ``path`` in one step; on any failure (an interrupt included: HeldSignals) the
+    temporary directory is removed and ``path`` is left as it was."""
     target = Path(path)
     check_result_dir(target, tables)
     if not target.parent.is_dir():
         raise FileNotFoundError(f"{path}: the directory {target.parent} does not exist")
     with hold(target) as real:
-        new = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".new"))
+        held, new = HeldSignals(), None  # an interrupt cannot fall between creation and `new`
         try:
-            umask = os.umask(0)
-            os.umask(umask)
+            new = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".new"))
+            held.release()
+            os.umask(umask := os.umask(0))
             os.chmod(new, 0o777 & ~umask)
             yield new
             _swap(new, real, tables)
         except BaseException:
-            if new.exists():
+            if new is not None and new.exists():
                 shutil.rmtree(new, ignore_errors=True)  # created above: pbtools' own
+            held.release()
             raise
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import tempfile
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -288,3 +292,53 @@ def test_the_writers_lock_is_held_and_released(tmp_path):
         assert (tmp_path / "out.lock").read_text().strip() == str(os.getpid())
         results.write_results(out, tables(), params={})  # re-entrant in the holder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# --------------------------------------------------------------------------------------------
+# an interrupt right after a temporary is created (CI saw a `.out.X.new` left by SIGINT)
+# --------------------------------------------------------------------------------------------
+
+
+def _main_thread_only():
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are set in the main thread only")
+
+
+def test_held_signals_act_at_release_not_before():
+    _main_thread_only()
+    held = atomic.HeldSignals()
+    os.kill(os.getpid(), signal.SIGINT)  # recorded, not raised
+    for _ in range(3):
+        time.sleep(0.001)
+    with pytest.raises(KeyboardInterrupt):
+        held.release()
+    held.release()  # once only
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _interrupted(real):
+    """``real`` (tempfile.mkstemp/mkdtemp) whose caller is interrupted right after it returns."""
+
+    def make(*args, **kwargs):
+        got = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return got
+
+    return make
+
+
+@pytest.mark.parametrize("how", ["atomic_path", "atomic_set", "result_set"])
+def test_an_interrupt_right_after_creation_leaves_no_temporary(tmp_path, monkeypatch, how):
+    _main_thread_only()
+    monkeypatch.setattr(tempfile, "mkstemp", _interrupted(tempfile.mkstemp))
+    monkeypatch.setattr(tempfile, "mkdtemp", _interrupted(tempfile.mkdtemp))
+    with pytest.raises(KeyboardInterrupt):
+        if how == "atomic_path":
+            with atomic.atomic_path(tmp_path / "a.txt") as tmp:
+                tmp.write_text("x")
+        elif how == "atomic_set":
+            with atomic.atomic_set([tmp_path / "a.txt"]) as (a,):
+                a.write_text("x")
+        else:
+            results.write_results(tmp_path / "out", {"t": pd.DataFrame({"x": [1]})})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
