@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pbtools.order import BLOCK_ROWS  # the one block size of row-wise passes
+
 __all__ = ["LABEL_DTYPE", "composite_key", "judged_labels"]
 
 #: the dtype of labels (the qrels' ``label`` column; ``pbtools.frames.LABEL_DTYPE``)
@@ -25,10 +27,6 @@ def composite_key(parts: Sequence[np.ndarray], sizes: Sequence[int], dtype=np.in
         key *= key.dtype.type(max(size, 1))
         np.add(key, p, out=key, casting="unsafe")  # (a narrower p cast a buffer at a time)
     return key
-
-
-#: rows of one block of :func:`judged_labels`' lookup (its keys: 8 MiB at most, reused)
-BLOCK_ROWS = 1 << 20
 
 
 def judged_labels(

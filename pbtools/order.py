@@ -17,8 +17,9 @@ SCORE_DTYPE = np.float64
 RANK_DTYPE = np.int32
 
 
-#: rows of one block of :func:`group_starts` and :func:`ranks_from_starts` (their temporaries:
-#: a few MiB, reused, instead of row-sized arrays of fresh pages)
+#: rows of one block of pbtools' row-wise passes (:func:`group_starts`, :func:`ranks_from_starts`,
+#: the grouping's checks, the judge's lookup, gathers): their temporaries a few MiB, reused,
+#: instead of row-sized arrays of fresh pages
 BLOCK_ROWS = 1 << 20
 
 

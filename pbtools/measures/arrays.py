@@ -21,7 +21,12 @@ from pbtools.joins import composite_key
 from pbtools.measures import kernels as K
 from pbtools.measures.names import Measure
 from pbtools.measures.stages import stage
-from pbtools.order import group_starts, ranks_from_starts, trec_sort_order
+from pbtools.order import (  # BLOCK_ROWS: the one block size of row-wise passes
+    BLOCK_ROWS,
+    group_starts,
+    ranks_from_starts,
+    trec_sort_order,
+)
 
 __all__ = ["Grouping", "kernel_labels"]
 
@@ -216,10 +221,6 @@ class Grouping:
         """The groups by keys, run, then topic (the rows of the per-topic results)."""
         grp = self.groups
         return np.lexsort([grp["qid"], grp["name"], *reversed(grp["keys"])])
-
-
-#: rows of one block of :func:`_ordered` (its temporaries: a few MiB, reused)
-BLOCK_ROWS = 1 << 20
 
 
 def _group_ids(start: np.ndarray) -> np.ndarray:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbtools.order import BLOCK_ROWS  # the one block size of row-wise passes
+
 
 def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray, dtype=np.float64):
     """Per segment, ``x[start:start + length].sum()`` (0 for empty segments), vectorised, as
@@ -41,10 +43,6 @@ def segment_sums(x: np.ndarray, start: np.ndarray, length: np.ndarray, dtype=np.
         idx = idx[:-1]
     out[ne] = np.add.reduceat(x, idx, dtype=dtype)[0::2]
     return out
-
-
-#: rows of one block of :func:`subtract_gathered` (its temporaries: 8 MiB at most)
-BLOCK_ROWS = 1 << 20
 
 
 def subtract_gathered(out: np.ndarray, values: np.ndarray, index: np.ndarray) -> None:
